@@ -1,0 +1,100 @@
+"""The one table of advice thresholds; `--config file.toml` overrides any entry.
+
+A TOML override names the rule as a table and the key to change, e.g.
+
+    [small-io]
+    size = 4194304      # bytes
+    min_ops = 500
+
+    [many-seeks]
+    enabled = false
+"""
+
+from __future__ import annotations
+
+import copy
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+DEFAULTS: dict[str, dict] = {
+    # ops below `size` bytes (the MPI-IO striping_unit when known and use_stripe_unit)
+    "small-io": {"enabled": True, "size": 1 * MiB, "use_stripe_unit": True, "min_ops": 1000,
+                     "share": 0.10, "high_share": 0.50},
+    # non-sequential accesses (first access of each file/rank not counted)
+    "random-access": {"enabled": True, "min_ops": 1000, "share": 0.20, "high_share": 0.50},
+    # offsets not a multiple of FILE_ALIGNMENT
+    "misaligned": {"enabled": True, "min_ops": 100, "share": 0.10, "high_share": 0.50},
+    # MPI-IO independent-only access to shared files; large+contiguous is fine
+    "no-collective": {"enabled": True, "min_ops": 1000, "large_size": 1 * MiB, "large_share": 0.80,
+                          "contiguous_share": 0.90, "high_runtime_share": 0.30},
+    # bytes or ops through STDIO instead of POSIX/MPI-IO (std streams excluded)
+    "stdio-heavy": {"enabled": True, "bytes_share": 0.10, "min_bytes": 10 * MiB,
+                        "ops_share": 0.50, "min_ops": 10000},
+    # meta time dominating, many opens/stats per byte, or very many files
+    "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 1.0, "min_meta_ops": 10000,
+                           "bytes_per_meta_op": 1 * MiB, "min_files": 1000,
+                           "high_runtime_share": 0.30},
+    # (slowest - fastest) / slowest rank time or bytes
+    "rank-imbalance": {"enabled": True, "ratio": 0.50, "min_time": 1.0, "bytes_ratio": 0.50,
+                           "min_bytes": 64 * MiB},
+    # bytes read / (max byte read + 1) per file
+    "redundant-reads": {"enabled": True, "factor": 2.0, "min_excess": 64 * MiB},
+    # effective MPI-IO hints that contradict the access pattern
+    "hints": {"enabled": True, "min_ops": 100, "small_size": 1 * MiB, "small_share": 0.50,
+                  "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16},
+    # HDF5 chunk bytes, and chunk vs access size with filters
+    "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
+                          "amplification": 16.0},
+    # record variables interleaved in NetCDF classic-family files
+    "netcdf-record-vars": {"enabled": True, "min_record_vars": 4, "min_ops": 100},
+    # fsync/fdatasync/MPI_File_sync/H5Fflush per write
+    "fsync-storm": {"enabled": True, "min_syncs": 100, "per_write": 0.05, "min_flushes": 1000,
+                        "flushes_per_write": 0.5},
+    # read<->write direction changes
+    "rw-switches": {"enabled": True, "min_switches": 1000, "share": 0.10},
+    # explicit seeks per access
+    "many-seeks": {"enabled": True, "min_seeks": 1000, "per_op": 0.50},
+}
+
+
+class ConfigError(ValueError):
+    """A --config file that cannot be used (message names the problem)."""
+
+
+def merge(base: dict, override: dict, where: str = "config") -> dict:
+    out = copy.deepcopy(base)
+    for rule, table in override.items():
+        if rule not in out:
+            raise ConfigError(f"{where}: unknown rule [{rule}] (known: {', '.join(out)})")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: [{rule}] must be a table")
+        for key, value in table.items():
+            if key not in out[rule]:
+                raise ConfigError(f"{where}: unknown key {key!r} in [{rule}] "
+                                  f"(known: {', '.join(out[rule])})")
+            old = out[rule][key]
+            if isinstance(old, bool) != isinstance(value, bool) or \
+                    not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}: [{rule}] {key} must be "
+                                  f"{'true/false' if isinstance(old, bool) else 'a number'}")
+            out[rule][key] = value
+    return out
+
+
+def load(path: str | None = None) -> dict:
+    """Defaults, overridden by a TOML file when given."""
+    if path is None:
+        return copy.deepcopy(DEFAULTS)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: {e.strerror or e}") from None
+    return merge(DEFAULTS, data, path)

@@ -1,0 +1,75 @@
+"""hints: effective MPI-IO hints that contradict the observed access pattern."""
+
+from __future__ import annotations
+
+from .. import summary as S
+from .base import Advice, Context, num, pct
+from .small_io import small_counts
+
+ID = "hints"
+DISABLE, ENABLE = 2, 1  # MPIIO_HINT_ROMIO_* values: 0 unknown, 1 enable, 2 disable, 3 auto
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    df = ctx.frame("MPIIO")
+    if df is None:
+        return []
+    out = []
+    top = S.top_sizes(df, "MPIIO")
+    for d, key in (("WRITE", "writes"), ("READ", "reads")):
+        hint = f"MPIIO_HINT_ROMIO_CB_{d}"
+        ds = f"MPIIO_HINT_ROMIO_DS_{d}"
+        ops = float(S.concept(df, "MPIIO", key).sum())
+        if ops < cfg["min_ops"]:
+            continue
+        small = small_counts(df, "MPIIO", d, cfg["small_size"], top)[1]
+        coll = float(S.col(df, f"MPIIO_COLL_{d}S").sum())
+        views = float(S.col(df, "MPIIO_VIEWS").sum())
+        cb = S.col(df, hint)
+        if (cb == DISABLE).any() and small / ops >= cfg["small_share"] and (coll or views):
+            out.append(Advice(
+                ID, "warn",
+                f"MPIIO: collective buffering disabled (romio_cb_{key[:-1]}=disable) while "
+                f"{pct(small / ops)} of {num(ops)} {key} are smaller than "
+                f"{S.human_bytes(cfg['small_size'])} and strided",
+                f"set romio_cb_{key[:-1]}=enable (or automatic) so two-phase I/O merges the "
+                "small pieces into large contiguous accesses",
+                {hint: DISABLE, f"MPIIO_{key.upper()}": ops, f"small_{key}": small,
+                 f"MPIIO_COLL_{d}S": coll, "MPIIO_VIEWS": views}, "MPIIO"))
+        indep = float(S.col(df, f"MPIIO_INDEP_{d}S").sum())
+        large = ops - small_counts(df, "MPIIO", d, cfg["large_size"], top)[1]
+        if (S.col(df, ds) == ENABLE).any() and indep >= cfg["min_ops"] and \
+                large / ops >= cfg["large_share"]:
+            out.append(Advice(
+                ID, "warn",
+                f"MPIIO: data sieving enabled (romio_ds_{key[:-1]}=enable) for {num(indep)} "
+                f"independent {key}, {pct(large / ops)} of them >= "
+                f"{S.human_bytes(cfg['large_size'])}",
+                f"set romio_ds_{key[:-1]}=disable: for large pieces sieving reads (and for "
+                "writes locks and rewrites) whole buffers around them for nothing",
+                {ds: ENABLE, f"MPIIO_INDEP_{d}S": indep, f"large_{key}": large}, "MPIIO"))
+    nbytes = float(S.concept(df, "MPIIO", "bytes_read").sum()
+                   + S.concept(df, "MPIIO", "bytes_written").sum())
+    coll = float(S.expr(df, "MPIIO_COLL_READS+MPIIO_COLL_WRITES").sum())
+    cbn = S.col(df, "MPIIO_HINT_CB_NODES")
+    cbn = float(cbn[cbn > 0].min()) if (cbn > 0).any() else 0.0
+    if cbn and coll and nbytes >= cfg["min_bytes"] and cbn < ctx.nnodes / 2:
+        out.append(Advice(
+            ID, "warn",
+            f"MPIIO: cb_nodes={cbn:.0f} aggregators for {ctx.nnodes} nodes moving "
+            f"{S.human_bytes(nbytes)} collectively",
+            f"set cb_nodes to about the number of nodes ({ctx.nnodes}) or a multiple of the "
+            "stripe count", {"MPIIO_HINT_CB_NODES": cbn, "nnodes": ctx.nnodes,
+                             "bytes": nbytes}, "MPIIO"))
+    sf = S.col(df, "MPIIO_HINT_STRIPING_FACTOR")
+    if (sf == 1).any() and ctx.nprocs >= cfg["min_nprocs"] and nbytes >= cfg["min_bytes"] \
+            and (df["rank"] == -1).any():
+        out.append(Advice(
+            ID, "warn",
+            f"MPIIO: shared file striped over 1 target (striping_factor=1) with "
+            f"{ctx.nprocs} processes moving {S.human_bytes(nbytes)}",
+            "stripe the file over more targets (striping_factor hint at create, or "
+            "lfs setstripe -c on the directory)",
+            {"MPIIO_HINT_STRIPING_FACTOR": 1, "nprocs": ctx.nprocs, "bytes": nbytes},
+            "MPIIO"))
+    return out

@@ -1,0 +1,75 @@
+"""no-collective: MPI-IO independent-only access to shared files with many operations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import summary as S
+from .base import Advice, Context, num, pct
+from .small_io import small_counts
+
+ID = "no-collective"
+INDEP = "MPIIO_INDEP_READS+MPIIO_INDEP_WRITES+MPIIO_NB_READS+MPIIO_NB_WRITES"
+COLL = "MPIIO_COLL_READS+MPIIO_COLL_WRITES+MPIIO_SPLIT_READS+MPIIO_SPLIT_WRITES"
+
+
+def contiguous_share(ctx: Context, paths: set) -> float | None:
+    """Sequential share of the POSIX accesses under these files (None: unknown)."""
+    df = ctx.frame("POSIX")
+    if df is None or "POSIX_SEQ_WRITES" not in df.columns:
+        return None
+    sel = df["path"].isin(paths).to_numpy()
+    ops = (S.concept(df, "POSIX", "reads") + S.concept(df, "POSIX", "writes"))[sel].sum()
+    seq = (S.col(df, "POSIX_SEQ_READS") + S.col(df, "POSIX_SEQ_WRITES"))[sel]
+    first = np.minimum((S.concept(df, "POSIX", "reads") + S.concept(df, "POSIX", "writes"))[sel],
+                       np.where(df["rank"].to_numpy()[sel] == -1, 2 * ctx.nprocs, 2))
+    return float((seq.sum() + first.sum()) / ops) if ops else None
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    df = ctx.frame("MPIIO")
+    if df is None or ctx.nprocs < 2:
+        return []
+    indep, coll = S.expr(df, INDEP), S.expr(df, COLL)
+    f = S.per_file(df, "MPIIO")
+    per = pd.DataFrame({"record_id": df["record_id"].to_numpy(), "indep": indep, "coll": coll})
+    f = f.join(per.groupby("record_id").sum(), on="record_id")
+    sel = f["shared"] & (f["coll"] == 0) & (f["indep"] > 0)
+    n = float(f.loc[sel, "indep"].sum())
+    if n < cfg["min_ops"]:
+        return []
+    paths = set(f.loc[sel, "path"])
+    rows = df["path"].isin(paths).to_numpy()
+    sub = df[rows]
+    top = S.top_sizes(sub, "MPIIO")
+    binned = small = 0.0
+    for d in ("READ", "WRITE"):
+        binned += sum(S.col(sub, f"MPIIO_SIZE_{d}_{b}").sum() for b in S.SIZE_BINS)
+        small += small_counts(sub, "MPIIO", d, cfg["large_size"], top)[1]
+    large_share = (binned - small) / binned if binned else 0.0
+    views = float(S.col(df, "MPIIO_VIEWS")[rows].sum())
+    contig = contiguous_share(ctx, paths)
+    contiguous = views == 0 or (contig is not None and contig >= cfg["contiguous_share"])
+    evidence = {"MPIIO_INDEP_ops": n, "MPIIO_COLL_ops": 0, "shared_files": len(paths),
+                "large_share": large_share, "MPIIO_VIEWS": views,
+                **({"posix_sequential_share": contig} if contig is not None else {}),
+                "nnodes": ctx.nnodes}
+    files = sorted(paths)[:3]
+    if large_share >= cfg["large_share"] and contiguous:
+        return [Advice(
+            ID, "info",
+            f"MPIIO: {num(n)} independent operations on {len(paths)} shared file(s), "
+            f"{pct(large_share)} of them >= {S.human_bytes(cfg['large_size'])} and contiguous",
+            "large contiguous independent access is fine as it is; if you switch to "
+            "collective calls, romio_cb_write=disable (and romio_cb_read=disable) can be "
+            "faster for such a pattern than two-phase I/O", evidence, "MPIIO", files)]
+    share = ctx.module_summary("MPIIO").get("share_of_runtime", {}).get("io", 0) or 0
+    return [Advice(
+        ID, "high" if share >= cfg["high_runtime_share"] else "warn",
+        f"MPIIO: {num(n)} independent operations and no collective ones on {len(paths)} "
+        f"shared file(s) ({pct(1 - large_share)} smaller than "
+        f"{S.human_bytes(cfg['large_size'])})",
+        "use collective calls (MPI_File_read_all/write_all, or H5FD_MPIO_COLLECTIVE, "
+        f"NC_COLLECTIVE, ncmpi_*_all) with cb_nodes about the number of nodes "
+        f"({ctx.nnodes})", evidence, "MPIIO", files)]

@@ -1,0 +1,80 @@
+"""iochar-parser: every counter of every record, one per line (like darshan-parser)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from ..log import LogError
+from ..log import open as open_log
+
+CHUNK = 4096  # rows formatted at a time: bounded memory, and `| head` stops early
+
+
+def _fmt(v) -> str:
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _lines(log, modules):
+    yield "# iochar log: " + " ".join(log.files)
+    for k, v in log.job.items():
+        yield f"# {k}: {_fmt(v)}"
+    yield "# modules: " + " ".join(log.modules)
+    for m in log.mounts.itertuples(index=False):
+        yield f"# mount: {m.mount_point} {m.fs_type} {m.block_size}"
+    for mod in modules:
+        schema = log.schema(mod)
+        df = log.records(mod)
+        yield ""
+        yield f"# module {mod}: {len(df)} records, {len(schema)} counters, schema version " \
+              f"{log.schema_version(mod)}"
+        yield "#<module> <rank> <record id> <counter> <value> <file name>"
+        names = [n for n, _ in schema]
+        for i in range(0, len(df), CHUNK):
+            part = df.iloc[i:i + CHUNK]
+            # numpy formats float64 as the shortest repr that round-trips
+            vals = np.stack([part[n].to_numpy().astype(str) for n in names], axis=1) \
+                if names else np.empty((len(part), 0), dtype=str)
+            out = []
+            for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
+                                            part["path"].tolist(), vals.tolist()):
+                pre, post = f"{mod} {rank} {rid} ", f" {path}\n"
+                out.append("".join(f"{pre}{n} {v}{post}" for n, v in zip(names, row)))
+            yield "".join(out).rstrip("\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="iochar-parser",
+                                 description="Print every counter of every record of a log.")
+    ap.add_argument("logs", nargs="+", metavar="LOG",
+                    help="a log, several per-rank logs of one job, or a directory of them")
+    ap.add_argument("--module", action="append", metavar="M",
+                    help="only this module (repeatable)")
+    args = ap.parse_args(argv)
+    try:
+        log = open_log(args.logs if len(args.logs) > 1 else args.logs[0])
+        modules = args.module or log.modules
+        for m in modules:
+            if m not in log.modules:
+                raise LogError(f"module {m} not in log (modules: {' '.join(log.modules) or 'none'})")
+        for line in _lines(log, modules):
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except LogError as e:
+        print(f"iochar-parser: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # reader went away (| head): silence the flush at exit, as the Python docs advise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except MemoryError:
+        print("iochar-parser: error: out of memory reading the log", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

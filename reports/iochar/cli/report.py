@@ -1,0 +1,120 @@
+"""iochar-report: job summary and tuning advice as text, JSON or one HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .. import advice, html
+from .. import summary as S
+from ..log import LogError
+from ..log import open as open_log
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def load(paths: list) -> dict:
+    """Plain data of one job from a log, several per-rank logs, or a directory."""
+    return S.gather(open_log(paths[0] if len(paths) == 1 else paths))
+
+
+def build(data: dict, cfg: dict | None = None) -> dict:
+    """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
+    rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
+    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep)
+    rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
+    return rep
+
+
+def _when(t) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if t else "?"
+
+
+def _module_lines(name: str, s: dict) -> list:
+    sl, share = s["slowest_rank"], s["share_of_runtime"]
+    lines = [
+        (f"{name:<7} files {s['files']:,} (read-only {s['files_read_only']:,}, write-only "
+        f"{s['files_write_only']:,}, read-write {s['files_read_write']:,}; shared "
+        f"{s['files_shared']:,}, unique {s['files_unique']:,})"),
+        (f"  ops     reads {s['reads']:,}  writes {s['writes']:,}  opens {s['opens']:,}  "
+        f"seeks {s['seeks']:,}  stats {s['stats']:,}  syncs {s['syncs']:,}"),
+        (f"  bytes   read {S.human_bytes(s['bytes_read'])}  written "
+        f"{S.human_bytes(s['bytes_written'])}"),
+        (f"  time    read {S.human_time(s['time_read'])}  write {S.human_time(s['time_write'])}  "
+        f"meta {S.human_time(s['time_meta'])} per process; slowest rank {sl['rank']}: "
+        f"{S.human_time(sl['time'])} ({100 * (share['io'] or 0):.1f}% of run time)"),
+    ]
+    bw = s["bandwidth"]
+    if s["bytes_read"] or s["bytes_written"]:
+        lines.append(f"  rate    {S.human_bytes(bw['total'])}/s by slowest rank (read "
+                     f"{S.human_bytes(bw['read'])}/s, write {S.human_bytes(bw['write'])}/s)")
+    pat = s.get("pattern")
+    if pat and (pat["read"]["ops"] or pat["write"]["ops"]):
+        lines.append("  pattern " + "  ".join(
+            f"{d}s seq {100 * p['sequential']:.0f}% consec {100 * p['consecutive']:.0f}% "
+            f"random {100 * p['random']:.0f}%" for d, p in pat.items() if p["ops"]))
+    hist = s.get("size_histogram")
+    if hist:
+        for d in ("read", "write"):
+            bins = [f"{b}:{n:,}" for b, n in hist[d].items() if n]
+            if bins:
+                lines.append(f"  {d + ' sz':<7} " + " ".join(bins))
+    if s["top_sizes"]:
+        lines.append("  common  " + ", ".join(f"{S.human_bytes(t['size'])} x{t['count']:,}"
+                                              for t in s["top_sizes"]))
+    for i, f in enumerate(s["top_files"][:3]):
+        lines.append(f"  {'top' if i == 0 else '':<7} {S.human_time(f['time']):>9}  {f['path']}"
+                     + (" (shared)" if f["shared"] else ""))
+    return lines
+
+
+def text(rep: dict) -> str:
+    job = rep["job"]
+    out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
+           (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
+           f"{S.human_time(job.get('run_time'))} ({_when(job.get('start_time'))} -> "
+           f"{_when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
+    if job.get("partial"):
+        out.append(f"  PARTIAL log (flags {job['partial']}): {job.get('folded_files', 0)} files "
+                   "folded into aggregate records; totals stay exact")
+    for name, s in rep["modules"].items():
+        out += [""] + _module_lines(name, s)
+    out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
+    for a in rep["advice"]:
+        out += [f"  [{a['severity'].upper()}] {a['id']}: {a['message']}",
+                f"      -> {a['recommendation']}"]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    p = ArgParser(prog="iochar-report", description="Summarize an iochar log and give advice.")
+    p.add_argument("logs", nargs="+", metavar="LOG",
+                   help="a log, several per-rank logs of one job, or a directory of them")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
+    p.add_argument("--config", metavar="TOML", help="override advice thresholds")
+    args = p.parse_args(argv)
+    try:
+        cfg = advice.config.load(args.config)
+        data = load(args.logs)
+        rep = build(data, cfg)
+        if args.html:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(html.render(rep, data["series"], data["ranks"]))
+    except (LogError, OSError, advice.ConfigError) as e:
+        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
+        print(f"iochar-report: error: {msg}", file=sys.stderr)
+        return 2
+    sys.stdout.write(json.dumps(rep, indent=1) + "\n" if args.json else text(rep))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,493 @@
+"""Reader of iochar logs (docs/log-format.md); mirror image of writer.py."""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+MAGIC = b"IOCHARLG"
+FORMAT_VERSION = 1
+HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
+SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
+OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
+       "TS_START", "TS_END", "MAXT", "MAXT_SIZE", "FAST_RANK", "FAST_BYTES",
+       "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
+OP = {name: i for i, name in enumerate(OPS)}
+AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
+UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
+SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")
+RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
+                        ("bytes_read", "<i8"), ("bytes_written", "<i8"),
+                        ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
+JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
+MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
+ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
+
+
+class LogError(Exception):
+    """A log that cannot be read: the message names the file and the problem."""
+
+
+def record_dtype(n_int: int, n_float: int) -> np.dtype:
+    """One RECORDS row: u64 id, i64 rank, i64 counters[n_int], f64 counters[n_float]."""
+    return np.dtype([("record_id", "<u8"), ("rank", "<i8"),
+                     ("ints", "<i8", (n_int,)), ("floats", "<f8", (n_float,))])
+
+
+class _Reader:
+    """Bounds-checked cursor over one decompressed payload."""
+
+    def __init__(self, buf: bytes, what: str):
+        self.buf, self.off, self.what = buf, 0, what
+
+    def take(self, n: int) -> bytes:
+        if self.off + n > len(self.buf):
+            raise LogError(f"{self.what}: payload ends inside an entry")
+        b = self.buf[self.off:self.off + n]
+        self.off += n
+        return b
+
+    def unpack(self, fmt: str):
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
+
+    def text(self, lenfmt: str) -> str:
+        (n,) = self.unpack(lenfmt)
+        try:
+            return self.take(n).decode()
+        except UnicodeDecodeError:
+            raise LogError(f"{self.what}: string is not UTF-8") from None
+
+    def done(self):
+        if self.off != len(self.buf):
+            raise LogError(f"{self.what}: {len(self.buf) - self.off} bytes left after the last entry")
+
+
+def _ascii_field(raw: bytes, what: str) -> str:
+    s = raw.rstrip(b"\0")
+    if b"\0" in s or any(c < 0x20 or c > 0x7E for c in s):
+        raise LogError(f"{what}: not NUL-padded ASCII")
+    return s.decode()
+
+
+def _payload(comp, crc: int, ulen: int, what: str) -> bytes:
+    """Check a section's CRC and inflate its payload to exactly ulen bytes."""
+    if zlib.crc32(comp) != crc:
+        raise LogError(f"{what} CRC mismatch")
+    d = zlib.decompressobj()
+    try:
+        out = d.decompress(comp, ulen + 1)
+    except zlib.error as e:
+        raise LogError(f"{what}: zlib error: {e}") from None
+    if len(out) > ulen:
+        raise LogError(f"{what}: payload larger than the {ulen} bytes its header says")
+    if not d.eof:
+        raise LogError(f"{what}: zlib stream truncated")
+    if d.unused_data:
+        raise LogError(f"{what}: {len(d.unused_data)} bytes after the zlib stream")
+    if len(out) != ulen:
+        raise LogError(f"{what}: payload is {len(out)} bytes, header says {ulen}")
+    return out
+
+
+def _parse_job(buf: bytes, count: int, what: str) -> dict:
+    r, job = _Reader(buf, what), {}
+    for _ in range(count):
+        key = r.text("<H")
+        (t,) = r.unpack("<B")
+        if t == 1:
+            (job[key],) = r.unpack("<q")
+        elif t == 2:
+            (job[key],) = r.unpack("<d")
+        elif t == 3:
+            job[key] = r.text("<I")
+        else:
+            raise LogError(f"{what}: key {key!r} has unknown value type {t}")
+    r.done()
+    return job
+
+
+def _parse_mounts(buf: bytes, count: int, what: str) -> list:
+    r, rows = _Reader(buf, what), []
+    for _ in range(count):
+        (bs,) = r.unpack("<I")
+        fs = r.text("<H")
+        rows.append((r.text("<H"), fs, bs))
+    r.done()
+    return rows
+
+
+def _parse_names(buf: bytes, count: int, what: str):
+    """NAMES entries -> (ids uint64 array, list of paths)."""
+    if count * 12 > len(buf):
+        raise LogError(f"{what}: {count} entries cannot fit in {len(buf)} bytes")
+    offs, off, n = [], 0, len(buf)
+    u32 = struct.Struct("<I").unpack_from
+    # Entries are variable-length, so finding their starts is inherently sequential;
+    # everything after that is vectorized.
+    for _ in range(count):
+        if off + 12 > n:
+            raise LogError(f"{what}: payload ends inside an entry")
+        offs.append(off)
+        off += 12 + u32(buf, off + 8)[0]
+    if off != n:
+        raise LogError(f"{what}: entries cover {off} bytes of a {n}-byte payload")
+    starts = np.asarray(offs, dtype=np.int64)
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    ids = raw[starts[:, None] + np.arange(8)].copy().view("<u8").ravel() if count else \
+        np.empty(0, np.uint64)
+    ends = np.append(starts[1:], n).tolist()
+    try:
+        paths = [buf[s + 12:e].decode() for s, e in zip(offs, ends)]
+    except UnicodeDecodeError:
+        raise LogError(f"{what}: path is not UTF-8") from None
+    return ids, paths
+
+
+def _parse_schema(buf: bytes, count: int, what: str):
+    r = _Reader(buf, what)
+    version, n_int, n_float = r.unpack("<III")
+    if n_int + n_float != count:
+        raise LogError(f"{what}: count {count} != n_int {n_int} + n_float {n_float}")
+    if count * 3 > len(buf):
+        raise LogError(f"{what}: {count} counters cannot fit in {len(buf)} bytes")
+    cols = []
+    for _ in range(count):
+        name = r.text("<H")
+        (op,) = r.unpack("<B")
+        cols.append((name, op))
+    r.done()
+    names = [c[0] for c in cols]
+    if len(set(names)) != len(names) or "" in names:
+        raise LogError(f"{what}: counter names empty or repeated")
+    if {"rank", "record_id", "path"} & set(names):
+        raise LogError(f"{what}: counter named like a key column")
+    return version, n_int, n_float, cols
+
+
+class _Part:
+    """One validated log file, sections parsed; RECORDS kept as raw payloads."""
+
+    def __init__(self, data: bytes, name: str):
+        self.name = name
+        self.job = None
+        self.mounts = []
+        self.names = []  # (ids, paths) per NAMES section
+        self.schemas = {}  # module -> (version, n_int, n_float, [(name, op)])
+        self.modules = []
+        self.records = {}  # module -> [payload bytes]
+        self.series = {}  # module -> [(width, int64 array (4, nbins))]
+        self.ranks = {}  # module -> [structured array]
+        self.extra = []  # (kind, module, count, payload bytes)
+        self._parse(data)
+
+    def _fail(self, msg):
+        raise LogError(f"{self.name}: {msg}")
+
+    def _parse(self, data: bytes):
+        size = len(data)
+        if size == 0:
+            self._fail("empty file")
+        if not MAGIC.startswith(data[:8]):
+            self._fail("bad magic: not an iochar log")
+        if size < HEADER.size:
+            self._fail(f"truncated file: expected at least {HEADER.size} bytes got {size}")
+        _, version, hsize, total, nsec, crc = HEADER.unpack_from(data)
+        if zlib.crc32(data[:28]) != crc:
+            self._fail("header CRC mismatch")
+        if version != FORMAT_VERSION:
+            self._fail(f"unsupported format version {version} (this reader knows {FORMAT_VERSION})")
+        if size < total:
+            self._fail(f"truncated file: expected {total} bytes got {size}")
+        if size > total:
+            self._fail(f"file is {size} bytes but its header says {total} (trailing data)")
+        if hsize < HEADER.size or hsize > size:
+            self._fail(f"bad header size {hsize}")
+        off, todo = hsize, []
+        view = memoryview(data)
+        for k in range(nsec):
+            where = f"section {k}"
+            if off + SECTION.size > size:
+                self._fail(f"truncated file: {where} header at byte {off} runs past the end")
+            kind_b, mod_b, count, pcrc, ulen, clen, hcrc = SECTION.unpack_from(data, off)
+            if zlib.crc32(view[off:off + 44]) != hcrc:
+                self._fail(f"{where} header CRC mismatch")
+            kind = _ascii_field(kind_b, f"{where} kind")
+            module = _ascii_field(mod_b, f"{where} module")
+            where = f"section {k} ({kind}{' ' + module if module else ''})"
+            start = off + SECTION.size
+            if start + clen > size:
+                self._fail(f"{where}: payload of {clen} bytes runs past the end of the file")
+            if ulen > max(clen, 1) * ZLIB_MAX_RATIO:
+                self._fail(f"{where}: uncompressed length {ulen} impossible for {clen} bytes")
+            self._check_size(kind, module, count, ulen, where)
+            item = (kind, module, count, view[start:start + clen], pcrc, ulen, where)
+            if kind == "SCHEMA":  # needed now to check the sizes of later RECORDS
+                self._section(*item[:3], _payload(*item[3:]), where)
+            else:
+                todo.append(item)
+            off = start + clen
+        if off != size:
+            self._fail(f"sections end at byte {off} but the file has {size}")
+        # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel
+        with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+            bufs = pool.map(lambda it: _payload(*it[3:]), todo)
+            for item, buf in zip(todo, bufs):
+                self._section(*item[:3], buf, item[-1])
+        if self.job is None:
+            self._fail("no JOB section")
+
+    def _check_size(self, kind, module, count, ulen, where):
+        """Sizes fixed by count (and schema) are checked before decompressing."""
+        if kind in JOB_KINDS and module:
+            self._fail(f"{where}: {kind} must not name a module")
+        if kind in MODULE_KINDS and not module:
+            self._fail(f"{where}: {kind} needs a module name")
+        if kind == "RECORDS":
+            if module not in self.schemas:
+                self._fail(f"{where}: RECORDS before the module's SCHEMA")
+            _, n_int, n_float, _ = self.schemas[module]
+            row = record_dtype(n_int, n_float).itemsize
+            if ulen != count * row:
+                self._fail(f"{where}: payload size {ulen} inconsistent with schema "
+                           f"({count} rows of {row} bytes)")
+        elif kind == "SERIES" and ulen != 16 + 32 * count:
+            self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
+        elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
+            self._fail(f"{where}: payload size {ulen} inconsistent with {count} rows")
+
+    def _section(self, kind, module, count, buf, where):
+        if kind == "JOB":
+            if self.job is not None:
+                self._fail(f"{where}: second JOB section")
+            self.job = _parse_job(buf, count, f"{self.name}: {where}")
+        elif kind == "MOUNTS":
+            self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
+        elif kind == "NAMES":
+            self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
+        elif kind == "SCHEMA":
+            schema = _parse_schema(buf, count, f"{self.name}: {where}")
+            if module in self.schemas and self.schemas[module] != schema:
+                self._fail(f"{where}: differs from the module's earlier SCHEMA")
+            if module not in self.schemas:
+                self.schemas[module] = schema
+                self.modules.append(module)
+        elif kind == "RECORDS":
+            self.records.setdefault(module, []).append(buf)
+        elif kind == "SERIES":
+            width, nbins, _ = struct.unpack_from("<dII", buf)
+            if nbins != count:
+                self._fail(f"{where}: nbins {nbins} != count {count}")
+            if not (math.isfinite(width) and width > 0):
+                self._fail(f"{where}: bin width {width} is not a positive number")
+            arr = np.frombuffer(buf, dtype="<i8", offset=16).reshape(4, nbins).copy()
+            self.series.setdefault(module, []).append((width, arr))
+        elif kind == "RANKS":
+            self.ranks.setdefault(module, []).append(np.frombuffer(buf, dtype=RANKS_DTYPE).copy())
+        else:
+            self.extra.append((kind, module, count, buf))
+
+    def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
+        """This file's rows of one module: rank, record_id, path, counters."""
+        _, n_int, n_float, cols = self.schemas[module]
+        dt = record_dtype(n_int, n_float)
+        chunks = [np.frombuffer(b, dtype=dt) for b in self.records.get(module, [])]
+        n = sum(map(len, chunks))
+        # counters stored one column per row of a C-ordered block: pandas' own layout
+        ints, floats = np.empty((n_int, n), np.int64), np.empty((n_float, n), np.float64)
+        ids, ranks = np.empty(n, np.uint64), np.empty(n, np.int64)
+        at = 0
+        for c in chunks:
+            sl = slice(at, at + len(c))
+            ids[sl], ranks[sl] = c["record_id"], c["rank"]
+            ints[:, sl], floats[:, sl] = c["ints"].T, c["floats"].T
+            at += len(c)
+        nprocs = self.job.get("nprocs")
+        bad = ranks < -1
+        if isinstance(nprocs, int) and nprocs > 0:
+            bad |= ranks >= nprocs
+        if bad.any():
+            self._fail(f"RECORDS {module}: rank {int(ranks[bad][0])} out of range "
+                       f"for nprocs {nprocs}")
+        head = pd.DataFrame({"rank": ranks, "record_id": ids, "path": _paths(ids, names)})
+        return pd.concat([head,
+                          pd.DataFrame(ints.T, columns=[c[0] for c in cols[:n_int]], copy=False),
+                          pd.DataFrame(floats.T, columns=[c[0] for c in cols[n_int:]], copy=False)],
+                         axis=1)
+
+
+def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
+    """Vectorized id -> path lookup; `names` is indexed by unique uint64 ids."""
+    idx = names.index.get_indexer(ids) if len(names) else np.full(len(ids), -1)
+    out = names.to_numpy(dtype=object)[np.maximum(idx, 0)] if len(names) else \
+        np.empty(len(ids), dtype=object)
+    out[idx < 0] = UNKNOWN_PATH
+    return out
+
+
+def _coarsen(width: float, arr: np.ndarray, target: float, shift_s: float, what: str):
+    """Re-bin a (4, nbins) series from `width` to `target` and shift it by shift_s seconds."""
+    f = target / width
+    if abs(f - round(f)) > 1e-6 * f:
+        raise LogError(f"{what}: SERIES bin widths {width} and {target} are not commensurable")
+    f = round(f)
+    n = -(-arr.shape[1] // f)
+    pad = np.zeros((4, n * f), dtype=np.int64)
+    pad[:, :arr.shape[1]] = arr
+    out = pad.reshape(4, n, f).sum(axis=2)
+    s = round(shift_s / target)
+    if s > 0:
+        out = np.concatenate([np.zeros((4, s), np.int64), out], axis=1)
+    return out
+
+
+class Log:
+    """One job's log (or several per-rank logs of one job, merged as if reduced)."""
+
+    def __init__(self, parts: list):
+        self._parts = parts
+        self.files = [p.name for p in parts]
+        if len(parts) == 1:
+            self.job = dict(parts[0].job)
+            self._shifts = [0.0]
+        else:
+            from .merge import merge_jobs
+            self.job = merge_jobs([p.job for p in parts], self.files)
+            t0 = self.job.get("start_time", 0.0)
+            self._shifts = [float(p.job.get("start_time", t0)) - t0 for p in parts]
+        self.modules, self._schemas = [], {}
+        for p in parts:
+            for m in p.modules:
+                if m not in self._schemas:
+                    self._schemas[m] = p.schemas[m]
+                    self.modules.append(m)
+                elif self._schemas[m] != p.schemas[m]:
+                    raise LogError(f"{p.name}: SCHEMA of {m} differs from {self.files[0]}'s")
+        seen, rows = set(), []
+        for p in parts:
+            for r in p.mounts:
+                if r[0] not in seen:
+                    seen.add(r[0])
+                    rows.append(r)
+        self.mounts = pd.DataFrame(rows, columns=["mount_point", "fs_type", "block_size"])
+        self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
+        self.extra_sections = [e for p in parts for e in p.extra]
+        self._frames = {}
+        self._name_series = None
+
+    def __repr__(self):
+        return f"<iochar.Log {self.files[0]!r} nprocs={self.job.get('nprocs')} modules={self.modules}>"
+
+    def _names(self) -> pd.Series:
+        if self._name_series is None:
+            chunks = [c for p in self._parts for c in p.names]
+            ids = np.concatenate([c[0] for c in chunks]) if chunks else np.empty(0, np.uint64)
+            paths = [s for c in chunks for s in c[1]]
+            s = pd.Series(np.array(paths, dtype=object), index=pd.Index(ids, dtype=np.uint64))
+            self._name_series = s[~s.index.duplicated(keep="first")]
+        return self._name_series
+
+    @property
+    def names(self) -> dict:
+        """Record id -> path."""
+        s = self._names()
+        return dict(zip(s.index.tolist(), s.tolist()))
+
+    def _schema(self, module: str):
+        if module not in self._schemas:
+            raise KeyError(f"module {module!r} not in log (modules: {', '.join(self.modules) or 'none'})")
+        return self._schemas[module]
+
+    def schema(self, module: str) -> list:
+        """[(counter name, reduction op)] in log order; op names are in OPS."""
+        return list(self._schema(module)[3])
+
+    def schema_version(self, module: str) -> int:
+        return self._schema(module)[0]
+
+    def records(self, module: str) -> pd.DataFrame:
+        """One row per (record, rank): rank, record_id, path, then every counter."""
+        cols = self._schema(module)[3]
+        if module not in self._frames:
+            names = self._names()
+            frames = []
+            for p, shift in zip(self._parts, self._shifts):
+                if module not in p.schemas:
+                    continue
+                df = p.frame(module, names)
+                if shift:
+                    for c, op in cols:
+                        if op in (OP["TS_START"], OP["TS_END"]):
+                            v = df[c].to_numpy()
+                            df[c] = np.where(v != 0, v + shift, v)
+                frames.append(df)
+            df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            if len(self._parts) > 1:
+                from .merge import reduce_records
+                try:
+                    df = reduce_records(df, cols)
+                except ValueError as e:
+                    raise LogError(f"{self.files[0]}: {module}: {e}") from None
+            self._frames[module] = df
+        return self._frames[module].copy(deep=False)  # copy-on-write keeps the cache intact
+
+    def series(self, module: str) -> dict | None:
+        """I/O over time: width (s) and per-bin bytes_read/bytes_written/reads/writes."""
+        items = [(w, a, shift, p.name) for p, shift in zip(self._parts, self._shifts)
+                 for w, a in p.series.get(module, [])]
+        if not items:
+            return None
+        target = max(w for w, *_ in items)
+        arrs = [_coarsen(w, a, target, s, n) for w, a, s, n in items]
+        out = np.zeros((4, max(a.shape[1] for a in arrs)), dtype=np.int64)
+        for a in arrs:
+            out[:, :a.shape[1]] += a
+        return dict(width=target, **{k: out[i] for i, k in enumerate(SERIES_KEYS)})
+
+    def ranks(self, module: str) -> pd.DataFrame:
+        """Per-rank totals (before reduction): rank, reads, writes, bytes_*, *_time."""
+        arrs = [a for p in self._parts for a in p.ranks.get(module, [])]
+        arr = np.concatenate(arrs) if arrs else np.empty(0, RANKS_DTYPE)
+        return pd.DataFrame({k: arr[k] for k in RANKS_DTYPE.names})
+
+
+def _read(path: Path) -> _Part:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise LogError(f"cannot read {path}: {e.strerror or e}") from None
+    return _Part(data, str(path))
+
+
+def from_bytes(data: bytes, name: str = "<bytes>") -> Log:
+    """A Log from the bytes of one file (tests, fuzzing)."""
+    return Log([_Part(bytes(data), name)])
+
+
+def _expand(path_or_list) -> list:
+    items = [path_or_list] if isinstance(path_or_list, (str, os.PathLike)) else list(path_or_list)
+    if not items:
+        raise LogError("no log files given")
+    files = []
+    for it in items:
+        p = Path(it)
+        if p.is_dir():
+            found = sorted(p.glob("*.iochar"))
+            if not found:
+                raise LogError(f"no *.iochar logs in {p}")
+            files += found
+        else:
+            files.append(p)
+    return files
+
+
+def open(path_or_list) -> Log:  # noqa: A001 - the public name is iochar.open
+    """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
+    return Log([_read(p) for p in _expand(path_or_list)])
+

@@ -1,0 +1,128 @@
+"""Figures for the HTML report: matplotlib (Agg canvas) to base64 PNG, from plain data."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+from matplotlib.figure import Figure  # Agg canvas, no pyplot global state or display
+
+from . import summary as S
+
+COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
+
+
+def to_png(fig) -> str:
+    """Render and close a figure; base64 PNG text for a data: URI."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _subplots(*args, figsize, **kw):
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(*args, **kw)
+
+
+def _empty(ax, text="no data"):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#888")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def cost_per_module(modules: dict) -> str:
+    """Stacked read/write/meta time (per-process average) per module."""
+    names = list(modules)
+    fig, ax = _subplots(figsize=(7, 0.5 + 0.45 * max(len(names), 1)))
+    left = np.zeros(len(names))
+    for kind in ("read", "write", "meta"):
+        v = np.array([float(modules[m].get(f"time_{kind}") or 0) for m in names])
+        ax.barh(names, v, left=left, color=COLORS[kind], label=kind)
+        left += v
+    if not names:
+        _empty(ax)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per process (average)")
+    ax.set_title("I/O cost per module")
+    ax.legend(loc="lower right", fontsize=8)
+    return to_png(fig)
+
+
+def op_counts(modules: dict) -> str:
+    """Grouped bars of operation counts per module (log scale)."""
+    kinds = ("reads", "writes", "opens", "seeks", "stats", "syncs")
+    names = list(modules)
+    fig, ax = _subplots(figsize=(7, 3))
+    x = np.arange(len(names))
+    w = 0.8 / len(kinds)
+    for i, k in enumerate(kinds):
+        ax.bar(x + i * w, [modules[m].get(k, 0) or 0 for m in names], w, label=k)
+    ax.set_xticks(x + 0.4 - w / 2, names)
+    ax.set_yscale("symlog")
+    ax.set_ylabel("operations")
+    ax.set_title("Operation counts")
+    ax.legend(ncol=3, fontsize=8)
+    if not names:
+        _empty(ax)
+    return to_png(fig)
+
+
+def size_histogram(module: str, hist: dict) -> str:
+    """Read and write counts per access-size bin."""
+    fig, ax = _subplots(figsize=(7, 2.8))
+    x = np.arange(len(S.SIZE_BINS))
+    for off, kind in ((-0.2, "read"), (0.2, "write")):
+        ax.bar(x + off, [hist.get(kind, {}).get(b, 0) for b in S.SIZE_BINS], 0.4,
+               color=COLORS[kind], label=kind + "s")
+    ax.set_xticks(x, S.SIZE_BINS, rotation=30, fontsize=8)
+    ax.set_ylabel("operations")
+    ax.set_title(f"{module} access sizes")
+    ax.legend(fontsize=8)
+    return to_png(fig)
+
+
+def io_over_time(series: dict, run_time: float = 0.0) -> str:
+    """Bytes read and written per time bin, one panel per module."""
+    mods = [m for m, s in series.items() if s is not None]
+    fig, axes = _subplots(max(len(mods), 1), 1, figsize=(7, 1.2 + 1.6 * max(len(mods), 1)),
+                             squeeze=False, sharex=True)
+    for ax, m in zip(axes[:, 0], mods):
+        s = series[m]
+        w = float(s["width"])
+        t = np.arange(len(s["bytes_read"])) * w
+        for kind, key in (("read", "bytes_read"), ("write", "bytes_written")):
+            ax.step(t, np.asarray(s[key], dtype=float) / w / 2**20, where="post",
+                    color=COLORS[kind], label=kind)
+        ax.set_ylabel(f"{m}\nMiB/s", fontsize=8)
+        ax.legend(fontsize=7, loc="upper right")
+    if not mods:
+        _empty(axes[0, 0], "no time series in the log")
+    else:
+        if run_time:
+            axes[-1, 0].set_xlim(0, run_time)
+        axes[-1, 0].set_xlabel("seconds since job start")
+    axes[0, 0].set_title("I/O over time")
+    return to_png(fig)
+
+
+def rank_imbalance(module: str, ranks) -> str:
+    """Per-rank bytes and stacked read/write/meta time (from RANKS)."""
+    fig, (a1, a2) = _subplots(2, 1, figsize=(7, 4), sharex=True)
+    r = ranks.sort_values("rank")
+    x = r["rank"].to_numpy()
+    a1.bar(x, r["bytes_read"] / 2**20, color=COLORS["read"], label="read")
+    a1.bar(x, r["bytes_written"] / 2**20, bottom=r["bytes_read"] / 2**20,
+           color=COLORS["write"], label="written")
+    a1.set_ylabel("MiB")
+    a1.legend(fontsize=7)
+    a1.set_title(f"{module} per rank")
+    bottom = np.zeros(len(r))
+    for kind in ("read", "write", "meta"):
+        v = r[f"{kind}_time"].to_numpy(dtype=float)
+        a2.bar(x, v, bottom=bottom, color=COLORS[kind], label=kind)
+        bottom += v
+    a2.set_ylabel("seconds")
+    a2.set_xlabel("rank")
+    a2.legend(fontsize=7)
+    return to_png(fig)

@@ -1,0 +1,375 @@
+"""Job summary: per-module files, ops, bytes, times, patterns, sizes and top files.
+
+Reporters take plain data (the job dict and one records DataFrame per module, as
+`iochar.Log.records` returns them), never paths, so they are testable on hand-built
+frames. Everything is vectorized: a 1,000,000-record frame summarizes in about a second.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+# Size bins shared by every module (docs/log-format.md: upper bounds inclusive).
+SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
+             "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
+BIN_UPPER = (100, 1024, 10240, 102400, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30, math.inf)
+
+# The one table mapping each module's counters to the summary's concepts.
+# "A+B" sums columns; "X|A+B" takes the first alternative that has a column present.
+# Missing columns count as zero, so a log from an older or newer tool still works.
+MODULE_COUNTERS: dict[str, dict[str, str]] = {
+    "POSIX": {"opens": "POSIX_OPENS", "reads": "POSIX_READS", "writes": "POSIX_WRITES",
+                  "seeks": "POSIX_SEEKS", "stats": "POSIX_STATS", "syncs": "POSIX_FSYNCS+POSIX_FDSYNCS",
+                  "bytes_read": "POSIX_BYTES_READ", "bytes_written": "POSIX_BYTES_WRITTEN",
+                  "time_read": "POSIX_F_READ_TIME", "time_write": "POSIX_F_WRITE_TIME",
+                  "time_meta": "POSIX_F_META_TIME"},
+    "STDIO": {"opens": "STDIO_OPENS", "reads": "STDIO_READS", "writes": "STDIO_WRITES",
+                  "seeks": "STDIO_SEEKS", "syncs": "STDIO_FLUSHES",
+                  "bytes_read": "STDIO_BYTES_READ", "bytes_written": "STDIO_BYTES_WRITTEN",
+                  "time_read": "STDIO_F_READ_TIME", "time_write": "STDIO_F_WRITE_TIME",
+                  "time_meta": "STDIO_F_META_TIME"},
+    "MPIIO": {"opens": "MPIIO_INDEP_OPENS+MPIIO_COLL_OPENS",
+                  "reads": "MPIIO_INDEP_READS+MPIIO_COLL_READS+MPIIO_SPLIT_READS+MPIIO_NB_READS",
+                  "writes": "MPIIO_INDEP_WRITES+MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES+MPIIO_NB_WRITES",
+                  "syncs": "MPIIO_SYNCS",
+                  "bytes_read": "MPIIO_BYTES_READ", "bytes_written": "MPIIO_BYTES_WRITTEN",
+                  "time_read": "MPIIO_F_READ_TIME", "time_write": "MPIIO_F_WRITE_TIME",
+                  "time_meta": "MPIIO_F_META_TIME"},
+    "H5F": {"opens": "H5F_OPENS", "syncs": "H5F_FLUSHES", "time_meta": "H5F_F_META_TIME"},
+    "H5D": {"opens": "H5D_OPENS", "reads": "H5D_READS", "writes": "H5D_WRITES", "syncs": "H5D_FLUSHES",
+                "bytes_read": "H5D_BYTES_READ", "bytes_written": "H5D_BYTES_WRITTEN",
+                "time_read": "H5D_F_READ_TIME", "time_write": "H5D_F_WRITE_TIME",
+                "time_meta": "H5D_F_META_TIME"},
+    "NC_FILE": {"opens": "NC_FILE_CREATES+NC_FILE_OPENS", "syncs": "NC_FILE_SYNCS",
+                    "time_meta": "NC_FILE_F_META_TIME"},
+    "NC_VAR": {"reads": "NC_VAR_GETS", "writes": "NC_VAR_PUTS",
+                   "bytes_read": "NC_VAR_BYTES_READ", "bytes_written": "NC_VAR_BYTES_WRITTEN",
+                   "time_read": "NC_VAR_F_READ_TIME", "time_write": "NC_VAR_F_WRITE_TIME",
+                   "time_meta": "NC_VAR_F_META_TIME"},
+    "PNETCDF_FILE": {"opens": "PNETCDF_FILE_CREATES+PNETCDF_FILE_OPENS",
+                         "syncs": "PNETCDF_FILE_SYNCS", "time_meta": "PNETCDF_FILE_F_META_TIME"},
+    "PNETCDF_VAR": {
+        "reads": "PNETCDF_VAR_GETS|PNETCDF_VAR_INDEP_GETS+PNETCDF_VAR_COLL_GETS",
+        "writes": "PNETCDF_VAR_PUTS|PNETCDF_VAR_INDEP_PUTS+PNETCDF_VAR_COLL_PUTS",
+        "bytes_read": "PNETCDF_VAR_BYTES_READ", "bytes_written": "PNETCDF_VAR_BYTES_WRITTEN",
+        "time_read": "PNETCDF_VAR_F_READ_TIME", "time_write": "PNETCDF_VAR_F_WRITE_TIME",
+        "time_meta": "PNETCDF_VAR_F_META_TIME"},
+}
+CONCEPTS = ("opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read",
+            "bytes_written", "time_read", "time_write", "time_meta")
+SPECIAL_PATHS = ("<STDIN>", "<STDOUT>", "<STDERR>")
+AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
+
+# Counters that are not additive totals (settings, bins, tables, timestamps, rank stats).
+_NOT_TOTAL = re.compile(r"_F_|_SIZE_(READ|WRITE)_|_ACCESS\d_|_STRIDE\d_|_RANK|_MODE$|"
+                        r"ALIGNMENT|_MAX_|_HINT_|_LAYOUT|_FILTERS|_NDIMS|_NPOINTS|_DATATYPE|"
+                        r"_CHUNK_|_FORMAT|_USE_|_IS_|_DEFLATE|_COLL_METADATA")
+_TOTAL_OPS = (0, 6)  # SUM, BYTES (docs/log-format.md)
+
+
+def counter_map(module: str) -> dict[str, str]:
+    """The module's concept->counter expressions; unknown modules get the generic names."""
+    if module in MODULE_COUNTERS:
+        return MODULE_COUNTERS[module]
+    m = module
+    return {"opens": f"{m}_OPENS", "reads": f"{m}_READS", "writes": f"{m}_WRITES",
+                "seeks": f"{m}_SEEKS", "stats": f"{m}_STATS", "syncs": f"{m}_SYNCS",
+                "bytes_read": f"{m}_BYTES_READ", "bytes_written": f"{m}_BYTES_WRITTEN",
+                "time_read": f"{m}_F_READ_TIME", "time_write": f"{m}_F_WRITE_TIME",
+                "time_meta": f"{m}_F_META_TIME"}
+
+
+def col(df: pd.DataFrame, name: str) -> np.ndarray:
+    """One column as float64, zeros when the log does not carry it."""
+    if name in df.columns:
+        return df[name].to_numpy(dtype=np.float64, na_value=0.0)
+    return np.zeros(len(df))
+
+
+def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
+    """Evaluate a counter expression from MODULE_COUNTERS ("A+B", "X|A+B")."""
+    if not spec:
+        return np.zeros(len(df))
+    alternatives = spec.split("|")
+    for alt in alternatives:
+        names = alt.split("+")
+        if any(n in df.columns for n in names) or alt is alternatives[-1]:
+            out = np.zeros(len(df))
+            for n in names:
+                if n in df.columns:
+                    out = out + col(df, n)
+            return out
+    return np.zeros(len(df))
+
+
+def concept(df: pd.DataFrame, module: str, name: str) -> np.ndarray:
+    return expr(df, counter_map(module).get(name))
+
+
+def has_concept(df: pd.DataFrame, module: str, name: str) -> bool:
+    spec = counter_map(module).get(name) or ""
+    return any(n in df.columns for n in re.split(r"[+|]", spec) if n)
+
+
+def _py(v):
+    """numpy scalars -> plain Python for JSON."""
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        if not math.isfinite(f):
+            return None
+        return int(f) if f.is_integer() and abs(f) < 2**53 else round(f, 6)
+    return v
+
+
+def _int(v) -> int:
+    return round(float(v))
+
+
+def job_block(job: dict) -> dict:
+    out = {k: _py(v) for k, v in job.items()}
+    start, end = job.get("start_time"), job.get("end_time")
+    run = float(end) - float(start) if start is not None and end is not None else 0.0
+    out["run_time"] = round(max(run, 0.0), 6)
+    out.setdefault("nprocs", 1)
+    return out
+
+
+def size_histogram(df: pd.DataFrame, module: str) -> dict:
+    """{"read": {bin: count}, "write": {bin: count}} summed over all records."""
+    out = {}
+    for d in ("READ", "WRITE"):
+        out[d.lower()] = {b: _int(col(df, f"{module}_SIZE_{d}_{b}").sum()) for b in SIZE_BINS}
+    return out
+
+
+def top_sizes(df: pd.DataFrame, module: str, k: int = 4, table: str = "ACCESS") -> list[dict]:
+    """The k most common access sizes: top-4 tables merged by value (counts added)."""
+    vals, cnts = [], []
+    for i in range(1, 5):
+        v, c = f"{module}_{table}{i}_{table}", f"{module}_{table}{i}_COUNT"
+        if v in df.columns and c in df.columns:
+            vals.append(col(df, v))
+            cnts.append(col(df, c))
+    if not vals:
+        return []
+    v, c = np.concatenate(vals), np.concatenate(cnts)
+    keep = c > 0
+    if not keep.any():
+        return []
+    s = pd.Series(c[keep]).groupby(v[keep]).sum().sort_values(ascending=False, kind="stable")
+    return [{"size": _int(size), "count": _int(n)} for size, n in s.head(k).items()]
+
+
+def pattern(df: pd.DataFrame, module: str, reads, writes) -> dict | None:
+    """Sequential (includes consecutive) / consecutive / random shares per direction."""
+    if f"{module}_SEQ_READS" not in df.columns and f"{module}_SEQ_WRITES" not in df.columns:
+        return None
+    out = {}
+    for d, ops in (("read", reads), ("write", writes)):
+        key = "READS" if d == "read" else "WRITES"
+        seq = col(df, f"{module}_SEQ_{key}").sum()
+        con = col(df, f"{module}_CONSEC_{key}").sum()
+        n = float(ops.sum())
+        out[d] = {"ops": _int(n), "sequential": _py(seq / n if n else 0.0),
+                  "consecutive": _py(con / n if n else 0.0),
+                  "random": _py(max(n - seq, 0.0) / n if n else 0.0)}
+    return out
+
+
+def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
+    """One row per file (record_id): summed ops/bytes/time, shared flag, path."""
+    cols = {c: concept(df, module, c) for c in CONCEPTS}
+    f = pd.DataFrame(cols)
+    f["record_id"] = df["record_id"].to_numpy()
+    rank = df["rank"].to_numpy()
+    f["shared_row"] = rank == -1
+    f["rank"] = rank
+    if df["record_id"].is_unique:
+        f["nranks"] = 1
+        f["path"] = df["path"].to_numpy() if "path" in df.columns else ""
+        out = f
+    else:
+        g = f.groupby("record_id", sort=False)
+        out = g[list(CONCEPTS)].sum()
+        out["shared_row"] = g["shared_row"].any()
+        out["nranks"] = g["rank"].nunique()
+        out["rank"] = g["rank"].min()
+        first = ~df["record_id"].duplicated().to_numpy()
+        paths = pd.Series(df["path"].to_numpy()[first] if "path" in df.columns else "",
+                          index=df["record_id"].to_numpy()[first])
+        out["path"] = paths.reindex(out.index).to_numpy()
+        out = out.reset_index()
+    out["shared"] = out["shared_row"] | (out["nranks"] > 1)
+    out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
+    return out
+
+
+def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
+    """Per-rank (read, write, meta) time and bytes; exact from RANKS, else estimated.
+
+    The estimate (no RANKS section) is Darshan's: a rank's own records, plus for each
+    shared record the slowest rank's time split in the record's read/write/meta ratio.
+    """
+    if ranks is not None and len(ranks):
+        r = pd.DataFrame({"rank": ranks["rank"].to_numpy(),
+                          "time_read": col(ranks, "read_time"),
+                          "time_write": col(ranks, "write_time"),
+                          "time_meta": col(ranks, "meta_time"),
+                          "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")})
+        return r.groupby("rank").sum(), True
+    t = {c: concept(df, module, c) for c in ("time_read", "time_write", "time_meta")}
+    b = concept(df, module, "bytes_read") + concept(df, module, "bytes_written")
+    rank = df["rank"].to_numpy()
+    own = rank >= 0
+    frame = pd.DataFrame({**{k: v[own] for k, v in t.items()}, "bytes": b[own], "rank": rank[own]})
+    per = frame.groupby("rank").sum()
+    shared = ~own
+    if shared.any():
+        tot = sum(v[shared] for v in t.values())
+        slow = col(df, f"{module}_F_SLOWEST_RANK_TIME")[shared]
+        scale = np.where(tot > 0, np.where(slow > 0, slow / np.where(tot > 0, tot, 1),
+                                           1.0 / max(nprocs, 1)), 0.0)
+        add = {k: float((v[shared] * scale).sum()) for k, v in t.items()}
+        add["bytes"] = float(b[shared].sum()) / max(nprocs, 1)
+        if per.empty:
+            slow_rank = col(df, f"{module}_SLOWEST_RANK")[shared]
+            per = pd.DataFrame({k: [0.0] for k in add},
+                               index=pd.Index([_int(slow_rank.max()) if len(slow_rank) else 0],
+                                              name="rank"))
+        for k, v in add.items():
+            per[k] = per[k] + v
+    return per, False
+
+
+def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
+    """Every additive counter summed (SUM/BYTES ops when the schema is known)."""
+    if schema:
+        names = [n for n, op in schema if op in _TOTAL_OPS and "_SIZE_" not in n]
+    else:
+        names = [c for c in df.columns
+                 if c.startswith(module + "_") and not _NOT_TOTAL.search(c)]
+    return {n: _int(col(df, n).sum()) for n in names if n in df.columns}
+
+
+def summarize_module(module: str, df: pd.DataFrame, job: dict,
+                     ranks: pd.DataFrame | None = None, schema=None, top: int = 5) -> dict:
+    nprocs = max(int(job.get("nprocs") or 1), 1)
+    run_time = float(job.get("run_time") or 0.0)
+    files = per_file(df, module)
+    real = ~files["path"].isin(SPECIAL_PATHS) & (files["record_id"] != AGGREGATE_ID) \
+        if "path" in files else np.ones(len(files), bool)
+    rd = (files["reads"] > 0) | (files["bytes_read"] > 0)
+    wr = (files["writes"] > 0) | (files["bytes_written"] > 0)
+    s: dict = {
+        "files": len(files),
+        "files_read_only": int((rd & ~wr).sum()),
+        "files_write_only": int((wr & ~rd).sum()),
+        "files_read_write": int((rd & wr).sum()),
+        "files_shared": int((files["shared"] & real).sum()),
+        "files_unique": int((~files["shared"] & real).sum()),
+        "files_folded": int(job.get(f"folded.{module}") or 0),
+    }
+    for c in ("opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read", "bytes_written"):
+        s[c] = _int(files[c].sum())
+    # Times: per-process average (cumulative time / nprocs), as Darshan reports them.
+    for c in ("time_read", "time_write", "time_meta"):
+        s[c + "_total"] = _py(files[c].sum())
+        s[c] = _py(files[c].sum() / nprocs)
+    per, exact = rank_times(df, module, nprocs, ranks)
+    if len(per):
+        total = per["time_read"] + per["time_write"] + per["time_meta"]
+        r = total.idxmax()
+        slow = {"rank": int(r), "exact": exact, "time": _py(total[r]),
+                **{c: _py(per.at[r, c]) for c in ("time_read", "time_write", "time_meta")}}
+        fast_r = total.idxmin()
+        s["fastest_rank"] = {"rank": int(fast_r), "time": _py(total[fast_r])}
+        max_read, max_write = per["time_read"].max(), per["time_write"].max()
+    else:
+        slow = {"rank": None, "exact": exact, "time": 0, "time_read": 0, "time_write": 0,
+                "time_meta": 0}
+        max_read = max_write = 0.0
+    s["slowest_rank"] = slow
+    io = float(slow["time"] or 0)
+    s["share_of_runtime"] = {
+        k: _py(min(float(slow[f"time_{k}"] or 0) / run_time, 1.0) if run_time > 0 else 0.0)
+        for k in ("read", "write", "meta")}
+    s["share_of_runtime"]["io"] = _py(min(io / run_time, 1.0) if run_time > 0 else 0.0)
+    nbytes = s["bytes_read"] + s["bytes_written"]
+    s["bandwidth"] = {  # bytes/s, by the slowest rank (Darshan's agg_perf_by_slowest)
+        "total": _py(nbytes / io if io > 0 else 0.0),
+        "read": _py(s["bytes_read"] / max_read if max_read > 0 else 0.0),
+        "write": _py(s["bytes_written"] / max_write if max_write > 0 else 0.0),
+    }
+    pat = pattern(df, module, files["reads"].to_numpy(), files["writes"].to_numpy())
+    if pat is not None:
+        s["pattern"] = pat
+    if any(f"{module}_SIZE_READ_{b}" in df.columns or f"{module}_SIZE_WRITE_{b}" in df.columns
+           for b in SIZE_BINS):
+        s["size_histogram"] = size_histogram(df, module)
+    s["top_sizes"] = top_sizes(df, module)
+    topf = files[files["time"] > 0].nlargest(top, "time") if top else files.iloc[:0]
+    s["top_files"] = [
+        {"path": str(row.path), "shared": bool(row.shared), "time": _py(row.time),
+         "time_read": _py(row.time_read), "time_write": _py(row.time_write),
+         "time_meta": _py(row.time_meta), "bytes_read": _int(row.bytes_read),
+         "bytes_written": _int(row.bytes_written)}
+        for row in topf.itertuples()]
+    s["counters"] = totals(df, module, schema)
+    return s
+
+
+def summarize(job: dict, records: dict[str, pd.DataFrame],
+              ranks: dict[str, pd.DataFrame | None] | None = None,
+              schemas: dict | None = None, top: int = 5) -> dict:
+    """The whole job: {"job": {...}, "modules": {name: {...}}} (docs/report-json.md)."""
+    jb = job_block(job)
+    ranks = ranks or {}
+    schemas = schemas or {}
+    modules = {}
+    for m, df in records.items():
+        if df is None or len(df) == 0:
+            continue
+        modules[m] = summarize_module(m, df, jb, ranks.get(m), schemas.get(m), top)
+    return {"job": jb, "modules": modules}
+
+
+def gather(log) -> dict:
+    """Pull what the reporters need out of an `iochar.Log` into plain data."""
+    records, ranks, series, schemas = {}, {}, {}, {}
+    for m in log.modules:
+        records[m] = log.records(m)
+        schemas[m] = log.schema(m)
+        ranks[m] = log.ranks(m)
+        series[m] = log.series(m)
+    mounts = getattr(log, "mounts", None)
+    return {"job": dict(log.job), "records": records, "ranks": ranks, "series": series,
+            "schemas": schemas, "mounts": mounts}
+
+
+def human_bytes(n) -> str:
+    """1536 -> '1.5 KiB' (binary units, as block and stripe sizes are)."""
+    n = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" or n.is_integer() else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
+
+
+def human_time(s) -> str:
+    s = float(s or 0)
+    if s >= 3600:
+        return f"{s / 3600:.2f} h"
+    if s >= 60:
+        return f"{s / 60:.1f} min"
+    if s >= 1 or s == 0:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s * 1e6:.0f} us"

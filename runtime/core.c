@@ -1,0 +1,171 @@
+/* Process lifecycle: initialisation at load, the serial shutdown at exit, fork
+ * and _exit handling, symbol resolution and the one-line warnings. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+
+int iochar_ready;
+__thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
+struct timespec iochar_mono0;
+iochar_job iochar_job_info;
+int (*iochar_mpi_shutdown)(void);
+int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
+
+static uint64_t warned;
+
+void iochar_warn_once(int key, const char *fmt, ...) {
+  uint64_t bit = 1ull << (key & 63);
+  if (__atomic_fetch_or(&warned, bit, __ATOMIC_RELAXED) & bit) return;
+  char line[1024];
+  int n = snprintf(line, sizeof line, "iochar: ");
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  int e = errno;
+  iochar_in_tool++;
+  ssize_t w = write(2, line, (size_t)n);
+  (void)w;
+  iochar_in_tool--;
+  errno = e;
+}
+
+void *iochar_resolve(const char *name, const void *self) {
+  void *p = dlsym(RTLD_NEXT, name);
+  if (!p || p == self) p = dlsym(RTLD_DEFAULT, name);
+  if (p == self) p = NULL;
+  if (!p) iochar_warn_once(3, "cannot find the real %s; not intercepting it", name);
+  return p;
+}
+
+static void read_small(const char *path, char *buf, size_t n) {
+  buf[0] = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t r = read(fd, buf, n - 1);
+  close(fd);
+  if (r <= 0) return;
+  /* /proc/self/cmdline separates arguments with NULs */
+  for (ssize_t i = 0; i < r - 1; i++)
+    if (buf[i] == 0) buf[i] = ' ';
+  buf[r] = 0;
+}
+
+static void job_identity(iochar_job *j) {
+  ssize_t n = readlink("/proc/self/exe", j->exe, sizeof j->exe - 1);
+  j->exe[n > 0 ? n : 0] = 0;
+  read_small("/proc/self/cmdline", j->cmdline, sizeof j->cmdline);
+  if (gethostname(j->hostname, sizeof j->hostname) != 0) strcpy(j->hostname, "unknown");
+  j->hostname[sizeof j->hostname - 1] = 0;
+  const char *id = getenv("SLURM_JOB_ID");
+  if (!id) id = getenv("PBS_JOBID");
+  if (!id) id = getenv("LSB_JOBID");
+  if (id && *id) snprintf(j->jobid, sizeof j->jobid, "%s", id);
+  else snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
+  const char *u = getenv("USER");
+  if (!u || !*u) u = getenv("LOGNAME");
+  if (u && *u) snprintf(j->user, sizeof j->user, "%s", u);
+  else snprintf(j->user, sizeof j->user, "uid%d", (int)getuid());
+  j->log_pid = (int)getpid();
+  j->nprocs = 1;
+  j->nnodes = 1;
+}
+
+static void start_clocks(void) {
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_MONOTONIC, &iochar_mono0);
+  iochar_job_info.start_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
+}
+
+static void at_fork_prepare(void) { iochar_records_lock(); }
+static void at_fork_parent(void) { iochar_records_unlock(); }
+/* The child reports its own I/O only, in its own log (pid in the name). */
+static void at_fork_child(void) {
+  iochar_records_reset();
+  iochar_series_reset();
+  iochar_job_info.forked = 1;
+  iochar_job_info.written = 0;
+  iochar_job_info.mpi_initialized = 0;
+  iochar_job_info.finalized = 0;
+  iochar_job_info.per_rank_log = 0;
+  iochar_job_info.rank = 0;
+  iochar_job_info.nprocs = 1;
+  iochar_job_info.log_pid = (int)getpid();
+  iochar_mpi_shutdown = NULL;
+  start_clocks();
+}
+
+__attribute__((constructor)) void iochar_init(void) {
+  static int done;
+  if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
+  iochar_in_tool++;
+  if (iochar_config_load() == 0) {
+    job_identity(&iochar_job_info);
+    const char *b = strrchr(iochar_job_info.exe, '/');
+    b = b ? b + 1 : iochar_job_info.exe;
+    if (iochar_is_launcher(b) || iochar_is_launcher(program_invocation_short_name)) {
+      iochar_cfg.disabled = 1;
+    } else {
+      start_clocks();
+      iochar_job_info.memory_bound = iochar_cfg.memory;
+      if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
+        pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+        __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
+      } else {
+        iochar_warn_once(4, "cannot reserve %llu bytes of record memory; not recording",
+                         (unsigned long long)iochar_cfg.memory);
+      }
+    }
+  }
+  iochar_in_tool--;
+}
+
+/* Write this process's log once: the serial log, or a per-rank fallback log
+ * for an MPI job that never reached MPI_Finalize. */
+void iochar_shutdown(void) {
+  if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL))
+    return;
+  iochar_in_tool++;
+  __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  iochar_job_info.end_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.finalized)
+    iochar_job_info.per_rank_log = 1;
+  char path[IOCHAR_PATH_MAX];
+  int e = errno;
+  if (iochar_log_path(path, sizeof path, iochar_job_info.per_rank_log) != 0)
+    iochar_warn_once(5, "log path too long; no log written");
+  else if (iochar_log_write_local(path) != 0)
+    iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+  errno = e;
+  iochar_in_tool--;
+}
+
+__attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
+
+/* _exit skips destructors: write the log first, as a last resort. */
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  static void (*real)(int);
+  iochar_shutdown();
+  if (!real) real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+  if (real) real(status);
+  syscall(231 /* exit_group */, status);
+  __builtin_unreachable();
+}
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  _exit(status);
+}

@@ -1,0 +1,187 @@
+/* The runtime core's interface to the wrappers: state, guard, clock, records, fds. */
+#ifndef IOCHAR_CORE_H
+#define IOCHAR_CORE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "counters.h"
+
+#define IOCHAR_VERSION "0.1.0"
+#define IOCHAR_PATH_MAX 4096
+#define IOCHAR_AGG_ID UINT64_MAX
+
+/* Module ids: fixed, one per intercepted interface (index into iochar_modules). */
+enum iochar_module_id {
+  IOCHAR_MOD_POSIX,
+  IOCHAR_MOD_STDIO,
+  IOCHAR_MOD_MPIIO,
+  IOCHAR_MOD_H5F,
+  IOCHAR_MOD_H5D,
+  IOCHAR_MOD_NC_FILE,
+  IOCHAR_MOD_NC_VAR,
+  IOCHAR_MOD_PNETCDF_FILE,
+  IOCHAR_MOD_PNETCDF_VAR,
+  IOCHAR_MOD_COUNT
+};
+
+/* Where a module keeps the counters that the shared access accounting updates;
+ * -1 marks a counter the module does not have. */
+typedef struct iochar_rw_layout {
+  int16_t ops[2];         /* READS, WRITES (direction 0 = read, 1 = write) */
+  int16_t bytes[2];       /* BYTES_READ, BYTES_WRITTEN */
+  int16_t max_byte[2];    /* MAX_BYTE_READ, MAX_BYTE_WRITTEN */
+  int16_t consec[2];      /* CONSEC_READS, CONSEC_WRITES */
+  int16_t seq[2];         /* SEQ_READS, SEQ_WRITES */
+  int16_t size_bin0[2];   /* SIZE_READ_0_100, SIZE_WRITE_0_100 */
+  int16_t max_time_size[2];
+  int16_t rw_switches;
+  int16_t access1;        /* ACCESS1_ACCESS (top-4 block start) */
+  int16_t stride1;        /* STRIDE1_STRIDE */
+  int16_t file_not_aligned, file_alignment, mem_not_aligned, mem_alignment;
+  int16_t f_time[3];      /* F_READ_TIME, F_WRITE_TIME, F_META_TIME */
+  int16_t f_max_time[2];  /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
+  int16_t f_start[2];     /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
+  int16_t f_end[2];       /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
+} iochar_rw_layout;
+
+typedef struct iochar_module {
+  const char *name;
+  uint32_t version; /* bumped when the module's counter list changes */
+  uint32_t n_int, n_flt;
+  const iochar_counter_def *ints, *flts;
+  size_t state_size; /* per-record state kept in memory only (not logged) */
+  const iochar_rw_layout *rw; /* NULL: the module has no reads/writes */
+} iochar_module;
+
+extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
+
+typedef struct iochar_spin { atomic_flag f; } iochar_spin;
+static inline void iochar_spin_lock(iochar_spin *s) {
+  while (atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire))
+    __builtin_ia32_pause();
+}
+static inline void iochar_spin_unlock(iochar_spin *s) {
+  atomic_flag_clear_explicit(&s->f, memory_order_release);
+}
+
+typedef struct iochar_record {
+  uint64_t id;
+  struct iochar_record *next; /* hash chain, and the module's list */
+  struct iochar_record *all_next;
+  const char *path;
+  iochar_spin lock; /* guards c/f/state; never held across a real call */
+  uint16_t module;
+  uint16_t flags;
+  int64_t *c;
+  double *f;
+  void *state;
+} iochar_record;
+
+/* Open file description: shared by dup'd fds, so offsets move together. */
+typedef struct iochar_fdesc {
+  iochar_record *rec;
+  _Atomic int64_t offset;
+  atomic_int refs;
+  int append;
+  struct iochar_fdesc *free_next;
+} iochar_fdesc;
+
+/* ---- state and guard --------------------------------------------------- */
+extern int iochar_ready;                /* 1 while recording */
+extern __thread int iochar_in_tool;     /* >0 inside the tool's own code */
+extern struct timespec iochar_mono0;    /* monotonic clock at job start */
+
+static inline int iochar_active(void) {
+  return __builtin_expect(iochar_ready && !iochar_in_tool, 1);
+}
+
+/* Seconds since the job start. */
+static inline double iochar_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)(ts.tv_sec - iochar_mono0.tv_sec) +
+         (double)(ts.tv_nsec - iochar_mono0.tv_nsec) * 1e-9;
+}
+
+/* Lazily initialise (safe from any wrapper, any thread). */
+void iochar_init(void);
+
+/* One `iochar:` line on stderr, at most once per key (0..63). */
+void iochar_warn_once(int key, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- paths -------------------------------------------------------------- */
+/* Absolute, cleaned path of `path` relative to `dirfd` (AT_FDCWD or a dir fd)
+ * into out; returns 0, or -1 when it cannot be resolved. */
+int iochar_path_resolve(int dirfd, const char *path, char *out, size_t outlen);
+/* 1 when the cleaned absolute path must not be recorded. */
+int iochar_path_excluded(const char *abs);
+uint64_t iochar_hash_path(const char *s);
+/* Block size of the file system holding abs (cached per mount). */
+int64_t iochar_fs_block_size(const char *abs);
+/* Re-read the cached working directory (after chdir/fchdir). */
+void iochar_cwd_changed(void);
+
+/* ---- records ------------------------------------------------------------ */
+/* The record of `name` in module m, created on first use; past the memory
+ * bound, the module's aggregate record. NULL only if the module is disabled. */
+iochar_record *iochar_record_get(int m, const char *name);
+/* Lookup without creating. */
+iochar_record *iochar_record_find(int m, uint64_t id);
+/* Visit every record of module m (at shutdown; no concurrent creation). */
+void iochar_record_foreach(int m, void (*fn)(iochar_record *, void *), void *arg);
+size_t iochar_record_count(int m);
+
+/* ---- fd table (POSIX descriptors) -------------------------------------- */
+extern _Atomic(iochar_fdesc *) *iochar_fds;
+extern int iochar_fds_max;
+static inline iochar_fdesc *iochar_fd_get(int fd) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return NULL;
+  return atomic_load_explicit(&iochar_fds[fd], memory_order_acquire);
+}
+iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset);
+/* Point fd at d (taking a reference); replaces and releases what was there. */
+void iochar_fd_set(int fd, iochar_fdesc *d);
+/* Forget fd (close): drops its reference. */
+void iochar_fd_clear(int fd);
+
+/* ---- generic handle map (MPI_File, FILE*, hid_t, ncid -> record/state) -- */
+typedef struct iochar_hmap iochar_hmap;
+iochar_hmap *iochar_hmap_create(size_t capacity);
+int iochar_hmap_put(iochar_hmap *h, uint64_t key, void *val);
+void *iochar_hmap_get(iochar_hmap *h, uint64_t key);
+void *iochar_hmap_del(iochar_hmap *h, uint64_t key);
+
+/* ---- shared time series ------------------------------------------------- */
+void iochar_series_add(int m, int dir, double t, int64_t bytes);
+
+/* ---- job ---------------------------------------------------------------- */
+typedef struct iochar_job {
+  double start_wall, end_wall; /* epoch seconds */
+  int rank, nprocs, nnodes;    /* 0/1/1 outside MPI */
+  int mpi_initialized, finalized, written;
+  int per_rank_log; /* MPI job ending without MPI_Finalize */
+  int forked;       /* this process is a fork child */
+  int log_pid;      /* pid in the log name (rank 0's in MPI jobs) */
+  char exe[IOCHAR_PATH_MAX];
+  char cmdline[8192];
+  char hostname[256];
+  char jobid[64];
+  char user[64];
+  char mpi_version[256];
+  uint64_t memory_bound;
+  int64_t folded_files[IOCHAR_MOD_COUNT];
+  int partial;
+} iochar_job;
+extern iochar_job iochar_job_info;
+
+/* MPI hooks: the MPI wrapper sets these so the core can shut down through it. */
+extern int (*iochar_mpi_shutdown)(void); /* reduced write at MPI_Finalize */
+/* Optional extra sections (call sites, trace) appended to a local log. */
+struct iochar_buf;
+extern int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
+
+#endif

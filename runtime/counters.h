@@ -1,0 +1,92 @@
+/* Counter declaration vocabulary shared by every module's X-macro list. */
+#ifndef IOCHAR_COUNTERS_H
+#define IOCHAR_COUNTERS_H
+
+#include <stdint.h>
+
+/* Reduction ops; the numeric values are part of the log format (SCHEMA). */
+enum iochar_op {
+  IOCHAR_OP_SUM = 0,
+  IOCHAR_OP_MAX = 1,
+  IOCHAR_OP_MIN_NZ = 2,
+  IOCHAR_OP_ANY = 3,
+  IOCHAR_OP_TOPK_VAL = 4,
+  IOCHAR_OP_TOPK_CNT = 5,
+  IOCHAR_OP_BYTES = 6,
+  IOCHAR_OP_TIME = 7,
+  IOCHAR_OP_TS_START = 8,
+  IOCHAR_OP_TS_END = 9,
+  IOCHAR_OP_MAXT = 10,
+  IOCHAR_OP_MAXT_SIZE = 11,
+  IOCHAR_OP_FAST_RANK = 12,
+  IOCHAR_OP_FAST_BYTES = 13,
+  IOCHAR_OP_FAST_TIME = 14,
+  IOCHAR_OP_SLOW_RANK = 15,
+  IOCHAR_OP_SLOW_BYTES = 16,
+  IOCHAR_OP_SLOW_TIME = 17,
+  IOCHAR_OP_VAR_TIME = 18,
+  IOCHAR_OP_VAR_BYTES = 19,
+};
+
+typedef struct iochar_counter_def {
+  const char *name;
+  uint8_t op;
+} iochar_counter_def;
+
+/* Building blocks that several modules repeat with their own prefix.  Each
+ * expands X(NAME, OP) entries; M is the module prefix (POSIX, STDIO...). */
+#define IOCHAR_SIZE_BINS(X, M, D)                                              \
+  X(M##_SIZE_##D##_0_100, SUM)                                                 \
+  X(M##_SIZE_##D##_100_1K, SUM)                                                \
+  X(M##_SIZE_##D##_1K_10K, SUM)                                                \
+  X(M##_SIZE_##D##_10K_100K, SUM)                                              \
+  X(M##_SIZE_##D##_100K_1M, SUM)                                               \
+  X(M##_SIZE_##D##_1M_4M, SUM)                                                 \
+  X(M##_SIZE_##D##_4M_10M, SUM)                                                \
+  X(M##_SIZE_##D##_10M_100M, SUM)                                              \
+  X(M##_SIZE_##D##_100M_1G, SUM)                                               \
+  X(M##_SIZE_##D##_1G_PLUS, SUM)
+
+/* Top-4 table: four values then their four counts (T is ACCESS or STRIDE). */
+#define IOCHAR_TOP4(X, M, T)                                                   \
+  X(M##_##T##1_##T, TOPK_VAL)                                                  \
+  X(M##_##T##2_##T, TOPK_VAL)                                                  \
+  X(M##_##T##3_##T, TOPK_VAL)                                                  \
+  X(M##_##T##4_##T, TOPK_VAL)                                                  \
+  X(M##_##T##1_COUNT, TOPK_CNT)                                                \
+  X(M##_##T##2_COUNT, TOPK_CNT)                                                \
+  X(M##_##T##3_COUNT, TOPK_CNT)                                                \
+  X(M##_##T##4_COUNT, TOPK_CNT)
+
+/* Integer side of the cross-rank block (after reduction). */
+#define IOCHAR_RANK_STATS(X, M)                                                \
+  X(M##_FASTEST_RANK, FAST_RANK)                                               \
+  X(M##_FASTEST_RANK_BYTES, FAST_BYTES)                                        \
+  X(M##_SLOWEST_RANK, SLOW_RANK)                                               \
+  X(M##_SLOWEST_RANK_BYTES, SLOW_BYTES)
+
+#define IOCHAR_F_RANK_STATS(X, M)                                              \
+  X(M##_F_FASTEST_RANK_TIME, FAST_TIME)                                        \
+  X(M##_F_SLOWEST_RANK_TIME, SLOW_TIME)                                        \
+  X(M##_F_VARIANCE_RANK_TIME, VAR_TIME)                                        \
+  X(M##_F_VARIANCE_RANK_BYTES, VAR_BYTES)
+
+/* From one X-macro list, generate the enum and the definition table. */
+#define IOCHAR_ENUM_ENTRY(name, op) name,
+#define IOCHAR_DEF_ENTRY(name, op) {#name, IOCHAR_OP_##op},
+
+/* Size bin index (upper bounds inclusive), shared by every module. */
+static inline int iochar_size_bin(int64_t n) {
+  if (n <= 100) return 0;
+  if (n <= 1024) return 1;
+  if (n <= 10240) return 2;
+  if (n <= 102400) return 3;
+  if (n <= 1048576) return 4;
+  if (n <= 4194304) return 5;
+  if (n <= 10485760) return 6;
+  if (n <= 104857600) return 7;
+  if (n <= 1073741824) return 8;
+  return 9;
+}
+
+#endif

@@ -1,0 +1,73 @@
+/* Core-internal interfaces (not for wrappers): init, reset, log building. */
+#ifndef IOCHAR_INTERNAL_H
+#define IOCHAR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+int iochar_records_init(void);
+void iochar_records_reset(void);
+void iochar_records_lock(void);
+void iochar_records_unlock(void);
+int iochar_record_touched(const iochar_record *r);
+
+int iochar_paths_init(void);
+/* Mount table of this process: n entries. */
+typedef struct iochar_mount {
+  char *point, *type;
+  size_t len;
+  int64_t block_size; /* 0 until first asked */
+} iochar_mount;
+int iochar_mounts(const iochar_mount **out);
+
+void iochar_series_reset(void);
+/* Copy module m's series: width, and 4 x nbins int64 (bytes r/w, ops r/w). */
+int iochar_series_get(int m, double *width, int64_t *bins, int nbins_max);
+#define IOCHAR_SERIES_BINS 128
+
+/* Growable byte buffer used only at shutdown (malloc is fine there). */
+typedef struct iochar_buf {
+  uint8_t *p;
+  size_t len, cap;
+  int failed;
+} iochar_buf;
+void iochar_buf_put(iochar_buf *b, const void *p, size_t n);
+void iochar_buf_u8(iochar_buf *b, uint8_t v);
+void iochar_buf_u16(iochar_buf *b, uint16_t v);
+void iochar_buf_u32(iochar_buf *b, uint32_t v);
+void iochar_buf_u64(iochar_buf *b, uint64_t v);
+void iochar_buf_f64(iochar_buf *b, double v);
+void iochar_buf_free(iochar_buf *b);
+
+/* Log building blocks (runtime/log_writer.c); the MPI reducer uses them too. */
+#define IOCHAR_HEADER_SIZE 32
+#define IOCHAR_SECTION_HEADER 48
+void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
+                       uint32_t nsections);
+/* Compress raw into one section appended to out; returns 0 or -1. */
+int iochar_section_add(iochar_buf *out, const char *kind, const char *module,
+                       uint32_t count, const void *raw, size_t rawlen);
+/* Sections describing this process: JOB (when job != 0), MOUNTS, SCHEMA. */
+int iochar_job_sections(iochar_buf *out, int *nsections);
+int iochar_schema_sections(iochar_buf *out, int *nsections,
+                           const int present[IOCHAR_MOD_COUNT]);
+/* Flattened records of one module: rows in the in-memory row layout
+ * (u64 id, i64 rank, i64 c[n_int], f64 f[n_flt]), top-k tables emitted. */
+size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
+size_t iochar_row_size(int m);
+/* Columnar RECORDS payload from rows. */
+void iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
+/* Per-rank totals (one RANKS row) of module m from rows. */
+int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank,
+                       uint8_t out[64]);
+/* Write the whole log of this process (serial or per-rank fallback). */
+int iochar_log_write_local(const char *path);
+/* Final path of this process's log and its temporary name. */
+int iochar_log_path(char *out, size_t n, int per_rank);
+
+/* Timestamps are shifted by this much when written (MPI: local - global start). */
+extern double iochar_ts_shift;
+
+#endif

@@ -1,0 +1,442 @@
+/* The log writer: header, compressed sections, and this process's log.
+ * docs/log-format.md is the byte layout; reports/iochar/log.py is the mirror. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "access.h"
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+
+double iochar_ts_shift;
+
+/* ---- buffers ------------------------------------------------------------ */
+
+void iochar_buf_put(iochar_buf *b, const void *p, size_t n) {
+  if (b->failed) return;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    uint8_t *q = realloc(b->p, cap);
+    if (!q) {
+      b->failed = 1;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+}
+/* Little-endian on every platform iochar targets (x86-64, aarch64). */
+void iochar_buf_u8(iochar_buf *b, uint8_t v) { iochar_buf_put(b, &v, 1); }
+void iochar_buf_u16(iochar_buf *b, uint16_t v) { iochar_buf_put(b, &v, 2); }
+void iochar_buf_u32(iochar_buf *b, uint32_t v) { iochar_buf_put(b, &v, 4); }
+void iochar_buf_u64(iochar_buf *b, uint64_t v) { iochar_buf_put(b, &v, 8); }
+void iochar_buf_f64(iochar_buf *b, double v) { iochar_buf_put(b, &v, 8); }
+void iochar_buf_free(iochar_buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+static void put_str16(iochar_buf *b, const char *s) {
+  size_t n = strlen(s);
+  if (n > 65535) n = 65535;
+  iochar_buf_u16(b, (uint16_t)n);
+  iochar_buf_put(b, s, n);
+}
+
+/* ---- header and sections ------------------------------------------------ */
+
+void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
+                       uint32_t nsections) {
+  uint32_t version = 1, hsize = IOCHAR_HEADER_SIZE;
+  memcpy(out, "IOCHARLG", 8);
+  memcpy(out + 8, &version, 4);
+  memcpy(out + 12, &hsize, 4);
+  memcpy(out + 16, &total, 8);
+  memcpy(out + 24, &nsections, 4);
+  uint32_t crc = (uint32_t)crc32(0, out, 28);
+  memcpy(out + 28, &crc, 4);
+}
+
+int iochar_section_add(iochar_buf *out, const char *kind, const char *module,
+                       uint32_t count, const void *raw, size_t rawlen) {
+  uLongf clen = compressBound(rawlen);
+  uint8_t *z = malloc(clen ? clen : 1);
+  if (!z) return -1;
+  /* Level 1: columns are mostly zeros, so speed costs little in size. */
+  if (compress2(z, &clen, raw ? raw : (const void *)"", rawlen, 1) != Z_OK ||
+      clen > UINT32_MAX) {
+    free(z);
+    return -1;
+  }
+  uint8_t h[IOCHAR_SECTION_HEADER] = {0};
+  strncpy((char *)h, kind, 8);
+  if (module) strncpy((char *)h + 8, module, 16);
+  uint32_t pcrc = (uint32_t)crc32(0, z, clen), c32 = (uint32_t)clen;
+  uint64_t r64 = rawlen;
+  memcpy(h + 24, &count, 4);
+  memcpy(h + 28, &pcrc, 4);
+  memcpy(h + 32, &r64, 8);
+  memcpy(h + 40, &c32, 4);
+  uint32_t hcrc = (uint32_t)crc32(0, h, 44);
+  memcpy(h + 44, &hcrc, 4);
+  iochar_buf_put(out, h, sizeof h);
+  iochar_buf_put(out, z, clen);
+  free(z);
+  return out->failed ? -1 : 0;
+}
+
+/* ---- job, mounts, schema ------------------------------------------------ */
+
+static void kv_i64(iochar_buf *b, const char *k, int64_t v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 1);
+  iochar_buf_u64(b, (uint64_t)v);
+  (*n)++;
+}
+static void kv_f64(iochar_buf *b, const char *k, double v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 2);
+  iochar_buf_f64(b, v);
+  (*n)++;
+}
+static void kv_str(iochar_buf *b, const char *k, const char *v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 3);
+  iochar_buf_u32(b, (uint32_t)strlen(v));
+  iochar_buf_put(b, v, strlen(v));
+  (*n)++;
+}
+
+int iochar_job_sections(iochar_buf *out, int *nsec) {
+  const iochar_job *j = &iochar_job_info;
+  iochar_buf b = {0};
+  uint32_t n = 0;
+  int64_t folded = 0;
+  kv_str(&b, "version", IOCHAR_VERSION, &n);
+  kv_i64(&b, "format", 1, &n);
+  kv_i64(&b, "nprocs", j->nprocs, &n);
+  kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
+  kv_i64(&b, "uid", (int64_t)getuid(), &n);
+  kv_i64(&b, "pid", (int64_t)getpid(), &n);
+  if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
+  kv_f64(&b, "start_time", j->start_wall, &n);
+  kv_f64(&b, "end_time", j->end_wall, &n);
+  kv_str(&b, "exe", j->exe, &n);
+  kv_str(&b, "cmdline", j->cmdline, &n);
+  kv_str(&b, "jobid", j->jobid, &n);
+  kv_str(&b, "hostname", j->hostname, &n);
+  kv_str(&b, "user", j->user, &n);
+  kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
+  kv_i64(&b, "finalized", j->finalized, &n);
+  if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
+    if (!j->folded_files[m] || !iochar_modules[m]) continue;
+    char key[64];
+    snprintf(key, sizeof key, "folded.%s", iochar_modules[m]->name);
+    kv_i64(&b, key, j->folded_files[m], &n);
+    folded += j->folded_files[m];
+  }
+  kv_i64(&b, "folded_files", folded, &n);
+  kv_i64(&b, "partial", j->partial | (j->per_rank_log ? 2 : 0), &n);
+  int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
+  iochar_buf_free(&b);
+  if (rc) return -1;
+  (*nsec)++;
+
+  const iochar_mount *mt;
+  int nm = iochar_mounts(&mt);
+  for (int i = 0; i < nm; i++) {
+    iochar_buf_u32(&b, (uint32_t)mt[i].block_size);
+    put_str16(&b, mt[i].type);
+    put_str16(&b, mt[i].point);
+  }
+  rc = iochar_section_add(out, "MOUNTS", NULL, (uint32_t)nm, b.p, b.len);
+  iochar_buf_free(&b);
+  if (rc) return -1;
+  (*nsec)++;
+  return 0;
+}
+
+int iochar_schema_sections(iochar_buf *out, int *nsec,
+                           const int present[IOCHAR_MOD_COUNT]) {
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m || !present[mi]) continue;
+    iochar_buf b = {0};
+    iochar_buf_u32(&b, m->version);
+    iochar_buf_u32(&b, m->n_int);
+    iochar_buf_u32(&b, m->n_flt);
+    for (uint32_t i = 0; i < m->n_int; i++) {
+      put_str16(&b, m->ints[i].name);
+      iochar_buf_u8(&b, m->ints[i].op);
+    }
+    for (uint32_t i = 0; i < m->n_flt; i++) {
+      put_str16(&b, m->flts[i].name);
+      iochar_buf_u8(&b, m->flts[i].op);
+    }
+    int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt,
+                                b.p, b.len);
+    iochar_buf_free(&b);
+    if (rc) return -1;
+    (*nsec)++;
+  }
+  return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+size_t iochar_row_size(int mi) {
+  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt);
+}
+
+void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L) {
+  iochar_rw_state *s = r->state;
+  if (L->access1 >= 0) iochar_topk_emit(&s->access, r->c, L->access1);
+  if (L->stride1 >= 0) iochar_topk_emit(&s->stride, r->c, L->stride1);
+}
+
+void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
+  int used[IOCHAR_TOPK_SLOTS] = {0};
+  for (int k = 0; k < 4; k++) {
+    int best = -1;
+    for (int i = 0; i < t->n; i++) {
+      if (used[i]) continue;
+      if (best < 0 || t->cnt[i] > t->cnt[best] ||
+          (t->cnt[i] == t->cnt[best] && t->val[i] < t->val[best]))
+        best = i;
+    }
+    c[first + k] = best < 0 ? 0 : t->val[best];
+    c[first + 4 + k] = best < 0 ? 0 : t->cnt[best];
+    if (best >= 0) used[best] = 1;
+  }
+}
+
+typedef struct rows_ctx {
+  int mi;
+  iochar_buf *rows, *names;
+  size_t n;
+} rows_ctx;
+
+/* A record seen by one rank: its own time and bytes are fastest and slowest. */
+static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f,
+                            int rank) {
+  double t = 0;
+  int64_t by = 0;
+  for (uint32_t i = 0; i < m->n_int; i++)
+    if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
+  for (uint32_t i = 0; i < m->n_flt; i++)
+    if (m->flts[i].op == IOCHAR_OP_TIME) t += f[i];
+  for (uint32_t i = 0; i < m->n_int; i++) {
+    uint8_t op = m->ints[i].op;
+    if (op == IOCHAR_OP_FAST_RANK || op == IOCHAR_OP_SLOW_RANK) c[i] = rank;
+    if (op == IOCHAR_OP_FAST_BYTES || op == IOCHAR_OP_SLOW_BYTES) c[i] = by;
+  }
+  for (uint32_t i = 0; i < m->n_flt; i++) {
+    uint8_t op = m->flts[i].op;
+    if (op == IOCHAR_OP_FAST_TIME || op == IOCHAR_OP_SLOW_TIME) f[i] = t;
+    if (op == IOCHAR_OP_VAR_TIME || op == IOCHAR_OP_VAR_BYTES) f[i] = 0;
+    if ((op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END) && f[i] != 0)
+      f[i] += iochar_ts_shift;
+  }
+}
+
+static void row_of(iochar_record *r, void *arg) {
+  rows_ctx *x = arg;
+  const iochar_module *m = iochar_modules[x->mi];
+  if (!iochar_record_touched(r)) return;
+  size_t rs = iochar_row_size(x->mi);
+  uint8_t *row = malloc(rs);
+  if (!row) {
+    x->rows->failed = 1;
+    return;
+  }
+  iochar_spin_lock(&r->lock);
+  if (m->rw) iochar_rw_finish(r, m->rw);
+  int64_t rank = iochar_job_info.rank;
+  memcpy(row, &r->id, 8);
+  memcpy(row + 8, &rank, 8);
+  memcpy(row + 16, r->c, 8 * m->n_int);
+  memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
+  iochar_spin_unlock(&r->lock);
+  fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int),
+                  (int)rank);
+  iochar_buf_put(x->rows, row, rs);
+  free(row);
+  if (x->names) {
+    iochar_buf_u64(x->names, r->id);
+    iochar_buf_u32(x->names, (uint32_t)strlen(r->path));
+    iochar_buf_put(x->names, r->path, strlen(r->path));
+  }
+  x->n++;
+}
+
+size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
+  rows_ctx x = {mi, rows, names, 0};
+  if (iochar_modules[mi]) iochar_record_foreach(mi, row_of, &x);
+  return x.n;
+}
+
+void iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
+  size_t rs = iochar_row_size(mi), ncol = rs / 8;
+  for (size_t col = 0; col < ncol; col++)
+    for (size_t i = 0; i < n; i++)
+      memcpy(out + 8 * (col * n + i), rows + i * rs + 8 * col, 8);
+}
+
+int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank,
+                       uint8_t out[64]) {
+  const iochar_module *m = iochar_modules[mi];
+  const iochar_rw_layout *L = m->rw;
+  int64_t v[5] = {rank, 0, 0, 0, 0};
+  double t[3] = {0, 0, 0};
+  size_t rs = iochar_row_size(mi);
+  for (size_t i = 0; i < n; i++) {
+    const int64_t *c = (const int64_t *)(rows + i * rs + 16);
+    const double *f = (const double *)(c + m->n_int);
+    for (int d = 0; d < 2 && L; d++) {
+      if (L->ops[d] >= 0) v[1 + d] += c[L->ops[d]];
+      if (L->bytes[d] >= 0) v[3 + d] += c[L->bytes[d]];
+    }
+    for (int k = 0; k < 3 && L; k++)
+      if (L->f_time[k] >= 0) t[k] += f[L->f_time[k]];
+  }
+  memcpy(out, v, 40);
+  memcpy(out + 40, t, 24);
+  return 0;
+}
+
+/* ---- whole log of this process ----------------------------------------- */
+
+static const char *base_name(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+int iochar_log_path(char *out, size_t n, int per_rank) {
+  const iochar_job *j = &iochar_job_info;
+  char suffix[64] = "";
+  if (per_rank) snprintf(suffix, sizeof suffix, ".rank%d", j->rank);
+  if (j->forked) snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix),
+                          ".pid%d", (int)getpid());
+  if (iochar_cfg.logfile) {
+    const char *lf = iochar_cfg.logfile;
+    size_t l = strlen(lf);
+    if (!suffix[0]) return snprintf(out, n, "%s", lf) >= (int)n ? -1 : 0;
+    if (l > 7 && strcmp(lf + l - 7, ".iochar") == 0)
+      return snprintf(out, n, "%.*s%s.iochar", (int)(l - 7), lf, suffix) >= (int)n
+                 ? -1 : 0;
+    return snprintf(out, n, "%s%s.iochar", lf, suffix) >= (int)n ? -1 : 0;
+  }
+  char date[32];
+  time_t t = (time_t)j->start_wall;
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
+  const char *dir = iochar_cfg.logdir ? iochar_cfg.logdir : ".";
+  return snprintf(out, n, "%s/%s_%s_id%s_%s_%d%s.iochar", dir, j->user,
+                  base_name(j->exe), j->jobid, date, j->log_pid, suffix) >= (int)n
+             ? -1 : 0;
+}
+
+/* Write buf to a temporary name beside path, then rename into place. */
+static int write_file(const char *path, const iochar_buf *b) {
+  char tmp[IOCHAR_PATH_MAX + 32];
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  size_t off = 0;
+  while (off < b->len) {
+    ssize_t w = write(fd, b->p + off, b->len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp);
+      errno = e;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  if (close(fd) != 0 || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return 0;
+}
+
+int iochar_log_write_local(const char *path) {
+  iochar_buf body = {0};
+  int nsec = 0, present[IOCHAR_MOD_COUNT] = {0}, rc = -1;
+  iochar_buf rows[IOCHAR_MOD_COUNT] = {0}, names = {0};
+  size_t nrows[IOCHAR_MOD_COUNT] = {0};
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
+    if (!iochar_modules[m]) continue;
+    nrows[m] = iochar_module_rows(m, &rows[m], &names);
+    present[m] = nrows[m] > 0;
+  }
+  if (iochar_job_sections(&body, &nsec) ||
+      iochar_schema_sections(&body, &nsec, present))
+    goto out;
+  if (names.len) {
+    uint32_t cnt = 0;
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) cnt += (uint32_t)nrows[m];
+    if (iochar_section_add(&body, "NAMES", NULL, cnt, names.p, names.len)) goto out;
+    nsec++;
+  }
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
+    if (!present[m]) continue;
+    const char *mn = iochar_modules[m]->name;
+    uint8_t *cols = malloc(rows[m].len);
+    if (!cols) goto out;
+    iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
+    int e = iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols,
+                               rows[m].len);
+    free(cols);
+    uint8_t tot[64];
+    iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
+    if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
+    nsec += 2;
+    double width;
+    int64_t bins[4 * IOCHAR_SERIES_BINS];
+    int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);
+    if (nb) {
+      iochar_buf s = {0};
+      iochar_buf_f64(&s, width);
+      iochar_buf_u32(&s, (uint32_t)nb);
+      iochar_buf_u32(&s, 0);
+      iochar_buf_put(&s, bins, sizeof bins);
+      e = iochar_section_add(&body, "SERIES", mn, (uint32_t)nb, s.p, s.len);
+      iochar_buf_free(&s);
+      if (e) goto out;
+      nsec++;
+    }
+  }
+  if (iochar_extra_sections && iochar_extra_sections(&body, &nsec)) goto out;
+  if (body.failed) goto out;
+  {
+    iochar_buf file = {0};
+    uint8_t hdr[IOCHAR_HEADER_SIZE];
+    iochar_log_header(hdr, IOCHAR_HEADER_SIZE + body.len, (uint32_t)nsec);
+    iochar_buf_put(&file, hdr, sizeof hdr);
+    iochar_buf_put(&file, body.p, body.len);
+    rc = file.failed ? -1 : write_file(path, &file);
+    iochar_buf_free(&file);
+  }
+out:
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) iochar_buf_free(&rows[m]);
+  iochar_buf_free(&names);
+  iochar_buf_free(&body);
+  return rc;
+}

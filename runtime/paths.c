@@ -1,0 +1,175 @@
+/* Path normalisation, exclusion prefixes, record ids, and the mount table. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+
+#define MAX_MOUNTS 256
+
+static char cwd[IOCHAR_PATH_MAX];
+static size_t cwd_len;
+static iochar_spin cwd_lock;
+static iochar_mount mounts[MAX_MOUNTS];
+static int nmounts;
+static char log_path_excl[IOCHAR_PATH_MAX];
+
+uint64_t iochar_hash_path(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+  return h;
+}
+
+void iochar_cwd_changed(void) {
+  char buf[IOCHAR_PATH_MAX];
+  if (!getcwd(buf, sizeof buf)) buf[0] = 0;
+  iochar_spin_lock(&cwd_lock);
+  strcpy(cwd, buf);
+  cwd_len = strlen(cwd);
+  iochar_spin_unlock(&cwd_lock);
+}
+
+/* Collapse "//", "/./" and "/../" in place (no symlink resolution: that would
+ * cost syscalls per open, and the user named the file this way). */
+static void clean(char *p) {
+  char *out = p, *in = p;
+  while (*in) {
+    if (in[0] == '/' && in[1] == '/') { in++; continue; }
+    if (in[0] == '/' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+      in += 2;
+      continue;
+    }
+    if (in[0] == '/' && in[1] == '.' && in[2] == '.' && (in[3] == '/' || !in[3])) {
+      while (out > p && *--out != '/');
+      in += 3;
+      continue;
+    }
+    *out++ = *in++;
+  }
+  if (out == p) *out++ = '/';
+  *out = 0;
+}
+
+int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
+  if (!path || !*path) return -1;
+  size_t plen = strlen(path);
+  if (path[0] == '/') {
+    if (plen >= n) return -1;
+    memcpy(out, path, plen + 1);
+  } else {
+    size_t blen;
+    if (dirfd == AT_FDCWD) {
+      iochar_spin_lock(&cwd_lock);
+      blen = cwd_len;
+      if (blen + plen + 2 <= n) memcpy(out, cwd, blen);
+      iochar_spin_unlock(&cwd_lock);
+    } else {
+      iochar_fdesc *d = iochar_fd_get(dirfd);
+      if (d && d->rec && d->rec->path[0] == '/') {
+        blen = strlen(d->rec->path);
+        if (blen + plen + 2 <= n) memcpy(out, d->rec->path, blen);
+      } else {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+        ssize_t r = readlink(link, out, n - 1);
+        if (r <= 0) return -1;
+        blen = (size_t)r;
+      }
+    }
+    if (blen == 0 || blen + plen + 2 > n) return -1;
+    out[blen] = '/';
+    memcpy(out + blen + 1, path, plen + 1);
+  }
+  clean(out);
+  return 0;
+}
+
+static int has_prefix(const char *s, const char *const *tab, const size_t *lens,
+                      int n) {
+  for (int i = 0; i < n; i++)
+    if (strncmp(s, tab[i], lens[i]) == 0) return 1;
+  return 0;
+}
+
+int iochar_path_excluded(const char *abs) {
+  if (log_path_excl[0] && strcmp(abs, log_path_excl) == 0) return 1;
+  if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len,
+                 iochar_cfg.ninclude))
+    return 0;
+  return has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len,
+                    iochar_cfg.nexclude);
+}
+
+/* /proc/self/mounts escapes blanks as \040 etc. */
+static void unescape(char *s) {
+  char *o = s;
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = 0;
+}
+
+int iochar_paths_init(void) {
+  iochar_cwd_changed();
+  if (iochar_cfg.logfile)
+    iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl,
+                        sizeof log_path_excl);
+  FILE *f = fopen("/proc/self/mounts", "r");
+  if (!f) return 0;
+  char line[4096];
+  while (nmounts < MAX_MOUNTS && fgets(line, sizeof line, f)) {
+    char *save, *dev = strtok_r(line, " ", &save);
+    char *point = strtok_r(NULL, " ", &save);
+    char *type = strtok_r(NULL, " ", &save);
+    if (!dev || !point || !type) continue;
+    unescape(point);
+    iochar_mount *m = &mounts[nmounts];
+    m->point = strdup(point);
+    m->type = strdup(type);
+    if (!m->point || !m->type) break;
+    m->len = strlen(m->point);
+    nmounts++;
+  }
+  fclose(f);
+  return 0;
+}
+
+int iochar_mounts(const iochar_mount **out) {
+  *out = mounts;
+  return nmounts;
+}
+
+int64_t iochar_fs_block_size(const char *abs) {
+  int best = -1;
+  size_t best_len = 0;
+  for (int i = 0; i < nmounts; i++) {
+    size_t l = mounts[i].len;
+    if (l < best_len || strncmp(abs, mounts[i].point, l) != 0) continue;
+    if (l > 1 && abs[l] != '/' && abs[l] != 0) continue;
+    best = i;
+    best_len = l;
+  }
+  if (best < 0) {
+    struct statfs sf;
+    return statfs(abs, &sf) == 0 ? (int64_t)sf.f_bsize : 0;
+  }
+  iochar_mount *m = &mounts[best];
+  int64_t bs = __atomic_load_n(&m->block_size, __ATOMIC_RELAXED);
+  if (!bs) {
+    struct statfs sf;
+    if (statfs(m->point, &sf) == 0) bs = (int64_t)sf.f_bsize;
+    __atomic_store_n(&m->block_size, bs, __ATOMIC_RELAXED);
+  }
+  return bs;
+}

@@ -1,0 +1,305 @@
+/* Record tables in a bounded arena, the fd table, and the generic handle map. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "access.h"
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+
+#define NBUCKETS (1u << 14)
+
+/* Record memory: one bump arena of IOCHAR_MEMORY bytes, mapped NORESERVE so
+ * untouched pages cost nothing. Creation is under one mutex (opens only). */
+static uint8_t *arena;
+static size_t arena_used, arena_size;
+static pthread_mutex_t rec_mutex = PTHREAD_MUTEX_INITIALIZER;
+static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
+static iochar_record *mod_list[IOCHAR_MOD_COUNT];
+static size_t mod_count[IOCHAR_MOD_COUNT];
+static iochar_record *aggregate[IOCHAR_MOD_COUNT];
+/* Distinct folded ids, exact up to FOLD_SET entries per process. */
+#define FOLD_SET 65536
+static uint64_t *fold_set;
+
+_Atomic(iochar_fdesc *) *iochar_fds;
+int iochar_fds_max;
+static iochar_fdesc *fdesc_pool, *fdesc_free;
+static size_t fdesc_next;
+static iochar_spin fdesc_lock;
+
+static void *map_anon(size_t n) {
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void *arena_alloc(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (arena_used + n > arena_size) return NULL;
+  void *p = arena + arena_used;
+  arena_used += n;
+  return p;
+}
+
+static size_t record_bytes(const iochar_module *m, size_t namelen) {
+  return sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) +
+         ((m->state_size + 15) & ~(size_t)15) + namelen + 1 + 32;
+}
+
+static iochar_record *record_make(int mi, uint64_t id, const char *name,
+                                  void *mem) {
+  const iochar_module *m = iochar_modules[mi];
+  iochar_record *r = mem;
+  r->id = id;
+  r->module = (uint16_t)mi;
+  r->c = (int64_t *)(r + 1);
+  r->f = (double *)(r->c + m->n_int);
+  r->state = r->f + m->n_flt;
+  r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
+  char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
+  strcpy(path, name);
+  r->path = path;
+  if (m->rw) {
+    iochar_rw_state_init(r->state);
+    if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
+  }
+  return r;
+}
+
+int iochar_records_init(void) {
+  arena_size = iochar_cfg.memory;
+  arena = map_anon(arena_size);
+  fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
+  iochar_fds_max = 1 << 20;
+  iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
+  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)iochar_fds_max);
+  if (!arena || !fold_set || !iochar_fds || !fdesc_pool) return -1;
+  /* Aggregates live outside the bound so totals always have a home. */
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m) continue;
+    void *mem = map_anon(record_bytes(m, 16));
+    if (!mem) return -1;
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", mem);
+  }
+  return 0;
+}
+
+/* Count a folded file once (exact until the set fills; then every lookup). */
+static void note_folded(int mi, uint64_t id) {
+  uint64_t key = id ? id : 1;
+  for (size_t i = key & (FOLD_SET - 1), n = 0; n < FOLD_SET;
+       i = (i + 1) & (FOLD_SET - 1), n++) {
+    if (fold_set[i] == key) return;
+    if (fold_set[i] == 0) {
+      fold_set[i] = key;
+      break;
+    }
+  }
+  iochar_job_info.folded_files[mi]++;
+  iochar_job_info.partial |= 1;
+}
+
+iochar_record *iochar_record_find(int mi, uint64_t id) {
+  iochar_record *r;
+  pthread_mutex_lock(&rec_mutex);
+  for (r = buckets[mi][id & (NBUCKETS - 1)]; r && r->id != id; r = r->next);
+  pthread_mutex_unlock(&rec_mutex);
+  return r;
+}
+
+iochar_record *iochar_record_get(int mi, const char *name) {
+  const iochar_module *m = iochar_modules[mi];
+  if (!m || !arena) return NULL;
+  uint64_t id = iochar_hash_path(name);
+  if (id == IOCHAR_AGG_ID) id--;
+  pthread_mutex_lock(&rec_mutex);
+  iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
+  for (r = *b; r && r->id != id; r = r->next);
+  if (!r) {
+    void *mem = arena_alloc(record_bytes(m, strlen(name)));
+    if (mem) {
+      r = record_make(mi, id, name, mem);
+      r->next = *b;
+      *b = r;
+      r->all_next = mod_list[mi];
+      mod_list[mi] = r;
+      mod_count[mi]++;
+    } else {
+      r = aggregate[mi];
+      note_folded(mi, id);
+      iochar_warn_once(2, "memory bound of %llu bytes reached; further files "
+                          "are folded into one aggregate record per module",
+                       (unsigned long long)arena_size);
+    }
+  }
+  pthread_mutex_unlock(&rec_mutex);
+  return r;
+}
+
+void iochar_record_foreach(int mi, void (*fn)(iochar_record *, void *),
+                           void *arg) {
+  for (iochar_record *r = mod_list[mi]; r; r = r->all_next) fn(r, arg);
+  if (aggregate[mi] && iochar_record_touched(aggregate[mi])) fn(aggregate[mi], arg);
+}
+
+size_t iochar_record_count(int mi) {
+  return mod_count[mi] + (aggregate[mi] && iochar_record_touched(aggregate[mi]));
+}
+
+int iochar_record_touched(const iochar_record *r) {
+  const iochar_module *m = iochar_modules[r->module];
+  for (uint32_t i = 0; i < m->n_int; i++)
+    if (r->c[i] && !(m->rw && i == (uint32_t)m->rw->mem_alignment) &&
+        !(m->rw && i == (uint32_t)m->rw->file_alignment))
+      return 1;
+  for (uint32_t i = 0; i < m->n_flt; i++)
+    if (r->f[i] != 0) return 1;
+  return 0;
+}
+
+/* fork child: keep records (inherited fds still point at them) but zero what
+ * they counted, so the child reports only its own I/O. */
+void iochar_records_reset(void) {
+  pthread_mutex_init(&rec_mutex, NULL);
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m) continue;
+    iochar_record *agg = aggregate[mi];
+    for (iochar_record *r = mod_list[mi];; r = r->all_next) {
+      if (!r) r = agg, agg = NULL;
+      if (!r) break;
+      int64_t keep_fa = m->rw && m->rw->file_alignment >= 0 ? r->c[m->rw->file_alignment] : 0;
+      memset(r->c, 0, 8 * m->n_int);
+      memset(r->f, 0, 8 * m->n_flt);
+      memset(r->state, 0, m->state_size);
+      atomic_flag_clear(&r->lock.f);
+      if (m->rw) {
+        iochar_rw_state_init(r->state);
+        if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
+        if (m->rw->file_alignment >= 0) r->c[m->rw->file_alignment] = keep_fa;
+      }
+    }
+    iochar_job_info.folded_files[mi] = 0;
+  }
+  iochar_job_info.partial = 0;
+  memset(fold_set, 0, FOLD_SET * sizeof(uint64_t));
+  atomic_flag_clear(&fdesc_lock.f);
+}
+
+void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }
+void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
+
+/* ---- fd table ----------------------------------------------------------- */
+
+iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
+  iochar_spin_lock(&fdesc_lock);
+  iochar_fdesc *d = fdesc_free;
+  if (d) fdesc_free = d->free_next;
+  else if (fdesc_next < (size_t)iochar_fds_max) d = &fdesc_pool[fdesc_next++];
+  iochar_spin_unlock(&fdesc_lock);
+  if (!d) return NULL;
+  d->rec = rec;
+  d->append = append;
+  d->free_next = NULL;
+  atomic_store(&d->offset, offset);
+  atomic_store(&d->refs, 0);
+  return d;
+}
+
+static void fdesc_release(iochar_fdesc *d) {
+  if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
+  iochar_spin_lock(&fdesc_lock);
+  d->free_next = fdesc_free;
+  fdesc_free = d;
+  iochar_spin_unlock(&fdesc_lock);
+}
+
+void iochar_fd_set(int fd, iochar_fdesc *d) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return;
+  if (d) atomic_fetch_add(&d->refs, 1);
+  fdesc_release(atomic_exchange(&iochar_fds[fd], d));
+}
+
+void iochar_fd_clear(int fd) { iochar_fd_set(fd, NULL); }
+
+/* ---- handle map: open addressing, linear probing, backward-shift delete -- */
+
+struct iochar_hmap {
+  iochar_spin lock;
+  size_t mask;
+  uint64_t *keys;
+  void **vals;
+};
+
+iochar_hmap *iochar_hmap_create(size_t cap) {
+  size_t n = 16;
+  while (n < cap * 2) n <<= 1;
+  iochar_hmap *h = map_anon(sizeof *h + n * 16);
+  if (!h) return NULL;
+  h->mask = n - 1;
+  h->keys = (uint64_t *)(h + 1);
+  h->vals = (void **)(h->keys + n);
+  return h;
+}
+
+static size_t hslot(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  return (size_t)(k ^ (k >> 33));
+}
+
+int iochar_hmap_put(iochar_hmap *h, uint64_t key, void *val) {
+  if (!h || !val) return -1;
+  iochar_spin_lock(&h->lock);
+  size_t i = hslot(key) & h->mask, n = 0;
+  while (h->vals[i] && h->keys[i] != key && n++ <= h->mask) i = (i + 1) & h->mask;
+  int ok = n <= h->mask;
+  if (ok) {
+    h->keys[i] = key;
+    h->vals[i] = val;
+  }
+  iochar_spin_unlock(&h->lock);
+  return ok ? 0 : -1;
+}
+
+void *iochar_hmap_get(iochar_hmap *h, uint64_t key) {
+  if (!h) return NULL;
+  iochar_spin_lock(&h->lock);
+  void *v = NULL;
+  for (size_t i = hslot(key) & h->mask, n = 0; h->vals[i] && n <= h->mask;
+       i = (i + 1) & h->mask, n++)
+    if (h->keys[i] == key) {
+      v = h->vals[i];
+      break;
+    }
+  iochar_spin_unlock(&h->lock);
+  return v;
+}
+
+void *iochar_hmap_del(iochar_hmap *h, uint64_t key) {
+  if (!h) return NULL;
+  iochar_spin_lock(&h->lock);
+  void *v = NULL;
+  size_t i = hslot(key) & h->mask, n = 0;
+  while (h->vals[i] && h->keys[i] != key && n++ <= h->mask) i = (i + 1) & h->mask;
+  if (h->vals[i] && h->keys[i] == key) {
+    v = h->vals[i];
+    h->vals[i] = NULL;
+    /* Shift back later entries of the probe run so lookups stay correct. */
+    for (size_t j = (i + 1) & h->mask; h->vals[j]; j = (j + 1) & h->mask) {
+      size_t home = hslot(h->keys[j]) & h->mask;
+      if (((j - home) & h->mask) >= ((j - i) & h->mask)) {
+        h->keys[i] = h->keys[j];
+        h->vals[i] = h->vals[j];
+        h->vals[j] = NULL;
+        i = j;
+      }
+    }
+  }
+  iochar_spin_unlock(&h->lock);
+  return v;
+}

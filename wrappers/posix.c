@@ -1,0 +1,446 @@
+/* POSIX interception: descriptors, data calls, offsets and metadata calls. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "../runtime/access.h"
+#include "interpose.h"
+#include "posix_counters.h"
+
+static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+
+static const iochar_rw_layout layout = {
+    .ops = {POSIX_READS, POSIX_WRITES},
+    .bytes = {POSIX_BYTES_READ, POSIX_BYTES_WRITTEN},
+    .max_byte = {POSIX_MAX_BYTE_READ, POSIX_MAX_BYTE_WRITTEN},
+    .consec = {POSIX_CONSEC_READS, POSIX_CONSEC_WRITES},
+    .seq = {POSIX_SEQ_READS, POSIX_SEQ_WRITES},
+    .size_bin0 = {POSIX_SIZE_READ_0_100, POSIX_SIZE_WRITE_0_100},
+    .max_time_size = {POSIX_MAX_READ_TIME_SIZE, POSIX_MAX_WRITE_TIME_SIZE},
+    .rw_switches = POSIX_RW_SWITCHES,
+    .access1 = POSIX_ACCESS1_ACCESS,
+    .stride1 = POSIX_STRIDE1_STRIDE,
+    .file_not_aligned = POSIX_FILE_NOT_ALIGNED,
+    .file_alignment = POSIX_FILE_ALIGNMENT,
+    .mem_not_aligned = POSIX_MEM_NOT_ALIGNED,
+    .mem_alignment = POSIX_MEM_ALIGNMENT,
+    .f_time = {POSIX_F_READ_TIME, POSIX_F_WRITE_TIME, POSIX_F_META_TIME},
+    .f_max_time = {POSIX_F_MAX_READ_TIME, POSIX_F_MAX_WRITE_TIME},
+    .f_start = {POSIX_F_READ_START_TIMESTAMP, POSIX_F_WRITE_START_TIMESTAMP},
+    .f_end = {POSIX_F_READ_END_TIMESTAMP, POSIX_F_WRITE_END_TIMESTAMP},
+};
+
+const iochar_module iochar_mod_posix = {
+    .name = "POSIX",
+    .version = 1,
+    .n_int = POSIX_NUM_INDICES,
+    .n_flt = POSIX_F_NUM_INDICES,
+    .ints = ints,
+    .flts = flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &layout,
+};
+
+/* glibc < 2.33 routes stat calls through these; newer headers no longer
+ * declare them, but old binaries still call them. */
+int __xstat(int, const char *, struct stat *);
+int __lxstat(int, const char *, struct stat *);
+int __fxstat(int, int, struct stat *);
+int __fxstatat(int, int, const char *, struct stat *, int);
+int __xstat64(int, const char *, struct stat64 *);
+int __lxstat64(int, const char *, struct stat64 *);
+int __fxstat64(int, int, struct stat64 *);
+int __fxstatat64(int, int, const char *, struct stat64 *, int);
+
+/* ---- record steps (called with iochar_in_tool set) ---------------------- */
+
+static iochar_record *path_record(int dirfd, const char *path) {
+  char abs[IOCHAR_PATH_MAX];
+  if (iochar_path_resolve(dirfd, path, abs, sizeof abs) || iochar_path_excluded(abs))
+    return NULL;
+  iochar_record *r = iochar_record_get(IOCHAR_MOD_POSIX, abs);
+  if (r && r->c[POSIX_FILE_ALIGNMENT] == 0 && r->id != IOCHAR_AGG_ID) {
+    int64_t bs = iochar_fs_block_size(abs);
+    iochar_spin_lock(&r->lock);
+    r->c[POSIX_FILE_ALIGNMENT] = bs;
+    iochar_spin_unlock(&r->lock);
+  }
+  return r;
+}
+
+static void record_open(int fd, int dirfd, const char *path, int flags,
+                        mode_t mode, double t0, double t1) {
+  iochar_record *r = path_record(dirfd, path);
+  if (!r) return;
+  int64_t off = 0;
+  if (flags & O_APPEND) { /* appends land at the end: start from the size */
+    struct stat st;
+    if (fstat(fd, &st) == 0) off = st.st_size;
+  }
+  iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, off);
+  iochar_fd_set(fd, d);
+  iochar_spin_lock(&r->lock);
+  r->c[POSIX_OPENS]++;
+  if ((flags & O_CREAT) && !r->c[POSIX_MODE]) r->c[POSIX_MODE] = mode & 07777;
+  iochar_ts(&r->f[POSIX_F_OPEN_START_TIMESTAMP], &r->f[POSIX_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_rw(iochar_fdesc *d, int dir, int64_t off, ssize_t ret,
+                      const void *buf, double t0, double t1) {
+  if (off < 0) { /* implicit offset: the description's, moved by the result */
+    off = ret > 0 ? atomic_fetch_add(&d->offset, ret) : atomic_load(&d->offset);
+  }
+  iochar_record *r = d->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  iochar_series_add(IOCHAR_MOD_POSIX, dir, t0, ret);
+}
+
+/* Metadata call on a tracked record: bump counter idx and meta time. */
+static void record_meta(iochar_record *r, int idx, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_close(int fd, iochar_fdesc *d, double t0, double t1) {
+  iochar_record *r = d->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[POSIX_F_CLOSE_START_TIMESTAMP], &r->f[POSIX_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  iochar_fd_clear(fd);
+}
+
+static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {
+  iochar_fd_set(newfd, d);
+  record_meta(d->rec, POSIX_DUPS, t0, t1);
+}
+
+static void record_path_meta(int dirfd, const char *path, int idx, double t0,
+                             double t1) {
+  iochar_record *r = path_record(dirfd, path);
+  if (r) record_meta(r, idx, t0, t1);
+}
+
+/* ---- open family -------------------------------------------------------- */
+
+#define OPEN_MODE(flags, mode)                                                 \
+  if ((flags) & (O_CREAT | O_TMPFILE)) {                                       \
+    va_list ap;                                                                \
+    va_start(ap, flags);                                                       \
+    mode = va_arg(ap, mode_t);                                                 \
+    va_end(ap);                                                                \
+  }
+
+#define DEFINE_OPEN(name)                                                      \
+  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                 \
+    mode_t mode = 0;                                                           \
+    OPEN_MODE(flags, mode);                                                    \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);         \
+    double t0 = iochar_now();                                                  \
+    int fd = IOCHAR_REAL(name)(path, flags, mode);                             \
+    double t1 = iochar_now();                                                  \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
+    return fd;                                                                 \
+  }
+DEFINE_OPEN(open)
+DEFINE_OPEN(open64)
+
+#define DEFINE_OPENAT(name)                                                    \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {      \
+    mode_t mode = 0;                                                           \
+    OPEN_MODE(flags, mode);                                                    \
+    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);  \
+    double t0 = iochar_now();                                                  \
+    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                      \
+    double t1 = iochar_now();                                                  \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
+    return fd;                                                                 \
+  }
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)
+
+#define DEFINE_CREAT(name)                                                     \
+  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                    \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                \
+    double t0 = iochar_now();                                                  \
+    int fd = IOCHAR_REAL(name)(path, mode);                                    \
+    double t1 = iochar_now();                                                  \
+    int flags = O_CREAT | O_WRONLY | O_TRUNC;                                  \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
+    return fd;                                                                 \
+  }
+DEFINE_CREAT(creat)
+DEFINE_CREAT(creat64)
+
+IOCHAR_WRAP(int, close, (int fd)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (!d || !iochar_active()) {
+    if (d) iochar_fd_clear(fd);
+    return IOCHAR_REAL(close)(fd);
+  }
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(close)(fd);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(record_close(fd, d, t0, t1));
+  return ret;
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+/* The shape of every data wrapper: guard, clock, real call, clock, record. */
+#define DATA_CALL(name, dir, off, buf, call)                                   \
+  iochar_fdesc *d = iochar_fd_get(fd);                                         \
+  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;                   \
+  double t0 = iochar_now();                                                    \
+  ssize_t ret = IOCHAR_REAL(name) call;                                        \
+  double t1 = iochar_now();                                                    \
+  IOCHAR_RECORD(record_rw(d, dir, off, ret, buf, t0, t1));                     \
+  return ret;
+
+IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
+  DATA_CALL(read, 0, -1, buf, (fd, buf, n))
+}
+IOCHAR_WRAP(ssize_t, write, (int fd, const void *buf, size_t n)) {
+  DATA_CALL(write, 1, -1, buf, (fd, buf, n))
+}
+IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)) {
+  DATA_CALL(pread, 0, off, buf, (fd, buf, n, off))
+}
+IOCHAR_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off)) {
+  DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off))
+}
+IOCHAR_WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off)) {
+  DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off))
+}
+IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off)) {
+  DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off))
+}
+
+/* Vector calls: the first buffer decides memory alignment. */
+#define IOV0(iov, n) ((n) > 0 ? (iov)[0].iov_base : NULL)
+IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)) {
+  DATA_CALL(readv, 0, -1, IOV0(iov, n), (fd, iov, n))
+}
+IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
+  DATA_CALL(writev, 1, -1, IOV0(iov, n), (fd, iov, n))
+}
+IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)) {
+  DATA_CALL(preadv, 0, off, IOV0(iov, n), (fd, iov, n, off))
+}
+IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off)) {
+  DATA_CALL(pwritev, 1, off, IOV0(iov, n), (fd, iov, n, off))
+}
+IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off)) {
+  DATA_CALL(preadv64, 0, off, IOV0(iov, n), (fd, iov, n, off))
+}
+IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off)) {
+  DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off))
+}
+/* v2: offset -1 means the current file offset. */
+IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
+  DATA_CALL(preadv2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl))
+}
+IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
+  DATA_CALL(pwritev2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))
+}
+IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
+  DATA_CALL(preadv64v2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl))
+}
+IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
+  DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))
+}
+
+/* ---- offsets ------------------------------------------------------------ */
+
+#define DEFINE_LSEEK(name, type)                                               \
+  IOCHAR_WRAP(type, name, (int fd, type off, int whence)) {                    \
+    iochar_fdesc *d = iochar_fd_get(fd);                                       \
+    if (!d || !iochar_active()) {                                              \
+      type r = IOCHAR_REAL(name)(fd, off, whence);                             \
+      if (d && r >= 0) atomic_store(&d->offset, (int64_t)r);                   \
+      return r;                                                                \
+    }                                                                          \
+    double t0 = iochar_now();                                                  \
+    type r = IOCHAR_REAL(name)(fd, off, whence);                               \
+    double t1 = iochar_now();                                                  \
+    if (r >= 0) {                                                              \
+      atomic_store(&d->offset, (int64_t)r);                                    \
+      IOCHAR_RECORD(record_meta(d->rec, POSIX_SEEKS, t0, t1));                 \
+    }                                                                          \
+    return r;                                                                  \
+  }
+DEFINE_LSEEK(lseek, off_t)
+DEFINE_LSEEK(lseek64, off64_t)
+
+/* ---- sync, truncate, mmap ---------------------------------------------- */
+
+#define FD_META(name, idx, params, call)                                       \
+  IOCHAR_WRAP(int, name, params) {                                             \
+    iochar_fdesc *d = iochar_fd_get(fd);                                       \
+    if (!d || !iochar_active()) return IOCHAR_REAL(name) call;                 \
+    double t0 = iochar_now();                                                  \
+    int r = IOCHAR_REAL(name) call;                                            \
+    double t1 = iochar_now();                                                  \
+    IOCHAR_RECORD(record_meta(d->rec, idx, t0, t1));                           \
+    return r;                                                                  \
+  }
+FD_META(fsync, POSIX_FSYNCS, (int fd), (fd))
+FD_META(fdatasync, POSIX_FDSYNCS, (int fd), (fd))
+FD_META(ftruncate, POSIX_TRUNCATES, (int fd, off_t len), (fd, len))
+FD_META(ftruncate64, POSIX_TRUNCATES, (int fd, off64_t len), (fd, len))
+FD_META(fstat, POSIX_STATS, (int fd, struct stat *st), (fd, st))
+FD_META(fstat64, POSIX_STATS, (int fd, struct stat64 *st), (fd, st))
+FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st), (v, fd, st))
+FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st))
+
+#define DEFINE_MMAP(name, type)                                                \
+  IOCHAR_WRAP(void *, name, (void *a, size_t n, int prot, int fl, int fd, type off)) { \
+    iochar_fdesc *d = iochar_fd_get(fd);                                       \
+    if (!d || !iochar_active()) return IOCHAR_REAL(name)(a, n, prot, fl, fd, off); \
+    double t0 = iochar_now();                                                  \
+    void *r = IOCHAR_REAL(name)(a, n, prot, fl, fd, off);                      \
+    double t1 = iochar_now();                                                  \
+    if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1)); \
+    return r;                                                                  \
+  }
+DEFINE_MMAP(mmap, off_t)
+DEFINE_MMAP(mmap64, off64_t)
+
+/* ---- path metadata ------------------------------------------------------ */
+
+/* Path calls record only successes: failed probes create no records. */
+#define PATH_META(name, idx, dirfd, path, params, call)                        \
+  IOCHAR_WRAP(int, name, params) {                                             \
+    if (!iochar_active()) return IOCHAR_REAL(name) call;                       \
+    double t0 = iochar_now();                                                  \
+    int r = IOCHAR_REAL(name) call;                                            \
+    double t1 = iochar_now();                                                  \
+    if (r == 0) IOCHAR_RECORD(record_path_meta(dirfd, path, idx, t0, t1));     \
+    return r;                                                                  \
+  }
+PATH_META(stat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
+PATH_META(lstat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
+PATH_META(stat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
+PATH_META(lstat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
+PATH_META(fstatat, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat *s, int f), (dfd, p, s, f))
+PATH_META(fstatat64, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat64 *s, int f), (dfd, p, s, f))
+PATH_META(__xstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
+PATH_META(__lxstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
+PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
+PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
+PATH_META(__fxstatat, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat *s, int f), (v, dfd, p, s, f))
+PATH_META(__fxstatat64, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat64 *s, int f), (v, dfd, p, s, f))
+PATH_META(truncate, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off_t n), (p, n))
+PATH_META(truncate64, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off64_t n), (p, n))
+PATH_META(unlink, POSIX_UNLINKS, AT_FDCWD, p, (const char *p), (p))
+PATH_META(unlinkat, POSIX_UNLINKS, dfd, p, (int dfd, const char *p, int f), (dfd, p, f))
+
+static void record_rename(int sdir, const char *src, int ddir, const char *dst,
+                          double t0, double t1) {
+  record_path_meta(sdir, src, POSIX_RENAME_SOURCES, t0, t1);
+  record_path_meta(ddir, dst, POSIX_RENAME_TARGETS, t0, t1);
+}
+
+IOCHAR_WRAP(int, rename, (const char *src, const char *dst)) {
+  if (!iochar_active()) return IOCHAR_REAL(rename)(src, dst);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(rename)(src, dst);
+  double t1 = iochar_now();
+  if (r == 0) IOCHAR_RECORD(record_rename(AT_FDCWD, src, AT_FDCWD, dst, t0, t1));
+  return r;
+}
+IOCHAR_WRAP(int, renameat, (int sd, const char *src, int dd, const char *dst)) {
+  if (!iochar_active()) return IOCHAR_REAL(renameat)(sd, src, dd, dst);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(renameat)(sd, src, dd, dst);
+  double t1 = iochar_now();
+  if (r == 0) IOCHAR_RECORD(record_rename(sd, src, dd, dst, t0, t1));
+  return r;
+}
+
+/* ---- descriptor duplication --------------------------------------------- */
+
+IOCHAR_WRAP(int, dup, (int fd)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (!d || !iochar_active()) return IOCHAR_REAL(dup)(fd);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(dup)(fd);
+  double t1 = iochar_now();
+  if (r >= 0) IOCHAR_RECORD(record_dup(r, d, t0, t1));
+  return r;
+}
+
+/* dup2/dup3 onto a tracked fd close it implicitly: forget it either way. */
+#define DEFINE_DUP2(name, params, call)                                        \
+  IOCHAR_WRAP(int, name, params) {                                             \
+    iochar_fdesc *d = iochar_fd_get(fd);                                       \
+    if (!iochar_active()) {                                                    \
+      int r = IOCHAR_REAL(name) call;                                          \
+      if (r >= 0 && r != fd) iochar_fd_set(r, d);                              \
+      return r;                                                                \
+    }                                                                          \
+    double t0 = iochar_now();                                                  \
+    int r = IOCHAR_REAL(name) call;                                            \
+    double t1 = iochar_now();                                                  \
+    if (r >= 0 && r != fd) {                                                   \
+      if (d) IOCHAR_RECORD(record_dup(r, d, t0, t1));                          \
+      else iochar_fd_clear(r);                                                 \
+    }                                                                          \
+    return r;                                                                  \
+  }
+DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))
+DEFINE_DUP2(dup3, (int fd, int nfd, int fl), (fd, nfd, fl))
+
+IOCHAR_WRAP(int, fcntl, (int fd, int cmd, ...)) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *); /* every fcntl argument fits a pointer */
+  va_end(ap);
+  iochar_fdesc *d = iochar_fd_get(fd);
+  int dupcmd = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+  if (!d || !dupcmd || !iochar_active()) return IOCHAR_REAL(fcntl)(fd, cmd, arg);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(fcntl)(fd, cmd, arg);
+  double t1 = iochar_now();
+  if (r >= 0) IOCHAR_RECORD(record_dup(r, d, t0, t1));
+  return r;
+}
+IOCHAR_WRAP(int, fcntl64, (int fd, int cmd, ...)) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  iochar_fdesc *d = iochar_fd_get(fd);
+  int dupcmd = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+  if (!d || !dupcmd || !iochar_active()) return IOCHAR_REAL(fcntl64)(fd, cmd, arg);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(fcntl64)(fd, cmd, arg);
+  double t1 = iochar_now();
+  if (r >= 0) IOCHAR_RECORD(record_dup(r, d, t0, t1));
+  return r;
+}
+
+/* ---- working directory (relative paths are resolved against a cache) ---- */
+
+IOCHAR_WRAP(int, chdir, (const char *p)) {
+  int r = IOCHAR_REAL(chdir)(p);
+  if (r == 0 && iochar_ready) IOCHAR_RECORD(iochar_cwd_changed());
+  return r;
+}
+IOCHAR_WRAP(int, fchdir, (int fd)) {
+  int r = IOCHAR_REAL(fchdir)(fd);
+  if (r == 0 && iochar_ready) IOCHAR_RECORD(iochar_cwd_changed());
+  return r;
+}

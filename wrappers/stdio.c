@@ -1,0 +1,403 @@
+/* STDIO interception: streams, buffered data calls, positioning and flushes. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../runtime/access.h"
+#include "interpose.h"
+#include "stdio_counters.h"
+
+static const iochar_counter_def ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def flts[] = {STDIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+
+static const iochar_rw_layout layout = {
+    .ops = {STDIO_READS, STDIO_WRITES},
+    .bytes = {STDIO_BYTES_READ, STDIO_BYTES_WRITTEN},
+    .max_byte = {STDIO_MAX_BYTE_READ, STDIO_MAX_BYTE_WRITTEN},
+    .consec = {STDIO_CONSEC_READS, STDIO_CONSEC_WRITES},
+    .seq = {STDIO_SEQ_READS, STDIO_SEQ_WRITES},
+    .size_bin0 = {STDIO_SIZE_READ_0_100, STDIO_SIZE_WRITE_0_100},
+    .max_time_size = {STDIO_MAX_READ_TIME_SIZE, STDIO_MAX_WRITE_TIME_SIZE},
+    .rw_switches = STDIO_RW_SWITCHES,
+    .access1 = STDIO_ACCESS1_ACCESS,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
+    .f_time = {STDIO_F_READ_TIME, STDIO_F_WRITE_TIME, STDIO_F_META_TIME},
+    .f_max_time = {STDIO_F_MAX_READ_TIME, STDIO_F_MAX_WRITE_TIME},
+    .f_start = {STDIO_F_READ_START_TIMESTAMP, STDIO_F_WRITE_START_TIMESTAMP},
+    .f_end = {STDIO_F_READ_END_TIMESTAMP, STDIO_F_WRITE_END_TIMESTAMP},
+};
+
+const iochar_module iochar_mod_stdio = {
+    .name = "STDIO",
+    .version = 1,
+    .n_int = STDIO_NUM_INDICES,
+    .n_flt = STDIO_F_NUM_INDICES,
+    .ints = ints,
+    .flts = flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &layout,
+};
+
+/* Per-stream state, found through the stream's descriptor (fileno is a plain
+ * field read in glibc): an array lookup on the hot path, no hashing. */
+typedef struct stream {
+  iochar_record *rec;
+  FILE *fp;
+  _Atomic int64_t offset;
+} stream;
+
+static stream *streams; /* indexed by fd, mapped lazily */
+static stream std_streams[3];
+#define NSTREAMS (1 << 20)
+
+static stream *stream_get(FILE *fp) {
+  int fd = fp ? fileno(fp) : -1;
+  if (fd < 0 || fd >= NSTREAMS) return NULL;
+  if (fd <= 2 && (fp == stdin || fp == stdout || fp == stderr)) {
+    stream *s = &std_streams[fd];
+    if (!__atomic_load_n(&s->rec, __ATOMIC_ACQUIRE)) {
+      static const char *const names[] = {"<STDIN>", "<STDOUT>", "<STDERR>"};
+      iochar_record *r = iochar_record_get(IOCHAR_MOD_STDIO, names[fd]);
+      s->fp = fp;
+      __atomic_store_n(&s->rec, r, __ATOMIC_RELEASE);
+    }
+    return s->rec ? s : NULL;
+  }
+  if (!streams) return NULL;
+  stream *s = &streams[fd];
+  return __atomic_load_n(&s->fp, __ATOMIC_ACQUIRE) == fp && s->rec ? s : NULL;
+}
+
+int _IO_getc(FILE *);
+int _IO_putc(int, FILE *);
+
+/* ---- record steps (called with iochar_in_tool set) ---------------------- */
+
+static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
+                        int is_fdopen, double t0, double t1) {
+  int fd = fileno(fp);
+  if (fd < 0 || fd >= NSTREAMS) return;
+  if (!streams) {
+    void *p = mmap(NULL, sizeof(stream) * NSTREAMS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    if (!__atomic_compare_exchange_n(&streams, &(stream *){NULL}, p, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      munmap(p, sizeof(stream) * NSTREAMS);
+  }
+  char abs[IOCHAR_PATH_MAX];
+  iochar_record *r = NULL;
+  if (path) {
+    if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) == 0 &&
+        !iochar_path_excluded(abs))
+      r = iochar_record_get(IOCHAR_MOD_STDIO, abs);
+  } else { /* fdopen: name it after what the descriptor is */
+    iochar_fdesc *d = iochar_fd_get(fd_in);
+    if (d && d->rec) r = iochar_record_get(IOCHAR_MOD_STDIO, d->rec->path);
+  }
+  stream *s = &streams[fd];
+  __atomic_store_n(&s->fp, NULL, __ATOMIC_RELEASE);
+  if (!r) return;
+  int64_t off = 0;
+  if (mode && mode[0] == 'a') {
+    struct stat st;
+    if (fstat(fd, &st) == 0) off = st.st_size;
+  }
+  s->rec = r;
+  atomic_store(&s->offset, off);
+  __atomic_store_n(&s->fp, fp, __ATOMIC_RELEASE);
+  iochar_spin_lock(&r->lock);
+  r->c[STDIO_OPENS]++;
+  if (is_fdopen) r->c[STDIO_FDOPENS]++;
+  iochar_ts(&r->f[STDIO_F_OPEN_START_TIMESTAMP], &r->f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_rw(stream *s, int dir, int64_t n, double t0, double t1) {
+  int64_t off = n > 0 ? atomic_fetch_add(&s->offset, n) : atomic_load(&s->offset);
+  iochar_record *r = s->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, &layout, r->state, dir, off, n, NULL, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  iochar_series_add(IOCHAR_MOD_STDIO, dir, t0, n);
+}
+
+static void record_meta(stream *s, int idx, double t0, double t1) {
+  iochar_record *r = s->rec;
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_seek(stream *s, FILE *fp, double t0, double t1) {
+  long pos = ftello(fp);
+  if (pos >= 0) atomic_store(&s->offset, (int64_t)pos);
+  record_meta(s, STDIO_SEEKS, t0, t1);
+}
+
+static void record_close(stream *s, double t0, double t1) {
+  iochar_record *r = s->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[STDIO_F_CLOSE_START_TIMESTAMP], &r->f[STDIO_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  if (s >= std_streams && s < std_streams + 3) return;
+  __atomic_store_n(&s->fp, NULL, __ATOMIC_RELEASE);
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
+#define DEFINE_FOPEN(name)                                                     \
+  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode)) {            \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                \
+    double t0 = iochar_now();                                                  \
+    FILE *fp = IOCHAR_REAL(name)(path, mode);                                  \
+    double t1 = iochar_now();                                                  \
+    if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1));         \
+    return fp;                                                                 \
+  }
+DEFINE_FOPEN(fopen)
+DEFINE_FOPEN(fopen64)
+
+IOCHAR_WRAP(FILE *, fdopen, (int fd, const char *mode)) {
+  if (!iochar_active()) return IOCHAR_REAL(fdopen)(fd, mode);
+  double t0 = iochar_now();
+  FILE *fp = IOCHAR_REAL(fdopen)(fd, mode);
+  double t1 = iochar_now();
+  if (fp) IOCHAR_RECORD(record_open(fp, NULL, fd, mode, 1, t0, t1));
+  return fp;
+}
+
+#define DEFINE_FREOPEN(name)                                                   \
+  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode, FILE *old)) { \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode, old);           \
+    stream *s = stream_get(old);                                               \
+    double t0 = iochar_now();                                                  \
+    FILE *fp = IOCHAR_REAL(name)(path, mode, old);                             \
+    double t1 = iochar_now();                                                  \
+    IOCHAR_RECORD({                                                            \
+      if (s) record_close(s, t0, t1);                                          \
+      if (fp && path) record_open(fp, path, -1, mode, 0, t0, t1);              \
+    });                                                                        \
+    return fp;                                                                 \
+  }
+DEFINE_FREOPEN(freopen)
+DEFINE_FREOPEN(freopen64)
+
+IOCHAR_WRAP(int, fclose, (FILE * fp)) {
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  int fd = fp ? fileno(fp) : -1;
+  /* fclose closes the descriptor inside libc, past the POSIX wrapper. */
+  if (fd >= 0) iochar_fd_clear(fd);
+  if (!s) {
+    if (streams && fd >= 0 && fd < NSTREAMS && streams[fd].fp == fp)
+      __atomic_store_n(&streams[fd].fp, NULL, __ATOMIC_RELEASE);
+    return IOCHAR_REAL(fclose)(fp);
+  }
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(fclose)(fp);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(record_close(s, t0, t1));
+  return r;
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+/* Guard, clock, real call, clock, then the bytes the call moved. */
+#define STDIO_DATA(name, fp, dir, call, bytes_expr)                            \
+  stream *s = iochar_active() ? stream_get(fp) : NULL;                         \
+  if (!s) return IOCHAR_REAL(name) call;                                       \
+  double t0 = iochar_now();                                                    \
+  __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;             \
+  double t1 = iochar_now();                                                    \
+  IOCHAR_RECORD(record_rw(s, dir, (bytes_expr), t0, t1));                      \
+  return ret;
+
+IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz))
+}
+IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz))
+}
+IOCHAR_WRAP(int, fgetc, (FILE * fp)) {
+  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1)
+}
+IOCHAR_WRAP(int, getc, (FILE * fp)) {
+  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1)
+}
+IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) {
+  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1)
+}
+IOCHAR_WRAP(int, getw, (FILE * fp)) {
+  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int))
+}
+IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
+  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0)
+}
+IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) {
+  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+}
+IOCHAR_WRAP(int, putc, (int c, FILE *fp)) {
+  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+}
+IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) {
+  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+}
+IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
+  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int))
+}
+IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
+  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str))
+}
+IOCHAR_WRAP(int, puts, (const char *str)) {
+  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1)
+}
+IOCHAR_WRAP(int, putchar, (int c)) {
+  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1)
+}
+IOCHAR_WRAP(int, getchar, (void)) {
+  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1)
+}
+IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
+  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret)
+}
+IOCHAR_WRAP(int, vprintf, (const char *fmt, va_list ap)) {
+  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret)
+}
+
+/* Variadic forms forward to the v-forms of libc directly (not our wrappers,
+ * which would count twice). */
+static __typeof__(&vfprintf) libc_vfprintf(void) {
+  return IOCHAR_REAL(vfprintf);
+}
+
+__attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  double t0 = s ? iochar_now() : 0;
+  int ret = libc_vfprintf()(fp, fmt, ap);
+  va_end(ap);
+  if (s) {
+    double t1 = iochar_now();
+    IOCHAR_RECORD(record_rw(s, 1, ret, t0, t1));
+  }
+  return ret;
+}
+__attribute__((visibility("default"))) int printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  stream *s = iochar_active() ? stream_get(stdout) : NULL;
+  double t0 = s ? iochar_now() : 0;
+  int ret = libc_vfprintf()(stdout, fmt, ap);
+  va_end(ap);
+  if (s) {
+    double t1 = iochar_now();
+    IOCHAR_RECORD(record_rw(s, 1, ret, t0, t1));
+  }
+  return ret;
+}
+
+/* fscanf family: the bytes consumed are the change of the stream position. */
+typedef int (*vscan_fn)(FILE *, const char *, va_list);
+static int scan_common(vscan_fn real, FILE *fp, const char *fmt, va_list ap) {
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  if (!s) return real(fp, fmt, ap);
+  long before, after;
+  IOCHAR_RECORD(before = ftell(fp));
+  double t0 = iochar_now();
+  int ret = real(fp, fmt, ap);
+  double t1 = iochar_now();
+  IOCHAR_RECORD({
+    after = ftell(fp);
+    record_rw(s, 0, before >= 0 && after >= before ? after - before : 0, t0, t1);
+  });
+  return ret;
+}
+/* glibc's headers rename the scanf family to __isoc99_*, so the exported
+ * names are given explicitly; each resolves its own real function. */
+#define DEFINE_VSCAN(fn, sym)                                                  \
+  int fn(FILE *, const char *, va_list) __asm__(sym);                          \
+  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt,     \
+                                                va_list ap) {                  \
+    static vscan_fn real;                                                      \
+    if (!real) real = (vscan_fn)iochar_resolve(sym, (const void *)fn);         \
+    return scan_common(real, fp, fmt, ap);                                     \
+  }
+#define DEFINE_SCAN(fn, sym, vsym)                                             \
+  int fn(FILE *, const char *, ...) __asm__(sym);                              \
+  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt,     \
+                                                ...) {                         \
+    static vscan_fn real;                                                      \
+    if (!real) real = (vscan_fn)iochar_resolve(vsym, NULL);                    \
+    va_list ap;                                                                \
+    va_start(ap, fmt);                                                         \
+    int r = scan_common(real, fp, fmt, ap);                                    \
+    va_end(ap);                                                                \
+    return r;                                                                  \
+  }
+DEFINE_VSCAN(wrap_vfscanf, "vfscanf")
+DEFINE_VSCAN(wrap_isoc99_vfscanf, "__isoc99_vfscanf")
+DEFINE_SCAN(wrap_fscanf, "fscanf", "vfscanf")
+DEFINE_SCAN(wrap_isoc99_fscanf, "__isoc99_fscanf", "__isoc99_vfscanf")
+
+/* ---- positioning and flushing ------------------------------------------- */
+
+#define STDIO_SEEK(name, params, call, ok)                                     \
+  IOCHAR_WRAP(int, name, params) {                                             \
+    stream *s = iochar_active() ? stream_get(fp) : NULL;                       \
+    if (!s) return IOCHAR_REAL(name) call;                                     \
+    double t0 = iochar_now();                                                  \
+    int ret = IOCHAR_REAL(name) call;                                          \
+    double t1 = iochar_now();                                                  \
+    if (ok) IOCHAR_RECORD(record_seek(s, fp, t0, t1));                         \
+    return ret;                                                                \
+  }
+STDIO_SEEK(fseek, (FILE * fp, long off, int wh), (fp, off, wh), ret == 0)
+STDIO_SEEK(fseeko, (FILE * fp, off_t off, int wh), (fp, off, wh), ret == 0)
+STDIO_SEEK(fseeko64, (FILE * fp, off64_t off, int wh), (fp, off, wh), ret == 0)
+STDIO_SEEK(fsetpos, (FILE * fp, const fpos_t *pos), (fp, pos), ret == 0)
+STDIO_SEEK(fsetpos64, (FILE * fp, const fpos64_t *pos), (fp, pos), ret == 0)
+
+IOCHAR_WRAP(void, rewind, (FILE * fp)) {
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  if (!s) {
+    IOCHAR_REAL(rewind)(fp);
+    return;
+  }
+  double t0 = iochar_now();
+  IOCHAR_REAL(rewind)(fp);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(record_seek(s, fp, t0, t1));
+}
+
+/* ftell is answered from the stream; counted as metadata time only. */
+IOCHAR_WRAP(long, ftell, (FILE * fp)) {
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  if (!s) return IOCHAR_REAL(ftell)(fp);
+  double t0 = iochar_now();
+  long r = IOCHAR_REAL(ftell)(fp);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(record_meta(s, -1, t0, t1));
+  return r;
+}
+
+IOCHAR_WRAP(int, fflush, (FILE * fp)) {
+  stream *s = iochar_active() && fp ? stream_get(fp) : NULL;
+  if (!s) return IOCHAR_REAL(fflush)(fp);
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(fflush)(fp);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(record_meta(s, STDIO_FLUSHES, t0, t1));
+  return r;
+}
