@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,10 @@ static void job_identity(iochar_job *j) {
   else snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
   const char *u = getenv("USER");
   if (!u || !*u) u = getenv("LOGNAME");
+  struct passwd pw, *pwp = NULL;
+  char pwbuf[1024];
+  if ((!u || !*u) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
+    u = pw.pw_name;
   if (u && *u) snprintf(j->user, sizeof j->user, "%s", u);
   else snprintf(j->user, sizeof j->user, "uid%d", (int)getuid());
   j->log_pid = (int)getpid();

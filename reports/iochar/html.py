@@ -17,7 +17,7 @@ th{background:#f4f4f4} td.l,th.l{text-align:left} .muted{color:#777}
 .adv.high{border-color:#c0392b} .adv.warn{border-color:#e67e22} .adv.info{border-color:#2980b9}
 .sev{font-weight:bold;text-transform:uppercase;font-size:11px;margin-right:.5em}
 .high .sev{color:#c0392b} .warn .sev{color:#e67e22} .info .sev{color:#2980b9}
-img{max-width:100%;display:block;margin:.5em 0} .grid{display:flex;flex-wrap:wrap;gap:1em}
+img{max-width:100%;display:block;margin:.5em 0} .grid{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
 .grid img{max-width:520px}
 """
 
@@ -34,7 +34,8 @@ def table(head: list, rows: list, left: int = 1) -> str:
     th = "".join(f'<th class="{"l" if i < left else ""}">{esc(h)}</th>' for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{esc(c)}</td>'
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><tr>{th}</tr>{body}</table>"
+    head_row = f"<tr>{th}</tr>" if any(head) else ""
+    return f"<table>{head_row}{body}</table>"
 
 
 def job_section(job: dict) -> str:

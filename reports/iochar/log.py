@@ -296,18 +296,19 @@ class _Part:
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
         """This file's rows of one module: rank, record_id, path, counters."""
         _, n_int, n_float, cols = self.schemas[module]
-        dt = record_dtype(n_int, n_float)
-        chunks = [np.frombuffer(b, dtype=dt) for b in self.records.get(module, [])]
-        n = sum(map(len, chunks))
-        # counters stored one column per row of a C-ordered block: pandas' own layout
+        ncol = 2 + n_int + n_float
+        # columnar payload: record_id[n], rank[n], then one array per counter
+        chunks = [np.frombuffer(b, dtype="<i8").reshape(ncol, -1)
+                  for b in self.records.get(module, [])]
+        n = sum(c.shape[1] for c in chunks)
         ints, floats = np.empty((n_int, n), np.int64), np.empty((n_float, n), np.float64)
         ids, ranks = np.empty(n, np.uint64), np.empty(n, np.int64)
         at = 0
         for c in chunks:
-            sl = slice(at, at + len(c))
-            ids[sl], ranks[sl] = c["record_id"], c["rank"]
-            ints[:, sl], floats[:, sl] = c["ints"].T, c["floats"].T
-            at += len(c)
+            sl = slice(at, at + c.shape[1])
+            ids[sl], ranks[sl] = c[0].view(np.uint64), c[1]
+            ints[:, sl], floats[:, sl] = c[2:2 + n_int], c[2 + n_int:].view(np.float64)
+            at += c.shape[1]
         nprocs = self.job.get("nprocs")
         bad = ranks < -1
         if isinstance(nprocs, int) and nprocs > 0:
@@ -487,7 +488,7 @@ def _expand(path_or_list) -> list:
     return files
 
 
-def open(path_or_list) -> Log:  # noqa: A001 - the public name is iochar.open
+def open(path_or_list) -> Log:
     """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
     return Log([_read(p) for p in _expand(path_or_list)])
 

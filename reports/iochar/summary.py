@@ -140,6 +140,10 @@ def job_block(job: dict) -> dict:
     return out
 
 
+def has_bins(df: pd.DataFrame, module: str) -> bool:
+    return any(f"{module}_SIZE_{d}_{b}" in df.columns for d in ("READ", "WRITE") for b in SIZE_BINS)
+
+
 def size_histogram(df: pd.DataFrame, module: str) -> dict:
     """{"read": {bin: count}, "write": {bin: count}} summed over all records."""
     out = {}
@@ -309,8 +313,7 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     pat = pattern(df, module, files["reads"].to_numpy(), files["writes"].to_numpy())
     if pat is not None:
         s["pattern"] = pat
-    if any(f"{module}_SIZE_READ_{b}" in df.columns or f"{module}_SIZE_WRITE_{b}" in df.columns
-           for b in SIZE_BINS):
+    if has_bins(df, module):
         s["size_histogram"] = size_histogram(df, module)
     s["top_sizes"] = top_sizes(df, module)
     topf = files[files["time"] > 0].nlargest(top, "time") if top else files.iloc[:0]

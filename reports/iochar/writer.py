@@ -5,8 +5,10 @@ Used by tests, fuzzing and benchmarks; vectorized so million-record logs are qui
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -88,6 +90,13 @@ def records_array(records, schema: list, n_int: int) -> np.ndarray:
     return arr
 
 
+def columnar(rows: np.ndarray) -> bytes:
+    """RECORDS payload: record ids, ranks, then each counter as one column."""
+    cols = [rows["record_id"].view(np.int64), rows["rank"]]
+    cols += list(rows["ints"].T) + list(rows["floats"].T.view(np.int64))
+    return np.ascontiguousarray(np.stack(cols)).astype("<i8").tobytes() if len(rows) else b""
+
+
 def _n_int(schema: list, n_int: int | None) -> int:
     """Integer counters come first; by default those whose name lacks `_F_`."""
     return sum("_F_" not in name for name, _ in schema) if n_int is None else n_int
@@ -101,12 +110,12 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
     [(kind, module, count, payload)]; chunk: split NAMES/RECORDS into sections of this
     many entries (as an MPI job's ranks do)."""
-    secs = [section("JOB", "", len(job), job_payload(job), level)]
+    secs = [("JOB", "", len(job), job_payload(job))]
     if mounts is not None:
         rows = mounts.itertuples(index=False) if isinstance(mounts, pd.DataFrame) else mounts
         rows = [(str(m), str(f), int(b)) for m, f, b in rows]
         body = b"".join(struct.pack("<I", b) + _text(f, "<H") + _text(m, "<H") for m, f, b in rows)
-        secs.append(section("MOUNTS", "", len(rows), body, level))
+        secs.append(("MOUNTS", "", len(rows), body))
     if names is None:  # take them from the frames' path columns
         names = {}
         for spec in modules.values():
@@ -117,30 +126,32 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
     paths = list(names.values())
     step = chunk or max(len(ids), 1)
     for i in range(0, len(ids), step):
-        secs.append(section("NAMES", "", len(ids[i:i + step]),
-                            names_payload(ids[i:i + step], paths[i:i + step]), level))
+        secs.append(("NAMES", "", len(ids[i:i + step]),
+                     names_payload(ids[i:i + step], paths[i:i + step])))
     for mod, spec in modules.items():
         schema = [(n, int(op)) for n, op in spec["schema"]]
         n_int = _n_int(schema, spec.get("n_int"))
-        secs.append(section("SCHEMA", mod, len(schema),
-                            schema_payload(schema, n_int, spec.get("version", 1)), level))
+        secs.append(("SCHEMA", mod, len(schema),
+                     schema_payload(schema, n_int, spec.get("version", 1))))
         arr = records_array(spec["records"], schema, n_int)
         step = chunk or max(len(arr), 1)
         for i in range(0, max(len(arr), 1), step):
             part = arr[i:i + step]
-            secs.append(section("RECORDS", mod, len(part), part.tobytes(), level))
+            secs.append(("RECORDS", mod, len(part), columnar(part)))
     for mod, items in (series or {}).items():
         for s in [items] if isinstance(items, dict) else items:
             bins = np.array([np.asarray(s[k], dtype="<i8") for k in SERIES_KEYS])
             body = struct.pack("<dII", s["width"], bins.shape[1], 0) + bins.tobytes()
-            secs.append(section("SERIES", mod, bins.shape[1], body, level))
+            secs.append(("SERIES", mod, bins.shape[1], body))
     for mod, rows in (ranks or {}).items():
         arr = np.zeros(len(rows["rank"]), dtype=RANKS_DTYPE)
         for k in RANKS_DTYPE.names:
             arr[k] = np.asarray(rows[k])
-        secs.append(section("RANKS", mod, len(arr), arr.tobytes(), level))
+        secs.append(("RANKS", mod, len(arr), arr.tobytes()))
     for kind, mod, count, payload in extra_sections:
-        secs.append(section(kind, mod, count, payload, level))
+        secs.append((kind, mod, count, payload))
+    with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:  # zlib releases the GIL
+        secs = list(pool.map(lambda s: section(*s, level=level), secs))
     total = HEADER.size + sum(map(len, secs))
     head = HEADER.pack(MAGIC, FORMAT_VERSION, HEADER.size, total, len(secs), 0)[:28]
     return b"".join([head, struct.pack("<I", zlib.crc32(head)), *secs])

@@ -27,7 +27,7 @@ RULES = (small_io, random_access, misaligned, no_collective, stdio_heavy, metada
          rank_imbalance, redundant_reads, hints, hdf5_chunking, netcdf_record_vars,
          fsync_storm, rw_switches, many_seeks)
 
-__all__ = ["RULES", "SEVERITIES", "Advice", "ConfigError", "Context", "evaluate"]
+__all__ = ["RANK", "RULES", "SEVERITIES", "Advice", "ConfigError", "Context", "evaluate"]
 
 
 def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:

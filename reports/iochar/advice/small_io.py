@@ -58,8 +58,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if cfg["use_stripe_unit"] and stripe_unit(ctx) > 0:
         size = stripe_unit(ctx)
     for module, df in ctx.records.items():
-        if module in SKIP or f"{module}_SIZE_WRITE_0_100" not in df.columns and \
-                f"{module}_SIZE_READ_0_100" not in df.columns:
+        if module in SKIP or not S.has_bins(df, module):
             continue
         ms = ctx.module_summary(module)
         if module == "MPIIO":

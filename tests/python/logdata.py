@@ -1,9 +1,7 @@
-"""Shared fixtures for the Python tests: a POSIX-like schema and synthetic logs."""
+"""Synthetic schemas, records and jobs for the reader/writer/merge/parser tests."""
 
 import numpy as np
 import pandas as pd
-import pytest
-
 from iochar.log import OP
 from iochar.writer import fnv1a64
 
@@ -42,15 +40,11 @@ def random_records(schema, n, nprocs=4, seed=0, paths=None):
     return df
 
 
-@pytest.fixture
-def schema():
-    return posix_like_schema()
-
-
-@pytest.fixture
-def job():
-    return {"version": "0.1.0", "format": 1, "nprocs": 4, "nnodes": 1, "uid": 1000, "pid": 42,
-            "start_time": 1700000000.25, "end_time": 1700000010.5, "exe": "/home/u/app",
-            "cmdline": "/home/u/app -n 3 in.dat", "jobid": "1234", "hostname": "node001",
-            "user": "u", "partial": 0, "memory_bound": 1 << 26, "finalized": 1,
-            "mpi": "Open MPI v4.1.4"}
+def make_job(**kw):
+    job = {"version": "0.1.0", "format": 1, "nprocs": 4, "nnodes": 1, "uid": 1000, "pid": 42,
+           "start_time": 1700000000.25, "end_time": 1700000010.5, "exe": "/home/u/app",
+           "cmdline": "/home/u/app -n 3 in.dat", "jobid": "1234", "hostname": "node001",
+           "user": "u", "partial": 0, "memory_bound": 1 << 26, "finalized": 1,
+           "mpi": "Open MPI v4.1.4"}
+    job.update(kw)
+    return job

@@ -1,0 +1,52 @@
+/* The PMPI entry points the tool itself calls, resolved at run time so that
+ * libiochar.so never links libmpi and still loads in non-MPI programs. */
+#ifndef IOCHAR_PMPI_H
+#define IOCHAR_PMPI_H
+
+#include <mpi.h>
+
+#ifdef OPEN_MPI
+/* Open MPI's predefined handles are addresses of library objects: weak
+ * references keep the library loadable where libmpi is absent (they are only
+ * used after MPI_Init, when libmpi is there). */
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_info_null
+#pragma weak ompi_mpi_byte
+#pragma weak ompi_mpi_int
+#pragma weak ompi_mpi_double
+#pragma weak ompi_mpi_uint64_t
+#pragma weak ompi_mpi_int64_t
+#pragma weak ompi_mpi_op_sum
+#pragma weak ompi_mpi_op_min
+#pragma weak ompi_mpi_op_max
+#pragma weak ompi_mpi_op_bor
+#pragma weak ompi_mpi_errors_return
+#pragma weak ompi_request_null
+#pragma weak ompi_mpi_file_null
+#pragma weak ompi_mpi_datatype_null
+#endif
+
+#define IOCHAR_PMPI_FUNCS(X)                                                   \
+  X(Comm_rank) X(Comm_size) X(Comm_dup) X(Comm_free) X(Comm_split_type)        \
+  X(Comm_set_errhandler) X(Type_size_x) X(Type_contiguous) X(Type_commit)      \
+  X(Type_free) X(Op_create) X(Op_free) X(Allreduce) X(Exscan) X(Alltoall)      \
+  X(Alltoallv) X(Reduce) X(Bcast) X(Barrier) X(Get_library_version)           \
+  X(File_open) X(File_close) X(File_write_at_all) X(File_get_info)            \
+  X(Info_get) X(Info_free) X(Finalized)
+
+#define IOCHAR_PMPI_FIELD(n) __typeof__(&PMPI_##n) n;
+typedef struct iochar_pmpi_table {
+  IOCHAR_PMPI_FUNCS(IOCHAR_PMPI_FIELD)
+} iochar_pmpi_table;
+#undef IOCHAR_PMPI_FIELD
+
+extern iochar_pmpi_table iochar_pmpi;
+/* Resolve every entry once; 0 when all exist, else -1 (one `iochar:` line). */
+int iochar_pmpi_load(void);
+
+/* The MPI shutdown (reducer/reduce.c): reduce, compress, one collective write.
+ * Called from MPI_Finalize with iochar_in_tool set, before PMPI_Finalize. */
+int iochar_mpi_reduce_and_write(void);
+
+#endif

@@ -1,0 +1,145 @@
+"""iochar-diff: compare two runs of one application; exit 1 on an I/O regression.
+
+Rules (docs/diff-rules.md): per module, a metric regresses when it grows (or, for
+access size, shrinks) by more than its threshold AND by more than its absolute floor,
+so timing noise between two runs of one deterministic job never flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .. import advice
+from .. import summary as S
+from ..log import LogError
+from .report import ArgParser, build, load
+
+TIME_THRESHOLD = 50.0  # percent; I/O time is noisy on shared file systems
+TIME_FLOOR = 1.0  # seconds of slowest-rank I/O time
+OPS_FLOOR = 100  # operations
+BYTES_FLOOR = 1 << 20  # bytes
+FILES_FLOOR = 10  # files
+SIZE_FLOOR = 1024  # bytes of mean access size
+
+
+def metrics(s: dict) -> dict:
+    """The compared quantities of one module summary: name -> (value, worse_if, floor, kind)."""
+    ops = s["reads"] + s["writes"]
+    nbytes = s["bytes_read"] + s["bytes_written"]
+    top = s["top_sizes"][0]["size"] if s.get("top_sizes") else 0
+    return {
+        "io time (slowest rank)": (float(s["slowest_rank"]["time"] or 0), "up", TIME_FLOOR, "time"),
+        "read+write ops": (ops, "up", OPS_FLOOR, "count"),
+        "meta ops (opens, stats, seeks, syncs)":
+            (s["opens"] + s["stats"] + s["seeks"] + s["syncs"], "up", OPS_FLOOR, "count"),
+        "bytes moved": (nbytes, "up", BYTES_FLOOR, "bytes"),
+        "files": (s["files"], "up", FILES_FLOOR, "count"),
+        "mean access size": (nbytes / ops if ops else 0, "down", SIZE_FLOOR, "bytes"),
+        "most common access size": (top, "down", SIZE_FLOOR, "bytes"),
+    }
+
+
+def fmt(v, kind) -> str:
+    return {"time": S.human_time, "bytes": S.human_bytes}.get(kind, lambda x: f"{x:,.0f}")(v)
+
+
+def worst_advice(items: list) -> dict:
+    """(module, rule id) -> its most severe advice (the list is sorted most severe first)."""
+    out = {}
+    for a in items:
+        out.setdefault((a["module"], a["id"]), a)
+    return out
+
+
+def compare(base: dict, new: dict, threshold: float, time_threshold: float) -> dict:
+    rows = []
+    for m in sorted(set(base["modules"]) | set(new["modules"])):
+        b, n = base["modules"].get(m), new["modules"].get(m)
+        if b is None or n is None:
+            rows.append({"module": m, "metric": "module", "base": b is not None,
+                         "new": n is not None, "change": None,
+                         "verdict": "appeared" if b is None else "disappeared"})
+            continue
+        mb, mn = metrics(b), metrics(n)
+        for k, (bv, worse, floor, kind) in mb.items():
+            nv = mn[k][0]
+            change = (nv - bv) / bv * 100 if bv else (0.0 if nv == bv else None)
+            limit = time_threshold if kind == "time" else threshold
+            delta = nv - bv if worse == "up" else bv - nv
+            bad = delta > floor and (bv == 0 or delta / bv * 100 > limit)
+            good = -delta > floor and bv and -delta / bv * 100 > limit
+            rows.append({"module": m, "metric": k, "base": bv, "new": nv, "kind": kind,
+                         "change": None if change is None else round(change, 2),
+                         "verdict": "REGRESSION" if bad else "better" if good else "ok"})
+    ba, na = worst_advice(base["advice"]), worst_advice(new["advice"])
+    appeared = [a for k, a in na.items() if k not in ba or
+                advice.RANK[a["severity"]] < advice.RANK[ba[k]["severity"]]]
+    gone = [a for k, a in ba.items() if k not in na]
+    severe = [a for a in appeared if a["severity"] == "high"]
+    regressions = sum(r["verdict"] == "REGRESSION" for r in rows) + len(severe)
+    return {"rows": rows, "advice_appeared": appeared, "advice_disappeared": gone,
+            "regressions": regressions, "regression": regressions > 0}
+
+
+def text(res: dict, base: str, new: str) -> str:
+    out = [f"iochar-diff: {base} -> {new}",
+           f"{'module':<8} {'metric':<38} {'base':>12} {'new':>12} {'change':>8}  verdict"]
+    for r in res["rows"]:
+        if r["metric"] == "module":
+            out.append(f"{r['module']:<8} {'(module)':<38} {'':>12} {'':>12} {'':>8}  "
+                       f"{r['verdict']}")
+            continue
+        ch = "new" if r["change"] is None else f"{r['change']:+.0f}%"
+        out.append(f"{r['module']:<8} {r['metric']:<38} {fmt(r['base'], r['kind']):>12} "
+                   f"{fmt(r['new'], r['kind']):>12} {ch:>8}  {r['verdict']}")
+    for a in res["advice_appeared"]:
+        out.append(f"advice appeared: [{a['severity'].upper()}] {a['id']}: {a['message']}"
+                   + ("  REGRESSION" if a["severity"] == "high" else ""))
+    for a in res["advice_disappeared"]:
+        out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {a['message']}")
+    out.append(f"verdict: {res['regressions']} regression(s)" if res["regression"]
+               else "verdict: ok (within thresholds)")
+    return "\n".join(out) + "\n"
+
+
+def _pct(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {s!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"percentage must be >= 0: {s!r}")
+    return v
+
+
+def main(argv=None) -> int:
+    p = ArgParser(prog="iochar-diff", description="Compare two iochar logs of one application.")
+    p.add_argument("base", metavar="BASE", help="reference log (or directory of per-rank logs)")
+    p.add_argument("new", metavar="NEW", help="log to check")
+    p.add_argument("--threshold", type=_pct, default=10.0, metavar="PCT",
+                   help="allowed growth of ops/bytes/files, shrink of access size (default 10)")
+    p.add_argument("--time-threshold", type=_pct, default=TIME_THRESHOLD, metavar="PCT",
+                   help=f"allowed growth of I/O time (default {TIME_THRESHOLD:g})")
+    p.add_argument("--config", metavar="TOML", help="advice thresholds, as iochar-report")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    args = p.parse_args(argv)
+    try:
+        cfg = advice.config.load(args.config)
+        base = build(load([args.base]), cfg)
+        new = build(load([args.new]), cfg)
+    except (LogError, OSError, advice.ConfigError) as e:
+        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
+        print(f"iochar-diff: error: {msg}", file=sys.stderr)
+        return 2
+    res = compare(base, new, args.threshold, args.time_threshold)
+    if args.json:
+        print(json.dumps({"base": args.base, "new": args.new, **res}, indent=1, default=S._py))
+    else:
+        sys.stdout.write(text(res, args.base, args.new))
+    return 1 if res["regression"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

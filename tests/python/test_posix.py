@@ -1,0 +1,132 @@
+"""POSIX counters from real workloads with exactly known I/O."""
+
+import pytest
+
+from tool import logs_in, one, run_log, workload
+
+W = workload("posix_workload")
+
+
+def posix(tmp_path, mode, **kw):
+    _, log = run_log([W, mode, str(tmp_path)], tmp_path, **kw)
+    return log, log.records("POSIX")
+
+
+def test_consecutive_writes_and_reads(tmp_path):
+    log, df = posix(tmp_path, "consec")
+    r = one(df, "/consec.dat")
+    assert r["rank"] == 0
+    assert log.job["nprocs"] == 1
+    expect = dict(POSIX_OPENS=1, POSIX_WRITES=100, POSIX_READS=100, POSIX_SEEKS=1,
+                  POSIX_BYTES_WRITTEN=409600, POSIX_BYTES_READ=409600,
+                  POSIX_CONSEC_WRITES=99, POSIX_SEQ_WRITES=99, POSIX_CONSEC_READS=99,
+                  POSIX_SEQ_READS=99, POSIX_SIZE_WRITE_1K_10K=100, POSIX_SIZE_READ_1K_10K=100,
+                  POSIX_MAX_BYTE_WRITTEN=409599, POSIX_MAX_BYTE_READ=409599,
+                  POSIX_RW_SWITCHES=1, POSIX_FILE_NOT_ALIGNED=0, POSIX_MEM_NOT_ALIGNED=0,
+                  POSIX_MEM_ALIGNMENT=8, POSIX_ACCESS1_ACCESS=4096, POSIX_ACCESS1_COUNT=200,
+                  POSIX_ACCESS2_COUNT=0, POSIX_STRIDE1_STRIDE=0, POSIX_STRIDE1_COUNT=198,
+                  POSIX_MODE=0o644, POSIX_FASTEST_RANK=0, POSIX_SLOWEST_RANK=0,
+                  POSIX_FASTEST_RANK_BYTES=819200)
+    assert {k: r[k] for k in expect} == expect
+    assert r["POSIX_FILE_ALIGNMENT"] > 0
+    assert 0 < r["POSIX_F_OPEN_START_TIMESTAMP"] <= r["POSIX_F_WRITE_START_TIMESTAMP"]
+    assert r["POSIX_F_WRITE_END_TIMESTAMP"] <= r["POSIX_F_READ_START_TIMESTAMP"]
+    assert r["POSIX_F_READ_END_TIMESTAMP"] <= r["POSIX_F_CLOSE_END_TIMESTAMP"]
+    assert r["POSIX_F_WRITE_TIME"] > 0 and r["POSIX_F_READ_TIME"] > 0
+    assert r["POSIX_F_MAX_WRITE_TIME"] <= r["POSIX_F_WRITE_TIME"]
+    assert r["POSIX_F_VARIANCE_RANK_TIME"] == 0
+
+
+def test_strided_unaligned(tmp_path):
+    _, df = posix(tmp_path, "strided")
+    r = one(df, "/strided.dat")
+    assert r["POSIX_FILE_ALIGNMENT"] == 4096  # ext4/overlay/tmpfs block size here
+    expect = dict(POSIX_WRITES=10, POSIX_BYTES_WRITTEN=10000, POSIX_SEQ_WRITES=9,
+                  POSIX_CONSEC_WRITES=0, POSIX_STRIDE1_STRIDE=2000, POSIX_STRIDE1_COUNT=9,
+                  # reads at 16384, 12288, ... 0: only the first is "sequential"
+                  POSIX_READS=5, POSIX_SEQ_READS=1, POSIX_CONSEC_READS=0,
+                  POSIX_STRIDE2_STRIDE=-4196, POSIX_STRIDE2_COUNT=4,
+                  POSIX_FILE_NOT_ALIGNED=9, POSIX_MEM_NOT_ALIGNED=10,
+                  POSIX_SIZE_WRITE_100_1K=10, POSIX_SIZE_READ_0_100=5,
+                  POSIX_MAX_BYTE_WRITTEN=27999, POSIX_MAX_BYTE_READ=16483,
+                  POSIX_ACCESS1_ACCESS=1000, POSIX_ACCESS1_COUNT=10,
+                  POSIX_ACCESS2_ACCESS=100, POSIX_ACCESS2_COUNT=5, POSIX_RW_SWITCHES=1,
+                  POSIX_MODE=0o600)
+    assert {k: r[k] for k in expect} == expect
+
+
+def test_size_bins_upper_bounds_inclusive(tmp_path):
+    _, df = posix(tmp_path, "bins")
+    r = one(df, "/bins.dat")
+    bins = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M"]
+    assert [r[f"POSIX_SIZE_WRITE_{b}"] for b in bins] == [1, 2, 2, 2, 2, 1]
+    assert r["POSIX_BYTES_WRITTEN"] == sum([100, 101, 1024, 1025, 10240, 10241, 102400,
+                                            102401, 1048576, 1048577])
+    assert r["POSIX_CONSEC_WRITES"] == 9
+
+
+def test_top4_access_sizes(tmp_path):
+    _, df = posix(tmp_path, "topk")
+    r = one(df, "/topk.dat")
+    assert [r[f"POSIX_ACCESS{i}_ACCESS"] for i in range(1, 5)] == [512, 256, 128, 64]
+    assert [r[f"POSIX_ACCESS{i}_COUNT"] for i in range(1, 5)] == [10, 7, 5, 3]
+    assert r["POSIX_WRITES"] == 26
+
+
+def test_metadata_dups_vectors(tmp_path):
+    _, df = posix(tmp_path, "meta")
+    r = one(df, "/meta.dat")
+    expect = dict(POSIX_OPENS=1, POSIX_DUPS=3, POSIX_STATS=4, POSIX_SEEKS=3,
+                  POSIX_FSYNCS=1, POSIX_FDSYNCS=1, POSIX_MMAPS=1, POSIX_TRUNCATES=1,
+                  POSIX_RENAME_SOURCES=1, POSIX_WRITES=4, POSIX_READS=1,
+                  POSIX_BYTES_WRITTEN=8192 + 100 + 500 + 500, POSIX_BYTES_READ=500,
+                  # dup'd fds share the offset: writes at 0, 100, 200, then pwritev at 8192
+                  POSIX_CONSEC_WRITES=1, POSIX_SEQ_WRITES=2, POSIX_MAX_BYTE_WRITTEN=8691,
+                  POSIX_MODE=0o640)
+    assert {k: r[k] for k in expect} == expect
+    r2 = one(df, "/meta2.dat")
+    assert (r2["POSIX_RENAME_TARGETS"], r2["POSIX_UNLINKS"], r2["POSIX_OPENS"]) == (1, 1, 0)
+    assert r["POSIX_F_META_TIME"] > 0
+
+
+def test_append_offsets(tmp_path):
+    _, df = posix(tmp_path, "append")
+    r = one(df, "/append.dat")
+    # 1000 bytes, reopen O_APPEND, 3 x 10 at 1000, 1010, 1020: the pattern state
+    # is per file, so all three continue the first write consecutively
+    assert (r["POSIX_OPENS"], r["POSIX_WRITES"], r["POSIX_CONSEC_WRITES"]) == (2, 4, 3)
+    assert r["POSIX_MAX_BYTE_WRITTEN"] == 1029
+
+
+def test_threads_exact_totals(tmp_path):
+    _, df = posix(tmp_path, "threads")
+    r = one(df, "/threads.dat")
+    assert r["POSIX_WRITES"] == 8000
+    assert r["POSIX_BYTES_WRITTEN"] == 8000 * 512
+    assert r["POSIX_SIZE_WRITE_100_1K"] == 8000
+    assert r["POSIX_ACCESS1_ACCESS"] == 512 and r["POSIX_ACCESS1_COUNT"] == 8000
+    for t in range(8):
+        rt = one(df, f"/thread{t}.dat")
+        assert (rt["POSIX_WRITES"], rt["POSIX_BYTES_WRITTEN"], rt["POSIX_CONSEC_WRITES"]) == \
+            (100, 6400, 99)
+
+
+def test_excluded_paths(tmp_path):
+    _, df = posix(tmp_path, "excluded", env={"IOCHAR_EXCLUDE": str(tmp_path / "skip_")})
+    paths = set(df["path"])
+    assert str(tmp_path / "keep.dat") in paths
+    assert not any(p.startswith(("/dev/", "/proc/")) for p in paths)
+    assert not any("skip_me" in p for p in paths)
+
+
+def test_include_overrides_default_exclusion(tmp_path):
+    _, df = posix(tmp_path, "excluded", env={"IOCHAR_INCLUDE": "/dev/null"})
+    r = one(df, "/dev/null")
+    assert (r["POSIX_WRITES"], r["POSIX_BYTES_WRITTEN"]) == (1, 10)
+
+
+@pytest.mark.parametrize("mode", ["consec", "meta"])
+def test_log_is_owner_only(tmp_path, mode):
+    posix(tmp_path, mode)
+    (log,) = logs_in(tmp_path)
+    assert log.stat().st_mode & 0o777 == 0o600

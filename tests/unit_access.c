@@ -1,0 +1,116 @@
+/* Unit tests of the shared access accounting on synthetic calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/access.h"
+
+enum { READS, WRITES, BR, BW, MBR, MBW, CR, CW, SR, SW, RW, FNA, FA, MNA, MA,
+       MTS_R, MTS_W, BIN_R, BIN_W = BIN_R + 10, ACC = BIN_W + 10, STR = ACC + 8,
+       NINT = STR + 8 };
+enum { TR, TW, TM, MTR, MTW, RS, WS, RE, WE, NFLT };
+
+static const iochar_rw_layout L = {
+    .ops = {READS, WRITES}, .bytes = {BR, BW}, .max_byte = {MBR, MBW},
+    .consec = {CR, CW}, .seq = {SR, SW}, .size_bin0 = {BIN_R, BIN_W},
+    .max_time_size = {MTS_R, MTS_W}, .rw_switches = RW, .access1 = ACC,
+    .stride1 = STR, .file_not_aligned = FNA, .file_alignment = FA,
+    .mem_not_aligned = MNA, .mem_alignment = MA, .f_time = {TR, TW, TM},
+    .f_max_time = {MTR, MTW}, .f_start = {RS, WS}, .f_end = {RE, WE}};
+
+static int failures;
+#define EXPECT(a, b)                                                           \
+  do {                                                                         \
+    long long a_ = (long long)(a), b_ = (long long)(b);                        \
+    if (a_ != b_) {                                                            \
+      fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, \
+              #a, a_, b_);                                                     \
+      failures++;                                                              \
+    }                                                                          \
+  } while (0)
+
+static int64_t c[NINT];
+static double f[NFLT];
+static iochar_rw_state st;
+static iochar_record rec = {.c = c, .f = f, .state = &st};
+
+static void reset(void) {
+  memset(c, 0, sizeof c);
+  memset(f, 0, sizeof f);
+  memset(&st, 0, sizeof st);
+  iochar_rw_state_init(&st);
+  c[FA] = 4096;
+}
+
+static void w(int64_t off, int64_t len, double t0, double t1) {
+  iochar_rw_account(&rec, &L, &st, 1, off, len, (void *)8, t0, t1);
+}
+
+int main(void) {
+  /* consecutive: first access at 0 is neither; then 99 consecutive */
+  reset();
+  for (int i = 0; i < 100; i++) w(i * 4096, 4096, i, i + 0.5);
+  EXPECT(c[WRITES], 100);
+  EXPECT(c[CW], 99);
+  EXPECT(c[SW], 99);
+  EXPECT(c[BIN_W + 2], 100);
+  EXPECT(c[MBW], 100 * 4096 - 1);
+  EXPECT(c[FNA], 0);
+  iochar_rw_finish(&rec, &L);
+  EXPECT(c[ACC], 4096);
+  EXPECT(c[ACC + 4], 100);
+  EXPECT(c[STR], 0);
+  EXPECT(c[STR + 4], 99);
+  EXPECT(f[TW] * 10, 500);
+
+  /* a first access at offset 1 is consecutive and sequential (Darshan) */
+  reset();
+  w(1, 10, 0, 1);
+  EXPECT(c[CW], 1);
+  EXPECT(c[SW], 1);
+  EXPECT(c[FNA], 1);
+
+  /* overlapping calls count their union once */
+  reset();
+  w(0, 1, 0.0, 2.0);
+  w(1, 1, 1.0, 3.0);
+  w(2, 1, 1.5, 2.5);
+  EXPECT(f[TW] * 10, 30);
+
+  /* bins: upper bounds inclusive */
+  reset();
+  const int64_t sz[] = {100, 101, 1024, 1025, 1073741824, 1073741825};
+  const int bin[] = {0, 1, 1, 2, 8, 9};
+  for (int i = 0; i < 6; i++) {
+    int64_t before = c[BIN_W + bin[i]];
+    w(0, sz[i], 0, 0);
+    EXPECT(c[BIN_W + bin[i]], before + 1);
+  }
+
+  /* failed call: an op, no bytes, no bin */
+  reset();
+  w(0, -1, 0, 1);
+  EXPECT(c[WRITES], 1);
+  EXPECT(c[BW], 0);
+  for (int i = 0; i < 10; i++) EXPECT(c[BIN_W + i], 0);
+
+  /* Space-Saving: 20 distinct values then a heavy one stays on top */
+  iochar_topk t = {0};
+  for (int v = 0; v < 20; v++) iochar_topk_add(&t, v);
+  for (int i = 0; i < 50; i++) iochar_topk_add(&t, 1000);
+  int64_t out[8];
+  iochar_topk_emit(&t, out, 0);
+  EXPECT(out[0], 1000);
+  EXPECT(out[4] >= 50, 1);
+
+  /* rw switches */
+  reset();
+  w(0, 10, 0, 0);
+  iochar_rw_account(&rec, &L, &st, 0, 0, 10, (void *)8, 0, 0);
+  w(10, 10, 0, 0);
+  EXPECT(c[RW], 2);
+
+  if (failures) return 1;
+  printf("unit_access: all passed\n");
+  return 0;
+}
