@@ -31,8 +31,8 @@
   X(Comm_rank) X(Comm_size) X(Comm_dup) X(Comm_free) X(Comm_split_type)        \
   X(Comm_set_errhandler) X(Type_size_x) X(Type_contiguous) X(Type_commit)      \
   X(Type_free) X(Op_create) X(Op_free) X(Allreduce) X(Exscan) X(Alltoall)      \
-  X(Alltoallv) X(Reduce) X(Bcast) X(Barrier) X(Get_library_version)           \
-  X(File_open) X(File_close) X(File_write_at_all) X(File_get_info)            \
+  X(Alltoallv) X(Reduce) X(Bcast) X(Barrier) X(Get_library_version) X(Scan)           \
+  X(File_open) X(File_close) X(File_write_at_all) X(File_write_at) X(File_get_info)            \
   X(Info_get) X(Info_free) X(Finalized)
 
 #define IOCHAR_PMPI_FIELD(n) __typeof__(&PMPI_##n) n;

@@ -11,25 +11,38 @@
 typedef struct iochar_topk {
   int64_t val[IOCHAR_TOPK_SLOTS];
   int64_t cnt[IOCHAR_TOPK_SLOTS];
-  int n;
+  int n, last; /* last: slot of the previous value (repeats are the norm) */
 } iochar_topk;
 
-static inline void iochar_topk_add(iochar_topk *t, int64_t v) {
+static inline __attribute__((always_inline)) void iochar_topk_add(iochar_topk *t, int64_t v) {
+  if (__builtin_expect(t->n > 0 && t->val[t->last] == v, 1)) {
+    t->cnt[t->last]++;
+    return;
+  }
   int min = 0;
   for (int i = 0; i < t->n; i++) {
     if (t->val[i] == v) {
       t->cnt[i]++;
+      t->last = i;
       return;
     }
     if (t->cnt[i] < t->cnt[min]) min = i;
   }
   if (t->n < IOCHAR_TOPK_SLOTS) {
     t->val[t->n] = v;
-    t->cnt[t->n++] = 1;
+    t->cnt[t->n] = 1;
+    t->last = t->n++;
     return;
   }
   t->val[min] = v; /* evict the least counted; inherit its count */
   t->cnt[min]++;
+  t->last = min;
+}
+
+/* Add k occurrences of v: exactly k calls of iochar_topk_add(t, v). */
+static inline void iochar_topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
+  iochar_topk_add(t, v);
+  t->cnt[t->last] += k - 1;
 }
 
 /* Write the 4 largest (count desc, value asc) into c[first..first+7]. */
@@ -37,10 +50,20 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
 
 /* Per-record state of the shared accounting; modules put it first in theirs. */
 typedef struct iochar_rw_state {
+  /* I/O-over-time bytes and ops not yet added to the module's series: they
+   * are added once per bin change, not per call (no atomics on the hot path) */
+  int64_t ser_bytes[2], ser_ops[2];
+  int64_t ser_bin;
+  double ser_iw, ser_t;
   int64_t last_byte[2];
   double last_end[3]; /* per time kind, to count overlapping calls once */
   int8_t have[2];
   int8_t last_dir; /* -1 none */
+  /* A run of untimed repeats (same direction and size, each at the end of
+   * the previous) is counted in bulk: run_k repeats are not yet applied. */
+  int8_t run_dir;
+  int64_t run_len, run_next, run_k;
+  double run_t;
   iochar_topk access, stride;
 } iochar_rw_state;
 
@@ -48,8 +71,29 @@ static inline void iochar_rw_state_init(iochar_rw_state *s) {
   s->last_dir = -1;
 }
 
+/* Current 1/width of module m's time series (0 before its first use). */
+extern _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
+/* Move a record's pending series counts into the module's series. */
+void iochar_series_flush(int m, iochar_rw_state *s);
+
+static inline __attribute__((always_inline)) void
+iochar_series_note(iochar_record *r, iochar_rw_state *s, int dir, double t,
+                   int64_t len, int64_t ops) {
+  double iw = atomic_load_explicit(&iochar_series_inv_width[r->module],
+                                   memory_order_relaxed);
+  int64_t bin = (int64_t)(t * iw);
+  if (__builtin_expect(bin != s->ser_bin || iw != s->ser_iw || iw == 0, 0)) {
+    iochar_series_flush(r->module, s);
+    s->ser_bin = bin;
+    s->ser_iw = iw;
+    s->ser_t = t;
+  }
+  if (len > 0) s->ser_bytes[dir] += len;
+  s->ser_ops[dir] += ops;
+}
+
 /* Add [t0,t1] to time kind k without counting overlap with earlier calls. */
-static inline void iochar_time_add(iochar_record *r, const iochar_rw_layout *L,
+static inline __attribute__((always_inline)) void iochar_time_add(iochar_record *r, const iochar_rw_layout *L,
                                    iochar_rw_state *s, int k, double t0,
                                    double t1) {
   double d = t0 >= s->last_end[k] ? t1 - t0
@@ -64,16 +108,27 @@ static inline void iochar_ts(double *start, double *end, double t0, double t1) {
   if (t1 > *end) *end = t1;
 }
 
+/* Optional observers (call sites, trace): off unless enabled at start-up.
+ * op: 0 read, 1 write, 2 metadata; called with r->lock held. */
+extern int iochar_observing;
+void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
+                    double t0, double t1);
+
+static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout *L,
+                                       iochar_rw_state *s);
+
 /* One read (dir 0) or write (dir 1) of len bytes at off, done in [t0,t1].
  * len < 0 is a failed call: counted as an op, nothing else.  Caller holds
  * r->lock.  off < 0 means "no offset" (pattern counters are skipped). */
-static inline void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L,
+static inline __attribute__((always_inline)) void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L,
                                      iochar_rw_state *s, int dir, int64_t off,
                                      int64_t len, const void *buf, double t0,
                                      double t1) {
   int64_t *c = r->c;
   double *f = r->f;
+  if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
+  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
   iochar_time_add(r, L, s, dir, t0, t1);
   if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
@@ -83,15 +138,18 @@ static inline void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L
   if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir)
     c[L->rw_switches]++;
   s->last_dir = (int8_t)dir;
+  iochar_series_note(r, s, dir, t0, len, 1);
+  s->run_len = 0;
   if (len < 0) return;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
   if (L->access1 >= 0) iochar_topk_add(&s->access, len);
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   if (off < 0) return;
-  if (L->file_not_aligned >= 0 && c[L->file_alignment] > 0 &&
-      off % c[L->file_alignment] != 0)
-    c[L->file_not_aligned]++;
+  if (L->file_not_aligned >= 0) {
+    int64_t a = c[L->file_alignment]; /* a power of two in practice: no divide */
+    if (a > 0 && ((a & (a - 1)) ? off % a : off & (a - 1)) != 0) c[L->file_not_aligned]++;
+  }
   int64_t last = s->last_byte[dir];
   if (L->consec[dir] >= 0 && off == last + 1) c[L->consec[dir]]++;
   if (L->seq[dir] >= 0 && off > last) c[L->seq[dir]]++;
@@ -101,11 +159,62 @@ static inline void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L
     s->last_byte[dir] = off + len - 1;
     if (L->max_byte[dir] >= 0 && off + len - 1 > c[L->max_byte[dir]])
       c[L->max_byte[dir]] = off + len - 1;
+    s->run_dir = (int8_t)dir; /* later repeats of this op may be deferred */
+    s->run_len = len;
+    s->run_next = off + len;
   }
+}
+
+/* Apply the deferred repeats: each is a consecutive, sequential access of
+ * run_len bytes in run_dir, untimed (zero duration at run_t), exactly as if
+ * iochar_rw_account had seen them one by one. */
+static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout *L,
+                                       iochar_rw_state *s) {
+  int64_t k = s->run_k, n = s->run_len, *c = r->c;
+  int dir = s->run_dir;
+  if (!k) return;
+  s->run_k = 0;
+  int64_t off = s->run_next - k * n;
+  c[L->ops[dir]] += k;
+  iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
+  if (L->f_start[dir] >= 0)
+    iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
+  iochar_series_note(r, s, dir, s->run_t, k * n, k);
+  c[L->bytes[dir]] += k * n;
+  c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
+  if (L->access1 >= 0) iochar_topk_add_k(&s->access, n, k);
+  if (L->file_not_aligned >= 0) {
+    int64_t a = c[L->file_alignment];
+    for (int64_t i = 0; a > 0 && i < k; i++)
+      if ((off + i * n) % a) c[L->file_not_aligned]++;
+  }
+  if (L->consec[dir] >= 0) c[L->consec[dir]] += k;
+  if (L->seq[dir] >= 0) c[L->seq[dir]] += k;
+  if (L->stride1 >= 0) iochar_topk_add_k(&s->stride, 0, k);
+  s->last_byte[dir] = s->run_next - 1;
+  if (L->max_byte[dir] >= 0 && s->run_next - 1 > c[L->max_byte[dir]])
+    c[L->max_byte[dir]] = s->run_next - 1;
+}
+
+/* An untimed op (served from a user-space buffer) that repeats the last one:
+ * absorb it into the run (three adds) and return 1; else 0 and the caller
+ * accounts it normally.  Caller holds r->lock.  Off while observers run, as
+ * they want every op. */
+static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off,
+                                  int64_t len, double t) {
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
+      iochar_observing)
+    return 0;
+  if (!s->run_k) s->run_t = t;
+  s->run_k++;
+  s->run_next += len;
+  return 1;
 }
 
 static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L,
                                        iochar_rw_state *s, double t0, double t1) {
+  if (s->run_k) iochar_rw_flush_run(r, L, s);
+  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
   iochar_time_add(r, L, s, 2, t0, t1);
 }
 

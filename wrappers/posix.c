@@ -93,16 +93,34 @@ static void record_open(int fd, int dirfd, const char *path, int flags,
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_rw(iochar_fdesc *d, int dir, int64_t off, ssize_t ret,
-                      const void *buf, double t0, double t1) {
-  if (off < 0) { /* implicit offset: the description's, moved by the result */
-    off = ret > 0 ? atomic_fetch_add(&d->offset, ret) : atomic_load(&d->offset);
-  }
+/* Data path: inlined per direction so the layout lookups fold to constants.
+ * The guard matters for signal handlers: one doing I/O while this thread
+ * holds the record lock passes straight through instead of deadlocking. */
+static inline __attribute__((always_inline)) void
+record_rw(iochar_fdesc *d, int dir, int64_t off, ssize_t ret, const void *buf,
+          double t0, double t1) {
+  int saved = errno;
+  iochar_in_tool++;
   iochar_record *r = d->rec;
   iochar_spin_lock(&r->lock);
+  if (off < 0) { /* implicit offset: the description's, moved by the result */
+    off = atomic_load_explicit(&d->offset, memory_order_relaxed);
+    if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
+  }
   iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
   iochar_spin_unlock(&r->lock);
-  iochar_series_add(IOCHAR_MOD_POSIX, dir, t0, ret);
+  iochar_in_tool--;
+  errno = saved;
+}
+static __attribute__((noinline)) void record_read(iochar_fdesc *d, int64_t off,
+                                                  ssize_t ret, const void *buf,
+                                                  double t0, double t1) {
+  record_rw(d, 0, off, ret, buf, t0, t1);
+}
+static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off,
+                                                   ssize_t ret, const void *buf,
+                                                   double t0, double t1) {
+  record_rw(d, 1, off, ret, buf, t0, t1);
 }
 
 /* Metadata call on a tracked record: bump counter idx and meta time. */
@@ -206,7 +224,7 @@ IOCHAR_WRAP(int, close, (int fd)) {
   double t0 = iochar_now();                                                    \
   ssize_t ret = IOCHAR_REAL(name) call;                                        \
   double t1 = iochar_now();                                                    \
-  IOCHAR_RECORD(record_rw(d, dir, off, ret, buf, t0, t1));                     \
+  (dir ? record_write : record_read)(d, off, ret, buf, t0, t1);                \
   return ret;
 
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {

@@ -51,15 +51,26 @@ const iochar_module iochar_mod_stdio = {
 typedef struct stream {
   iochar_record *rec;
   FILE *fp;
-  _Atomic int64_t offset;
+  int64_t offset;  /* guarded by rec->lock */
+  double t_last;   /* end of the last timed call, for untimed ones */
+  uint32_t untimed;
 } stream;
 
 static stream *streams; /* indexed by fd, mapped lazily */
 static stream std_streams[3];
 #define NSTREAMS (1 << 20)
 
-static stream *stream_get(FILE *fp) {
-  int fd = fp ? fileno(fp) : -1;
+/* The descriptor of a stream: glibc's field read directly on the hot path. */
+static inline int stream_fd(FILE *fp) {
+#ifdef __GLIBC__
+  return fp->_fileno;
+#else
+  return fileno(fp);
+#endif
+}
+
+static inline stream *stream_get(FILE *fp) {
+  int fd = fp ? stream_fd(fp) : -1;
   if (fd < 0 || fd >= NSTREAMS) return NULL;
   if (fd <= 2 && (fp == stdin || fp == stdout || fp == stderr)) {
     stream *s = &std_streams[fd];
@@ -112,7 +123,9 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
     if (fstat(fd, &st) == 0) off = st.st_size;
   }
   s->rec = r;
-  atomic_store(&s->offset, off);
+  s->offset = off;
+  s->t_last = t1;
+  s->untimed = 0;
   __atomic_store_n(&s->fp, fp, __ATOMIC_RELEASE);
   iochar_spin_lock(&r->lock);
   r->c[STDIO_OPENS]++;
@@ -122,13 +135,69 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_rw(stream *s, int dir, int64_t n, double t0, double t1) {
-  int64_t off = n > 0 ? atomic_fetch_add(&s->offset, n) : atomic_load(&s->offset);
+static inline __attribute__((always_inline)) void
+stream_rw(stream *s, int dir, int64_t n, double t0, double t1) {
   iochar_record *r = s->rec;
+  int saved = errno;
+  iochar_in_tool++; /* a signal handler's I/O must not wait on our lock */
   iochar_spin_lock(&r->lock);
+  int64_t off = s->offset;
+  if (n > 0) s->offset += n;
   iochar_rw_account(r, &layout, r->state, dir, off, n, NULL, t0, t1);
   iochar_spin_unlock(&r->lock);
-  iochar_series_add(IOCHAR_MOD_STDIO, dir, t0, n);
+  iochar_in_tool--;
+  errno = saved;
+}
+static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n,
+                                                double t0, double t1) {
+  s->t_last = t1;
+  stream_rw(s, dir, n, t0, t1);
+}
+/* A call served from the stream buffer: counted exactly, stamped with the
+ * stream's last timed instant, and adding no time (it costs a memcpy). */
+static __attribute__((noinline)) void record_untimed(stream *s, int dir, int64_t n) {
+  iochar_record *r = s->rec;
+  iochar_in_tool++;
+  iochar_spin_lock(&r->lock);
+  int deferred = iochar_rw_defer(r->state, dir, s->offset, n, s->t_last);
+  if (deferred) s->offset += n;
+  iochar_spin_unlock(&r->lock);
+  iochar_in_tool--;
+  if (!deferred) stream_rw(s, dir, n, s->t_last, s->t_last);
+}
+
+/* glibc FILE flag bits (stable ABI, from libio.h, not installed). */
+#define FL_UNBUFFERED 0x0002
+#define FL_LINE_BUF 0x0200
+#define FL_PUTTING 0x0800
+
+/* Will this call be served from the stream buffer, without a system call?
+ * Then it is not timed, except 1 in 64, which keeps timestamps fresh. */
+static inline int buffered(stream *s, FILE *fp, int dir, size_t n) {
+#ifdef __GLIBC__
+  int fl = fp->_flags;
+  int ok = dir ? !(fl & (FL_UNBUFFERED | FL_LINE_BUF)) && (fl & FL_PUTTING) &&
+                     (size_t)(fp->_IO_write_end - fp->_IO_write_ptr) > n
+               : !(fl & (FL_UNBUFFERED | FL_PUTTING)) &&
+                     (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= n;
+  return ok && (++s->untimed & 63);
+#else
+  (void)s, (void)fp, (void)dir, (void)n;
+  return 0;
+#endif
+}
+
+/* fgets: buffered when the buffer already holds the end of the line. */
+static inline int buffered_line(stream *s, FILE *fp, int n) {
+#ifdef __GLIBC__
+  size_t avail = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
+  if (n <= 1 || (fp->_flags & (FL_UNBUFFERED | FL_PUTTING))) return 0;
+  if (avail >= (size_t)n - 1 || memchr(fp->_IO_read_ptr, '\n', avail))
+    return ++s->untimed & 63;
+#else
+  (void)s, (void)fp, (void)n;
+#endif
+  return 0;
 }
 
 static void record_meta(stream *s, int idx, double t0, double t1) {
@@ -141,7 +210,9 @@ static void record_meta(stream *s, int idx, double t0, double t1) {
 
 static void record_seek(stream *s, FILE *fp, double t0, double t1) {
   long pos = ftello(fp);
-  if (pos >= 0) atomic_store(&s->offset, (int64_t)pos);
+  iochar_spin_lock(&s->rec->lock);
+  if (pos >= 0) s->offset = pos;
+  iochar_spin_unlock(&s->rec->lock);
   record_meta(s, STDIO_SEEKS, t0, t1);
 }
 
@@ -214,65 +285,80 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
 /* ---- data --------------------------------------------------------------- */
 
 /* Guard, clock, real call, clock, then the bytes the call moved. */
-#define STDIO_DATA(name, fp, dir, call, bytes_expr)                            \
+/* Guard, then either the buffered path (no clock) or clock, real call, clock;
+ * then the bytes the call moved. */
+#define STDIO_DATA(name, fp, dir, call, bytes_expr, predict)                   \
   stream *s = iochar_active() ? stream_get(fp) : NULL;                         \
   if (!s) return IOCHAR_REAL(name) call;                                       \
+  if (predict) {                                                               \
+    __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;           \
+    record_untimed(s, dir, (bytes_expr));                                      \
+    return ret;                                                                \
+  }                                                                            \
   double t0 = iochar_now();                                                    \
   __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;             \
   double t1 = iochar_now();                                                    \
-  IOCHAR_RECORD(record_rw(s, dir, (bytes_expr), t0, t1));                      \
+  record_rw(s, dir, (bytes_expr), t0, t1);                                     \
   return ret;
 
+/* Formatted output: assume no flush when 256 bytes of buffer are free. */
+#define FMT_ROOM 256
+
 IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz))
+  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz * n))
 }
 IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz))
+  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz * n))
 }
 IOCHAR_WRAP(int, fgetc, (FILE * fp)) {
-  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1)
+  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
 }
 IOCHAR_WRAP(int, getc, (FILE * fp)) {
-  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1)
+  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
 }
 IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) {
-  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1)
+  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
 }
 IOCHAR_WRAP(int, getw, (FILE * fp)) {
-  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int))
+  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
+             buffered(s, fp, 0, sizeof(int)))
 }
 IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
-  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0)
+  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
+             buffered_line(s, fp, n))
 }
 IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) {
-  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
 }
 IOCHAR_WRAP(int, putc, (int c, FILE *fp)) {
-  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
 }
 IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) {
-  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1)
+  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
 }
 IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
-  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int))
+  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
+             buffered(s, fp, 1, sizeof(int)))
 }
 IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
-  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str))
+  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
+             buffered(s, fp, 1, strlen(str)))
 }
 IOCHAR_WRAP(int, puts, (const char *str)) {
-  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1)
+  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
+             buffered(s, stdout, 1, strlen(str) + 1))
 }
 IOCHAR_WRAP(int, putchar, (int c)) {
-  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1)
+  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1))
 }
 IOCHAR_WRAP(int, getchar, (void)) {
-  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1)
+  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1))
 }
 IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
-  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret)
+  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM))
 }
 IOCHAR_WRAP(int, vprintf, (const char *fmt, va_list ap)) {
-  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret)
+  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM))
 }
 
 /* Variadic forms forward to the v-forms of libc directly (not our wrappers,
@@ -285,26 +371,24 @@ __attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ..
   va_list ap;
   va_start(ap, fmt);
   stream *s = iochar_active() ? stream_get(fp) : NULL;
-  double t0 = s ? iochar_now() : 0;
+  int untimed = s && buffered(s, fp, 1, FMT_ROOM);
+  double t0 = s && !untimed ? iochar_now() : 0;
   int ret = libc_vfprintf()(fp, fmt, ap);
   va_end(ap);
-  if (s) {
-    double t1 = iochar_now();
-    IOCHAR_RECORD(record_rw(s, 1, ret, t0, t1));
-  }
+  if (untimed) record_untimed(s, 1, ret);
+  else if (s) record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
 __attribute__((visibility("default"))) int printf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   stream *s = iochar_active() ? stream_get(stdout) : NULL;
-  double t0 = s ? iochar_now() : 0;
+  int untimed = s && buffered(s, stdout, 1, FMT_ROOM);
+  double t0 = s && !untimed ? iochar_now() : 0;
   int ret = libc_vfprintf()(stdout, fmt, ap);
   va_end(ap);
-  if (s) {
-    double t1 = iochar_now();
-    IOCHAR_RECORD(record_rw(s, 1, ret, t0, t1));
-  }
+  if (untimed) record_untimed(s, 1, ret);
+  else if (s) record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
 

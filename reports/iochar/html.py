@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import time
 
-from . import plots
+from . import html_observed, plots
 from . import summary as S
 
 CSS = """
@@ -84,7 +84,8 @@ def advice_section(advice: list) -> str:
         out.append(f'<div class="adv {esc(a["severity"])}"><span class="sev">{esc(a["severity"])}'
                    f'</span><b>{esc(a["id"])}</b> &mdash; {esc(a["message"])}'
                    f'<p>&rarr; {esc(a["recommendation"])}</p>{files}'
-                   f'<details><summary>evidence</summary>{ev}</details></div>')
+                   + (f"<p class='muted'>at {esc(a['where'])}</p>" if a.get("where") else "")
+                   + f'<details><summary>evidence</summary>{ev}</details></div>')
     return "".join(out)
 
 
@@ -98,7 +99,8 @@ def top_files(modules: dict) -> str:
                   "read", "written"], rows, left=2) if rows else "<p class='muted'>none</p>"
 
 
-def render(report: dict, series: dict | None = None, ranks: dict | None = None) -> str:
+def render(report: dict, series: dict | None = None, ranks: dict | None = None,
+           observed=None) -> str:
     """report: {"job", "modules", "advice"} as iochar-report --json prints it."""
     job, modules = report["job"], report["modules"]
     series = {m: s for m, s in (series or {}).items() if s is not None}
@@ -124,6 +126,7 @@ def render(report: dict, series: dict | None = None, ranks: dict | None = None) 
                   *[img(plots.rank_imbalance(m, r), f"{m} per rank") for m, r in ranks.items()],
                   "</div>"]
     parts += ["<h2>Top files by I/O time</h2>", top_files(modules)]
+    parts += html_observed.section(report, observed, esc, table, img)  # call sites, trace
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>iochar: {esc(job.get('exe', 'report'))}</title><style>{CSS}</style></head>"
             "<body>" + "\n".join(parts) + "</body></html>\n")

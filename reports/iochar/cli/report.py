@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from .. import advice, html
+from .. import advice, callsites, html
 from .. import summary as S
 from ..log import LogError
 from ..log import open as open_log
@@ -22,7 +22,10 @@ class ArgParser(argparse.ArgumentParser):
 
 def load(paths: list) -> dict:
     """Plain data of one job from a log, several per-rank logs, or a directory."""
-    return S.gather(open_log(paths[0] if len(paths) == 1 else paths))
+    log = open_log(paths[0] if len(paths) == 1 else paths)
+    data = S.gather(log)
+    data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
+    return data
 
 
 def build(data: dict, cfg: dict | None = None) -> dict:
@@ -30,6 +33,7 @@ def build(data: dict, cfg: dict | None = None) -> dict:
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
     ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep)
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
+    callsites.annotate(rep, data.get("observed"))
     return rep
 
 
@@ -90,6 +94,9 @@ def text(rep: dict) -> str:
     for a in rep["advice"]:
         out += [f"  [{a['severity'].upper()}] {a['id']}: {a['message']}",
                 f"      -> {a['recommendation']}"]
+        if a.get("where"):
+            out.append(f"      at {a['where']}")
+    out += callsites.text_lines(rep)
     return "\n".join(out) + "\n"
 
 
@@ -107,7 +114,8 @@ def main(argv=None) -> int:
         rep = build(data, cfg)
         if args.html:
             with open(args.html, "w", encoding="utf-8") as f:
-                f.write(html.render(rep, data["series"], data["ranks"]))
+                f.write(html.render(rep, data["series"], data["ranks"],
+                                    data.get("observed")))
     except (LogError, OSError, advice.ConfigError) as e:
         msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
         print(f"iochar-report: error: {msg}", file=sys.stderr)

@@ -1,0 +1,91 @@
+"""Report speed: load + summarize + advise real-format logs of 10^4, 10^5 and
+10^6 POSIX records (written by the exact Python writer), each in a fresh
+process so its peak memory (max RSS) is its own.
+
+    python bench/report_speed.py [--quick]      (--quick stops at 10^5)
+"""
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUILD = Path(os.environ.get("IOCHAR_BUILD", HERE.parent / "build"))
+
+
+def real_schema(d):
+    """The POSIX schema exactly as the C library writes it (from a real run)."""
+    import iochar
+
+    env = dict(os.environ, LD_PRELOAD=str(BUILD / "libiochar.so"),
+               IOCHAR_LOGFILE=f"{d}/schema.iochar")
+    subprocess.run([str(BUILD / "tests" / "posix_basic"), f"{d}/x.dat"], env=env,
+                   check=True, capture_output=True)
+    return iochar.open(f"{d}/schema.iochar").schema("POSIX")
+
+
+def synthetic(n, path, schema):
+    """n file-per-process records of a 1024-rank job: writes of a few sizes."""
+    import numpy as np
+    import pandas as pd
+    from iochar.writer import fnv1a64, write_log
+
+    rng = np.random.default_rng(1)
+    paths = [f"/scratch/run/out.{i:07d}.dat" for i in range(n)]
+    ids = np.array([fnv1a64(p) for p in paths], dtype=np.uint64)
+    df = pd.DataFrame({"record_id": ids, "rank": np.arange(n) % 1024})
+    writes = rng.integers(1, 2000, n)
+    cols = {"POSIX_OPENS": np.ones(n, np.int64), "POSIX_WRITES": writes,
+            "POSIX_BYTES_WRITTEN": writes * 4096, "POSIX_CONSEC_WRITES": writes - 1,
+            "POSIX_SEQ_WRITES": writes - 1, "POSIX_SIZE_WRITE_1K_10K": writes,
+            "POSIX_ACCESS1_ACCESS": np.full(n, 4096), "POSIX_ACCESS1_COUNT": writes,
+            "POSIX_FILE_ALIGNMENT": np.full(n, 4096), "POSIX_MEM_ALIGNMENT": np.full(n, 8),
+            "POSIX_F_WRITE_TIME": rng.random(n), "POSIX_F_META_TIME": rng.random(n) / 100,
+            "POSIX_F_OPEN_START_TIMESTAMP": rng.random(n),
+            "POSIX_F_CLOSE_END_TIMESTAMP": 10 + rng.random(n)}
+    for name, v in cols.items():
+        df[name] = v
+    write_log(path, {"nprocs": 1024, "nnodes": 32, "start_time": 1.7e9, "end_time": 1.7e9 + 12,
+                     "exe": "/scratch/app", "version": "bench"},
+              {"POSIX": {"schema": schema, "records": df}}, dict(zip(ids.tolist(), paths)),
+              chunk=max(n // 64, 1))
+
+
+def measure(path):
+    """In this process: time iochar.open -> report data -> summary + advice."""
+    from iochar.cli import report
+
+    t0 = time.perf_counter()
+    data = report.load([path])
+    t1 = time.perf_counter()
+    rep = report.build(data)
+    t2 = time.perf_counter()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{t1 - t0:.2f} {t2 - t1:.2f} {rss:.0f} {len(rep['advice'])}")
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--measure":
+        measure(sys.argv[2])
+        return
+    sizes = [10_000, 100_000] + ([] if "--quick" in sys.argv else [1_000_000])
+    print("report speed (load, then summary + advice; fresh process each)")
+    print(f"{'records':>10}{'load s':>9}{'report s':>10}{'total s':>9}{'peak MiB':>10}")
+    with tempfile.TemporaryDirectory() as d:
+        schema = real_schema(d)
+        for n in sizes:
+            path = f"{d}/synthetic_{n}.iochar"
+            synthetic(n, path, schema)
+            out = subprocess.run([sys.executable, __file__, "--measure", path],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            load, rep, rss = float(out[0]), float(out[1]), float(out[2])
+            print(f"{n:>10,}{load:>9.2f}{rep:>10.2f}{load + rep:>9.2f}{rss:>10.0f}")
+            Path(path).unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,763 @@
+/* The MPI shutdown: job-wide facts, cross-rank record reduction (by owner
+ * through all-to-all, or by tree for records many ranks share), per-rank
+ * compression and one collective write.  docs/reduction.md is the algorithm. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../runtime/config.h"
+#include "../runtime/core.h"
+#include "../runtime/internal.h"
+#include "merge.h"
+#include "pmpi.h"
+
+#define NMOD IOCHAR_MOD_COUNT
+#define P iochar_pmpi
+/* A record shared by more ranks than this (or by all) is reduced by tree. */
+#define WIDE_RANKS 64
+/* Bytes of partials per MPI_Reduce: bounds the wide path's memory. */
+#define WIDE_CHUNK (8u << 20)
+/* Wide keys carried inside the job-facts Allreduce (more: one more round). */
+#define WIDE_SLOTS 256
+/* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
+#define COLLECTIVE_WRITE_RANKS 256
+#define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
+
+enum { LOCAL = 0, MERGE = 1, WIDE = 2, NAME = 4 };
+
+static MPI_Comm comm;
+static int rank, nprocs;
+
+typedef struct key { /* 16 bytes on the wire */
+  uint64_t id;
+  uint32_t m, aux; /* aux: local row index at the sender, source rank at the owner */
+} key;
+
+static inline int owner_of(uint64_t id) {
+  id ^= id >> 33;
+  id *= 0xff51afd7ed558ccdULL;
+  id ^= id >> 33;
+  return (int)(id % (uint64_t)nprocs);
+}
+
+static int key_cmp(const void *a, const void *b) { /* (id, module, aux) */
+  const key *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  return (x->aux > y->aux) - (x->aux < y->aux);
+}
+static int mkey_cmp(const void *a, const void *b) { /* (module, id, aux) */
+  const key *x = a, *y = b;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->aux > y->aux) - (x->aux < y->aux);
+}
+
+/* qsort has no context argument: the shutdown is single-threaded. */
+static const key *sort_ctx;
+static int where_cmp(const void *a, const void *b) {
+  return key_cmp(&sort_ctx[*(const size_t *)a], &sort_ctx[*(const size_t *)b]);
+}
+static const uint8_t *row_base;
+static const size_t *row_offs;
+static int row_cmp(const void *a, const void *b) { /* (module, id, rank) */
+  const key *x = a, *y = b;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  int64_t rx, ry;
+  memcpy(&rx, row_base + row_offs[x->aux] + 8, 8);
+  memcpy(&ry, row_base + row_offs[y->aux] + 8, 8);
+  return (rx > ry) - (rx < ry);
+}
+
+/* Alltoallv of byte blocks grouped by destination; the receive counts are
+ * passed in (known already) or exchanged by one Alltoall (rcount NULL). */
+static int exchange(const void *sbuf, const int *scount, const int *rcount_known,
+                    void **rbuf, int **rcount_out, size_t *rtotal) {
+  int *sd = malloc(sizeof(int) * (size_t)nprocs * 3);
+  if (!sd) return -1;
+  int *rc = sd + nprocs, *rd = sd + 2 * nprocs;
+  if (rcount_known) memcpy(rc, rcount_known, sizeof(int) * (size_t)nprocs);
+  else if (P.Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS) {
+    free(sd);
+    return -1;
+  }
+  long long so = 0, ro = 0;
+  for (int i = 0; i < nprocs; i++) {
+    sd[i] = (int)so, rd[i] = (int)ro;
+    so += scount[i], ro += rc[i];
+  }
+  char *r = malloc(ro ? (size_t)ro : 1);
+  /* A failed allocation here cannot be hidden from the other ranks: let MPI
+   * see a zero-size receive and report the loss afterwards. */
+  if (!r || so > INT_MAX || ro > INT_MAX ||
+      P.Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, comm) != MPI_SUCCESS) {
+    free(r);
+    free(sd);
+    return -1;
+  }
+  memmove(sd, rc, sizeof(int) * (size_t)nprocs); /* hand back the receive counts */
+  *rbuf = r;
+  *rcount_out = sd;
+  *rtotal = (size_t)ro;
+  return 0;
+}
+
+/* ---- what each rank contributes and ends up writing ---------------------- */
+
+typedef struct state {
+  iochar_buf rows[NMOD], names[NMOD]; /* this rank's rows and their names */
+  size_t nrows[NMOD];
+  size_t *name_off[NMOD];             /* row i's entry in names[m] */
+  iochar_buf out[NMOD];               /* rows this rank writes (RECORDS) */
+  size_t nout[NMOD];
+  iochar_buf outnames;                /* NAMES entries this rank writes */
+  uint32_t noutnames;
+  key *sent;                          /* keys in the order sent (by owner) */
+  size_t nsent;
+  uint8_t *flags;                     /* the owners' answers, same order */
+  int *merge_rc;                      /* bytes of MERGE rows each rank will send us */
+  key *wide_owned;                    /* wide keys this rank owns */
+  size_t nwide_owned;
+  int64_t nodes_owned;                /* distinct hostnames this rank owns */
+  key *wide_local;                    /* this rank's rows of wide records */
+  size_t nwide_local;
+} state;
+
+static void state_free(state *s) {
+  for (int m = 0; m < NMOD; m++) {
+    iochar_buf_free(&s->rows[m]);
+    iochar_buf_free(&s->names[m]);
+    iochar_buf_free(&s->out[m]);
+    free(s->name_off[m]);
+  }
+  iochar_buf_free(&s->outnames);
+  free(s->sent);
+  free(s->flags);
+  free(s->merge_rc);
+  free(s->wide_owned);
+  free(s->wide_local);
+}
+
+static const uint8_t *row_at(state *s, int m, size_t i) {
+  return s->rows[m].p + i * iochar_row_size(m);
+}
+
+static void emit_name(state *s, int m, size_t i) {
+  const uint8_t *e = s->names[m].p + s->name_off[m][i];
+  uint32_t len;
+  memcpy(&len, e + 8, 4);
+  iochar_buf_put(&s->outnames, e, 12 + (size_t)len);
+  s->noutnames++;
+}
+
+static int collect_rows(state *s) {
+  iochar_ts_shift = 0; /* rows are shifted once the job start is known */
+  for (int m = 0; m < NMOD; m++) {
+    if (!iochar_modules[m]) continue;
+    s->nrows[m] = iochar_module_rows(m, &s->rows[m], &s->names[m]);
+    s->name_off[m] = malloc(sizeof(size_t) * (s->nrows[m] + 1));
+    if (!s->name_off[m] || s->rows[m].failed || s->names[m].failed) return -1;
+    size_t off = 0;
+    for (size_t i = 0; i < s->nrows[m]; i++) {
+      uint32_t len;
+      s->name_off[m][i] = off;
+      memcpy(&len, s->names[m].p + off + 8, 4);
+      off += 12 + len;
+    }
+  }
+  return 0;
+}
+
+/* Timestamps relative to the job start: add this rank's offset to it. */
+static void shift_rows(state *s, double shift) {
+  for (int m = 0; m < NMOD && shift != 0; m++) {
+    const iochar_module *mod = iochar_modules[m];
+    size_t rs = iochar_row_size(m);
+    for (size_t i = 0; i < s->nrows[m]; i++) {
+      double *f = (double *)(s->rows[m].p + i * rs + 16 + 8 * (size_t)mod->n_int);
+      for (uint32_t k = 0; k < mod->n_flt; k++)
+        if ((mod->flts[k].op == IOCHAR_OP_TS_START || mod->flts[k].op == IOCHAR_OP_TS_END) &&
+            f[k] != 0)
+          f[k] += shift;
+    }
+  }
+}
+
+/* Steps 1-2: every key (and one hostname key per rank) goes to its owner,
+ * which counts the ranks holding it and answers LOCAL / MERGE / WIDE, with
+ * NAME on the one key whose rank writes the path.  The owner also learns how
+ * many MERGE bytes each rank will send it, so that exchange needs no counts. */
+static int classify(state *s) {
+  size_t nk = 1;
+  for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
+  int *cnt = calloc((size_t)nprocs * 2, sizeof(int)), *pos = cnt + nprocs;
+  key *sent = s->sent = malloc(sizeof(key) * nk);
+  if (!cnt || !sent) return -1;
+  key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
+  for (int pass = 0; pass < 2; pass++) { /* count per owner, then place */
+    if (pass) {
+      for (int d = 0, o = 0; d < nprocs; d++) pos[d] = o, o += cnt[d];
+      sent[pos[owner_of(host.id)]++] = host;
+    } else cnt[owner_of(host.id)]++;
+    for (int m = 0; m < NMOD; m++)
+      for (size_t i = 0; i < s->nrows[m]; i++) {
+        key k = {0, (uint32_t)m, (uint32_t)i};
+        memcpy(&k.id, row_at(s, m, i), 8);
+        if (pass) sent[pos[owner_of(k.id)]++] = k;
+        else cnt[owner_of(k.id)]++;
+      }
+  }
+  s->nsent = nk;
+  for (int d = 0; d < nprocs; d++) pos[d] = cnt[d] * (int)sizeof(key);
+  void *rbuf;
+  int *rcount;
+  size_t rtotal;
+  if (exchange(sent, pos, NULL, &rbuf, &rcount, &rtotal)) return -1;
+  size_t nr = rtotal / sizeof(key);
+  key *rk = rbuf;
+  size_t *where = malloc(sizeof(size_t) * (nr + 1));
+  uint8_t *reply = calloc(nr + 1, 1);
+  s->wide_owned = malloc(sizeof(key) * (nr + 1));
+  s->merge_rc = calloc((size_t)nprocs, sizeof(int));
+  int *src_of = malloc(sizeof(int) * (nr + 1));
+  if (!where || !reply || !s->wide_owned || !s->merge_rc || !src_of) return -1;
+  for (int src = 0, j = 0; src < nprocs; src++)
+    for (int c = 0; c < rcount[src] / (int)sizeof(key); c++, j++) {
+      rk[j].aux = (uint32_t)src;
+      src_of[j] = src;
+      where[j] = (size_t)j;
+    }
+  sort_ctx = rk;
+  qsort(where, nr, sizeof(size_t), where_cmp); /* by (id, module, source rank) */
+  for (size_t a = 0; a < nr;) { /* one id: all its modules */
+    uint64_t id = rk[where[a]].id;
+    size_t b = a;
+    uint32_t lo = UINT32_MAX;
+    while (b < nr && rk[where[b]].id == id) {
+      if (rk[where[b]].m != HOST_MOD && rk[where[b]].aux < lo) lo = rk[where[b]].aux;
+      b++;
+    }
+    int named = 0;
+    for (size_t g = a; g < b;) { /* one (id, module) */
+      size_t h = g;
+      uint32_t m = rk[where[g]].m;
+      while (h < b && rk[where[h]].m == m) h++;
+      size_t n = h - g;
+      if (m == HOST_MOD) {
+        s->nodes_owned++;
+        g = h;
+        continue;
+      }
+      int cls = n < 2 ? LOCAL : (n == (size_t)nprocs || n > WIDE_RANKS) ? WIDE : MERGE;
+      for (size_t x = g; x < h; x++) {
+        reply[where[x]] = (uint8_t)cls;
+        if (cls == MERGE) s->merge_rc[src_of[where[x]]] += 8 + (int)iochar_row_size((int)m);
+        if (!named && rk[where[x]].aux == lo) {
+          reply[where[x]] |= NAME;
+          named = 1;
+        }
+      }
+      if (cls == WIDE) s->wide_owned[s->nwide_owned++] = (key){id, m, 0};
+      g = h;
+    }
+    a = b;
+  }
+  free(where);
+  free(src_of);
+  free(rbuf);
+  /* Answers go back in the order the keys came: both sides know the counts. */
+  for (int d = 0; d < nprocs; d++) rcount[d] /= (int)sizeof(key);
+  void *fbuf;
+  int *fcount;
+  size_t ftotal;
+  int rc = exchange(reply, rcount, cnt, &fbuf, &fcount, &ftotal);
+  free(reply);
+  free(rcount);
+  free(cnt);
+  if (rc) return -1;
+  free(fcount);
+  s->flags = fbuf;
+  return ftotal == nk ? 0 : -1;
+}
+
+/* Step 4: MERGE rows travel to their owner, which folds each record's rows
+ * (in rank order) into one rank -1 row. */
+static int merge_at_owners(state *s) {
+  int *scount = calloc((size_t)nprocs, sizeof(int));
+  iochar_buf sb = {0};
+  s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
+  if (!scount || !s->wide_local) return -1;
+  for (size_t j = 0; j < s->nsent; j++) { /* sent is grouped by owner already */
+    if (s->sent[j].m == HOST_MOD) continue;
+    int m = (int)s->sent[j].m;
+    size_t i = s->sent[j].aux;
+    if (s->flags[j] & NAME) emit_name(s, m, i);
+    switch (s->flags[j] & 3) {
+    case LOCAL:
+      iochar_buf_put(&s->out[m], row_at(s, m, i), iochar_row_size(m));
+      s->nout[m]++;
+      break;
+    case MERGE: {
+      uint64_t mm = (uint64_t)m;
+      iochar_buf_put(&sb, &mm, 8);
+      iochar_buf_put(&sb, row_at(s, m, i), iochar_row_size(m));
+      scount[owner_of(s->sent[j].id)] += 8 + (int)iochar_row_size(m);
+      break;
+    }
+    default:
+      s->wide_local[s->nwide_local++] = s->sent[j];
+    }
+  }
+  void *rbuf;
+  int *rcount;
+  size_t rtotal;
+  int rc = sb.failed ? -1 : exchange(sb.p, scount, s->merge_rc, &rbuf, &rcount, &rtotal);
+  iochar_buf_free(&sb);
+  free(scount);
+  if (rc) return -1;
+  free(rcount);
+  size_t n = 0;
+  for (size_t o = 0; o < rtotal; n++) {
+    uint64_t mm;
+    memcpy(&mm, (uint8_t *)rbuf + o, 8);
+    o += 8 + iochar_row_size((int)mm);
+  }
+  key *ix = malloc(sizeof(key) * (n + 1));
+  size_t *off = malloc(sizeof(size_t) * (n + 1));
+  if (!ix || !off) {
+    free(rbuf), free(ix), free(off);
+    return -1;
+  }
+  for (size_t o = 0, j = 0; o < rtotal; j++) {
+    uint64_t mm;
+    memcpy(&mm, (uint8_t *)rbuf + o, 8);
+    memcpy(&ix[j].id, (uint8_t *)rbuf + o + 8, 8);
+    ix[j].m = (uint32_t)mm;
+    ix[j].aux = (uint32_t)j;
+    off[j] = o + 8;
+    o += 8 + iochar_row_size((int)mm);
+  }
+  row_base = rbuf;
+  row_offs = off;
+  qsort(ix, n, sizeof(key), row_cmp);
+  void *acc = NULL, *one = NULL, *row = NULL;
+  int cur = -1;
+  for (size_t a = 0; a < n;) {
+    int m = (int)ix[a].m;
+    if (m != cur) {
+      free(acc), free(one), free(row);
+      acc = malloc(iochar_partial_size(m));
+      one = malloc(iochar_partial_size(m));
+      row = malloc(iochar_row_size(m));
+      cur = m;
+      if (!acc || !one || !row) break;
+    }
+    size_t b = a;
+    iochar_partial_empty(m, acc);
+    while (b < n && ix[b].m == ix[a].m && ix[b].id == ix[a].id) {
+      iochar_partial_from_row(m, one, (uint8_t *)rbuf + off[ix[b].aux]);
+      iochar_partial_merge(m, acc, one);
+      b++;
+    }
+    iochar_partial_to_row(m, acc, row);
+    iochar_buf_put(&s->out[m], row, iochar_row_size(m));
+    s->nout[m]++;
+    a = b;
+  }
+  free(acc), free(one), free(row);
+  free(ix);
+  free(off);
+  free(rbuf);
+  return 0;
+}
+
+/* ---- step 3: the job's facts in one Allreduce ----------------------------- */
+
+typedef struct facts {
+  double start, end;       /* MIN, MAX */
+  double width[NMOD];      /* series bin width: MAX */
+  int64_t folded[NMOD];    /* SUM */
+  int64_t present[NMOD];   /* module has rows somewhere: MAX */
+  int64_t nodes, nwide;    /* SUM */
+  int64_t partial;         /* OR */
+  int64_t overflow;        /* wide keys past WIDE_SLOTS: MAX */
+  int64_t path_ok;         /* rank 0's: MAX */
+  key wide[WIDE_SLOTS];    /* set union (open addressing); aux 1 marks a used slot */
+  char path[IOCHAR_PATH_MAX], tmp[IOCHAR_PATH_MAX + 32]; /* rank 0's: MAX */
+} facts;
+
+static int wide_insert(key *t, key k) {
+  size_t h = (size_t)(k.id ^ (k.id >> 29) ^ k.m) % WIDE_SLOTS;
+  for (size_t n = 0; n < WIDE_SLOTS; n++, h = (h + 1) % WIDE_SLOTS) {
+    if (!t[h].aux) {
+      t[h] = (key){k.id, k.m, 1};
+      return 0;
+    }
+    if (t[h].id == k.id && t[h].m == k.m) return 0;
+  }
+  return -1;
+}
+
+static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  for (int e = 0; e < *len; e++) {
+    const facts *a = (const facts *)in + e;
+    facts *b = (facts *)inout + e;
+    if (a->start < b->start) b->start = a->start;
+    if (a->end > b->end) b->end = a->end;
+    for (int m = 0; m < NMOD; m++) {
+      if (a->width[m] > b->width[m]) b->width[m] = a->width[m];
+      b->folded[m] += a->folded[m];
+      if (a->present[m] > b->present[m]) b->present[m] = a->present[m];
+    }
+    b->nodes += a->nodes;
+    b->nwide += a->nwide;
+    b->partial |= a->partial;
+    if (a->path_ok > b->path_ok) b->path_ok = a->path_ok;
+    if (a->overflow > b->overflow) b->overflow = a->overflow;
+    for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
+      if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
+    if (a->path[0]) memcpy(b->path, a->path, sizeof b->path);
+    if (a->tmp[0]) memcpy(b->tmp, a->tmp, sizeof b->tmp);
+  }
+}
+
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Rank 0 names the log and creates its temporary file (0600) up front, so the
+ * name travels with the facts and the file exists before anyone opens it. */
+static void name_log(facts *f) {
+  f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
+  snprintf(f->tmp, sizeof f->tmp, "%s.tmp%d", f->path, (int)getpid());
+  unlink(f->tmp);
+  int fd = f->path_ok ? open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+  if (fd < 0) {
+    iochar_warn_once(5, "cannot write log %s: %s", f->path, strerror(errno));
+    f->path_ok = 0;
+  } else {
+    close(fd);
+  }
+}
+
+static int job_facts(state *s, facts *g, double *shift) {
+  iochar_job *j = &iochar_job_info;
+  facts *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  j->end_wall = wall_now();
+  f->start = j->start_wall;
+  f->end = j->end_wall;
+  int64_t bins[4 * IOCHAR_SERIES_BINS];
+  for (int m = 0; m < NMOD; m++) {
+    if (!iochar_series_get(m, &f->width[m], bins, IOCHAR_SERIES_BINS)) f->width[m] = 0;
+    f->folded[m] = j->folded_files[m];
+    f->present[m] = s->nrows[m] > 0;
+  }
+  f->nodes = s->nodes_owned;
+  f->nwide = (int64_t)s->nwide_owned;
+  f->partial = j->partial;
+  for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
+    if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
+  if (rank == 0) name_log(f);
+  MPI_Datatype t;
+  MPI_Op op;
+  P.Type_contiguous((int)sizeof *f, MPI_BYTE, &t);
+  P.Type_commit(&t);
+  P.Op_create(facts_op, 1, &op);
+  int rc = P.Allreduce(f, g, 1, t, op, comm) == MPI_SUCCESS ? 0 : -1;
+  P.Op_free(&op);
+  P.Type_free(&t);
+  free(f);
+  if (rc) return -1;
+  *shift = j->start_wall - g->start;
+  j->start_wall = g->start;
+  j->end_wall = g->end;
+  j->nnodes = g->nodes > 0 ? (int)g->nodes : 1;
+  j->partial = (int)g->partial;
+  memcpy(j->folded_files, g->folded, sizeof g->folded);
+  j->nprocs = nprocs;
+  j->finalized = 1;
+  j->per_rank_log = 0;
+  return 0;
+}
+
+/* The wide list in the same order on every rank: from the facts' set, or
+ * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices. */
+static key *wide_list(state *s, const facts *g, size_t *n) {
+  size_t total = (size_t)g->nwide;
+  key *w = malloc(sizeof(key) * (total + 1));
+  if (!w) return NULL;
+  if (!g->overflow) {
+    size_t k = 0;
+    for (int i = 0; i < WIDE_SLOTS; i++)
+      if (g->wide[i].aux && k < total) w[k++] = (key){g->wide[i].id, g->wide[i].m, 0};
+    total = k;
+  } else {
+    uint64_t mine = s->nwide_owned, before = 0;
+    P.Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+    if (rank == 0) before = 0;
+    uint64_t *a = calloc(total * 2 + 1, 8), *b = malloc((total * 2 + 1) * 8);
+    if (!a || !b) return free(w), free(a), free(b), NULL;
+    for (size_t i = 0; i < s->nwide_owned; i++) {
+      a[2 * (before + i)] = s->wide_owned[i].id;
+      a[2 * (before + i) + 1] = s->wide_owned[i].m;
+    }
+    P.Allreduce(a, b, (int)(total * 2), MPI_UINT64_T, MPI_BOR, comm);
+    for (size_t i = 0; i < total; i++) w[i] = (key){b[2 * i], (uint32_t)b[2 * i + 1], 0};
+    free(a), free(b);
+  }
+  qsort(w, total, sizeof(key), mkey_cmp);
+  *n = total;
+  return w;
+}
+
+/* ---- step 5: wide records and the series, one MPI_Reduce per chunk ------- */
+
+/* A chunk is [series (first chunk only)][partials of wide keys a..b). */
+static struct {
+  const key *keys;
+  size_t nkeys, series; /* series: int64 count at the front */
+} chunk;
+
+static void chunk_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  (void)len; /* always one element: the whole chunk */
+  int64_t *a = in, *b = inout;
+  for (size_t i = 0; i < chunk.series; i++) b[i] += a[i];
+  uint8_t *pa = (uint8_t *)in + 8 * chunk.series, *pb = (uint8_t *)inout + 8 * chunk.series;
+  for (size_t i = 0; i < chunk.nkeys; i++) {
+    int m = (int)chunk.keys[i].m;
+    iochar_partial_merge(m, pb, pa);
+    pa += iochar_partial_size(m);
+    pb += iochar_partial_size(m);
+  }
+}
+
+static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_t *series) {
+  enum { NB = IOCHAR_SERIES_BINS };
+  size_t nw = 0;
+  key *w = wide_list(s, g, &nw);
+  if (!w) return -1;
+  qsort(s->wide_local, s->nwide_local, sizeof(key), mkey_cmp);
+  MPI_Op op;
+  P.Op_create(chunk_op, 1, &op);
+  size_t a = 0, li = 0, chunk_no = 0;
+  int rc = 0;
+  do {
+    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB : 0, bytes = 8 * nser, b = a;
+    while (b < nw && (b == a || bytes + iochar_partial_size((int)w[b].m) <= WIDE_CHUNK))
+      bytes += iochar_partial_size((int)w[b++].m);
+    int root = (int)(chunk_no++ % (size_t)nprocs); /* spread the results */
+    uint8_t *snd = calloc(bytes, 1), *rcv = rank == root ? malloc(bytes) : NULL;
+    if (!snd || (rank == root && !rcv)) {
+      rc = -1; /* cannot take part: the others would wait; stop here */
+      free(snd), free(rcv);
+      break;
+    }
+    if (nser) { /* this rank's series, re-binned to the widest and shifted */
+      int64_t bins[4 * NB], *ser = (int64_t *)snd;
+      for (int m = 0; m < NMOD; m++) {
+        double wm;
+        if (g->width[m] <= 0 || !iochar_series_get(m, &wm, bins, NB) || wm <= 0) continue;
+        for (int i = 0; i < NB; i++) {
+          int jb = (int)((i * wm + shift) / g->width[m] + 1e-9);
+          if (jb >= NB) jb = NB - 1;
+          for (int k = 0; k < 4; k++) ser[((size_t)m * 4 + k) * NB + jb] += bins[k * NB + i];
+        }
+      }
+    }
+    uint8_t *p = snd + 8 * nser;
+    for (size_t i = a; i < b; i++) {
+      int m = (int)w[i].m;
+      while (li < s->nwide_local && mkey_cmp(&s->wide_local[li], &w[i]) < 0) li++;
+      if (li < s->nwide_local && s->wide_local[li].m == w[i].m &&
+          s->wide_local[li].id == w[i].id)
+        iochar_partial_from_row(m, p, row_at(s, m, s->wide_local[li].aux));
+      else
+        iochar_partial_empty(m, p);
+      p += iochar_partial_size(m);
+    }
+    MPI_Datatype t;
+    P.Type_contiguous((int)bytes, MPI_BYTE, &t);
+    P.Type_commit(&t);
+    chunk.keys = w + a;
+    chunk.nkeys = b - a;
+    chunk.series = nser;
+    if (P.Reduce(snd, rcv, 1, t, op, root, comm) != MPI_SUCCESS) rc = -1;
+    P.Type_free(&t);
+    if (rank == root && !rc) {
+      if (nser) memcpy(series, rcv, 8 * nser);
+      p = rcv + 8 * nser;
+      for (size_t i = a; i < b; i++) {
+        int m = (int)w[i].m;
+        uint8_t row[16 + 8 * 512];
+        if (iochar_row_size(m) <= sizeof row) {
+          iochar_partial_to_row(m, p, row);
+          iochar_buf_put(&s->out[m], row, iochar_row_size(m));
+          s->nout[m]++;
+        }
+        p += iochar_partial_size(m);
+      }
+    }
+    free(snd), free(rcv);
+    a = b;
+  } while (a < nw && !rc);
+  P.Op_free(&op);
+  free(w);
+  return rc;
+}
+
+/* ---- steps 6-7: sections, offsets, one collective write ------------------ */
+
+static int build_body(state *s, const facts *g, const int64_t *series, iochar_buf *body,
+                      int *nsec) {
+  enum { NB = IOCHAR_SERIES_BINS };
+  int present[NMOD];
+  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+  if (rank == 0 &&
+      (iochar_job_sections(body, nsec) || iochar_schema_sections(body, nsec, present)))
+    return -1;
+  if (s->noutnames) {
+    if (iochar_section_add(body, "NAMES", NULL, s->noutnames, s->outnames.p,
+                           s->outnames.len))
+      return -1;
+    (*nsec)++;
+  }
+  for (int m = 0; m < NMOD; m++) {
+    if (!present[m]) continue;
+    const char *mn = iochar_modules[m]->name;
+    if (s->nout[m]) {
+      uint8_t *cols = malloc(s->out[m].len);
+      if (!cols) return -1;
+      iochar_rows_to_columns(m, s->out[m].p, s->nout[m], cols);
+      int e = iochar_section_add(body, "RECORDS", mn, (uint32_t)s->nout[m], cols,
+                                 s->out[m].len);
+      free(cols);
+      if (e) return -1;
+      (*nsec)++;
+    }
+    if (s->nrows[m]) {
+      uint8_t tot[64];
+      iochar_rank_totals(m, s->rows[m].p, s->nrows[m], rank, tot);
+      if (iochar_section_add(body, "RANKS", mn, 1, tot, 64)) return -1;
+      (*nsec)++;
+    }
+    if (rank == 0 && g->width[m] > 0) {
+      iochar_buf b = {0};
+      iochar_buf_f64(&b, g->width[m]);
+      iochar_buf_u32(&b, NB);
+      iochar_buf_u32(&b, 0);
+      iochar_buf_put(&b, series + (size_t)m * 4 * NB, 4 * NB * 8);
+      int e = iochar_section_add(body, "SERIES", mn, NB, b.p, b.len);
+      iochar_buf_free(&b);
+      if (e) return -1;
+      (*nsec)++;
+    }
+  }
+  if (iochar_extra_sections && iochar_extra_sections(body, nsec)) return -1;
+  return body->failed ? -1 : 0;
+}
+
+/* Each rank's part at its offset: with pwrite into the file rank 0 created
+ * (few ranks: one collective less than MPI_File_open, which duplicates a
+ * communicator), or one collective MPI-IO write (many ranks: aggregation). */
+static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *body,
+                       uint64_t at, int collective) {
+  int err = 0;
+  if (!collective) {
+    int fd = open(g->tmp, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    if (hdr && pwrite(fd, hdr, IOCHAR_HEADER_SIZE, 0) != IOCHAR_HEADER_SIZE) err = 1;
+    for (size_t o = 0; o < body->len && !err;) {
+      ssize_t w = pwrite(fd, body->p + o, body->len - o, (off_t)(at + o));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) err = 1;
+      else o += (size_t)w;
+    }
+    return close(fd) != 0 || err;
+  }
+  MPI_File fh;
+  MPI_Status st;
+  if (P.File_open(comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+    return 1;
+  if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS)
+    err = 1;
+  int n = body->len > INT_MAX ? 0 : (int)body->len;
+  err |= body->len > INT_MAX;
+  if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS)
+    err = 1;
+  if (P.File_close(&fh) != MPI_SUCCESS) err = 1;
+  return err;
+}
+
+/* Offsets by one inclusive scan of (bytes, sections); the last rank, which
+ * alone knows the totals, writes the file header.  Rank 0 renames the
+ * temporary file once every rank reports success. */
+static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
+  uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
+  if (bad) body->len = 0;
+  P.Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, comm);
+  uint8_t hdr[IOCHAR_HEADER_SIZE];
+  if (rank == nprocs - 1) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
+  const char *cw = getenv("IOCHAR_COLLECTIVE_WRITE"); /* testing knob: 1 / 0 */
+  int collective = cw ? atoi(cw) != 0 : nprocs > COLLECTIVE_WRITE_RANKS;
+  int err = bad | write_parts(g, rank == nprocs - 1 ? hdr : NULL, body,
+                              IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
+  int anyerr = 0;
+  P.Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, comm);
+  if (rank == 0 && (anyerr || rename(g->tmp, g->path) != 0)) {
+    iochar_warn_once(5, "cannot write log %s: %s", g->path,
+                     anyerr ? "a rank could not write its part" : strerror(errno));
+    unlink(g->tmp);
+  }
+  return anyerr ? -1 : 0;
+}
+
+int iochar_mpi_reduce_and_write(void) {
+  iochar_job *j = &iochar_job_info;
+  int fin = 0;
+  if (iochar_pmpi_load() || (P.Finalized(&fin), fin)) return -1;
+  if (__atomic_exchange_n(&j->written, 1, __ATOMIC_ACQ_REL)) return 0;
+  __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE); /* stop recording */
+  int e = errno;
+  /* The application has finished communicating (it is in MPI_Finalize), so
+   * the tool's collectives use MPI_COMM_WORLD directly: creating a
+   * communicator costs several collectives, each dear when ranks share cores. */
+  comm = MPI_COMM_WORLD;
+  P.Comm_rank(comm, &rank);
+  P.Comm_size(comm, &nprocs);
+  state s;
+  memset(&s, 0, sizeof s);
+  facts *g = calloc(1, sizeof *g);
+  int64_t *series = calloc((size_t)NMOD * 4 * IOCHAR_SERIES_BINS, 8);
+  iochar_buf body = {0};
+  int nsec = 0, rc = -1;
+  double shift = 0;
+  /* Any failure before the write leaves the ranks out of step: report it
+   * and stop; the application's exit is not affected. */
+  if (!g || !series || collect_rows(&s) || classify(&s)) goto out;
+  if (job_facts(&s, g, &shift)) goto out;
+  shift_rows(&s, shift);
+  if (merge_at_owners(&s)) goto out;
+  if (reduce_wide_and_series(&s, g, shift, series)) goto out;
+  if (!g->path_ok) goto out;
+  int bad = build_body(&s, g, series, &body, &nsec) != 0;
+  rc = write_log(g, &body, nsec, bad);
+out:
+  if (rc && rank == 0) iochar_warn_once(5, "cannot write the job's log");
+  free(g);
+  free(series);
+  iochar_buf_free(&body);
+  state_free(&s);
+  errno = e;
+  return rc;
+}

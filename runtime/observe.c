@@ -1,0 +1,69 @@
+/* The observers behind iochar_observe (runtime/access.h): call sites and the
+ * bounded trace, both off unless IOCHAR_CALLSITES / IOCHAR_TRACE ask for them. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "config.h"
+#include "internal.h"
+#include "observe.h"
+
+int iochar_callsites_on, iochar_trace_on;
+
+/* Strong definition of the hook (access.c has the weak no-op).  Called with
+ * r->lock held, so it only touches its own per-thread and atomic state. */
+void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
+                    double t0, double t1) {
+  if (iochar_callsites_on) iochar_callsites_note(r, op, len, t0, t1);
+  if (iochar_trace_on) iochar_trace_note(r, op, off, len, t0, t1);
+}
+
+/* The serial (and per-rank fallback) log: local call sites, this trace.  The
+ * MPI reducer calls iochar_callsites_mpi_sections + iochar_trace_sections. */
+static int local_sections(iochar_buf *out, int *nsections) {
+  if (iochar_callsites_on && iochar_callsites_sections(out, nsections)) return -1;
+  if (iochar_trace_on && iochar_trace_sections(out, nsections)) return -1;
+  return 0;
+}
+
+static void at_fork_child(void) {
+  if (iochar_callsites_on) iochar_callsites_reset();
+  if (iochar_trace_on) iochar_trace_reset();
+}
+
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+void iochar_observe_init(void) {
+  if (env_on("IOCHAR_CALLSITES")) {
+    int every = IOCHAR_CS_SAMPLE;
+    const char *v = getenv("IOCHAR_CALLSITES_SAMPLE");
+    if (v && *v) {
+      every = atoi(v);
+      if (every < 1 || every > 65535) {
+        iochar_warn_once(40, "IOCHAR_CALLSITES_SAMPLE=%s is not 1..65535; using %d", v,
+                         IOCHAR_CS_SAMPLE);
+        every = IOCHAR_CS_SAMPLE;
+      }
+    }
+    iochar_callsites_on = iochar_callsites_init(every) == 0;
+  }
+  if (env_on("IOCHAR_TRACE")) {
+    uint64_t bytes = IOCHAR_TRACE_DEFAULT;
+    const char *v = getenv("IOCHAR_TRACE_MEMORY");
+    if (v && *v) {
+      uint64_t b = iochar_parse_size(v);
+      if (b) bytes = b;
+      else iochar_warn_once(41, "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes",
+                            v, IOCHAR_TRACE_DEFAULT);
+    }
+    iochar_trace_on = iochar_trace_init(bytes) == 0;
+  }
+  if (!iochar_callsites_on && !iochar_trace_on) return;
+  iochar_extra_sections = local_sections;
+  pthread_atfork(NULL, NULL, at_fork_child);
+  __atomic_store_n(&iochar_observing, 1, __ATOMIC_RELEASE);
+}

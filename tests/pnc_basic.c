@@ -1,0 +1,70 @@
+/* PnetCDF with exactly known variable I/O per rank (CDF5 file, any rank count):
+ *   rec(time, x=100*nprocs) int, record variable; fix(x) double.
+ * Writes: fix collective vara (800 B); rec 2 records by iput_vara (400 B each)
+ * completed by one wait_all; rec one element by independent put_var1 (4 B);
+ * redef+enddef once; sync once.  Reopened: rec collective strided 2x50 (400 B),
+ * fix iget_vara (800 B) completed by one independent wait, fix flexible get_vara_all 10
+ * doubles (80 B). */
+#include <mpi.h>
+#include <pnetcdf.h>
+#include <stdio.h>
+
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    int e_ = (x);                                                              \
+    if (e_ != NC_NOERR) {                                                      \
+      fprintf(stderr, "%s: %s\n", #x, ncmpi_strerror(e_));                     \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                            \
+    }                                                                          \
+  } while (0)
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size, nc, dt, dx, rec, fix, req[2], st[2];
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *path = argc > 1 ? argv[1] : "pnc_basic.nc";
+  static int ib[200];
+  static double db[100];
+  MPI_Offset me = (MPI_Offset)rank * 100;
+
+  CHECK(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
+  CHECK(ncmpi_def_dim(nc, "time", NC_UNLIMITED, &dt));
+  CHECK(ncmpi_def_dim(nc, "x", (MPI_Offset)size * 100, &dx));
+  int dims[2] = {dt, dx};
+  CHECK(ncmpi_def_var(nc, "rec", NC_INT, 2, dims, &rec));
+  CHECK(ncmpi_def_var(nc, "fix", NC_DOUBLE, 1, &dx, &fix));
+  CHECK(ncmpi_enddef(nc));
+  MPI_Offset n100 = 100;
+  CHECK(ncmpi_put_vara_double_all(nc, fix, &me, &n100, db));
+  for (int t = 0; t < 2; t++) {
+    MPI_Offset start[2] = {t, me}, count[2] = {1, 100};
+    CHECK(ncmpi_iput_vara_int(nc, rec, start, count, ib, &req[t]));
+  }
+  CHECK(ncmpi_wait_all(nc, 2, req, st));
+  CHECK(ncmpi_begin_indep_data(nc));
+  MPI_Offset one[2] = {2, me};
+  CHECK(ncmpi_put_var1_int(nc, rec, one, ib));
+  CHECK(ncmpi_end_indep_data(nc));
+  CHECK(ncmpi_redef(nc));
+  CHECK(ncmpi_put_att_text(nc, rec, "units", 1, "K"));
+  CHECK(ncmpi_enddef(nc));
+  CHECK(ncmpi_sync(nc));
+  CHECK(ncmpi_close(nc));
+
+  CHECK(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  CHECK(ncmpi_inq_varid(nc, "rec", &rec));
+  CHECK(ncmpi_inq_varid(nc, "fix", &fix));
+  MPI_Offset s0[2] = {0, me}, c2[2] = {2, 50}, str[2] = {1, 2};
+  CHECK(ncmpi_get_vars_int_all(nc, rec, s0, c2, str, ib));
+  CHECK(ncmpi_iget_vara_double(nc, fix, &me, &n100, db, &req[0]));
+  CHECK(ncmpi_begin_indep_data(nc));
+  CHECK(ncmpi_wait(nc, 1, req, st));
+  CHECK(ncmpi_end_indep_data(nc));
+  MPI_Offset n10 = 10;
+  CHECK(ncmpi_get_vara_all(nc, fix, &me, &n10, db, 10, MPI_DOUBLE));
+  CHECK(ncmpi_close(nc));
+  MPI_Finalize();
+  if (rank == 0) printf("done\n");
+  return 0;
+}

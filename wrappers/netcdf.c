@@ -1,0 +1,494 @@
+/* NetCDF interception (netCDF-C API): files (NC_FILE) and variables (NC_VAR),
+ * resolved at run time; the typed put/get families come from one table. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/access.h"
+#include "dynlib.h"
+#include "interpose.h"
+#include "netcdf_counters.h"
+
+static const iochar_counter_def f_ints[] = {NC_FILE_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def f_flts[] = {NC_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def v_ints[] = {NC_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def v_flts[] = {NC_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+
+#define NONE2 {-1, -1}
+static const iochar_rw_layout f_layout = {
+    .ops = NONE2, .bytes = NONE2, .max_byte = NONE2, .consec = NONE2,
+    .seq = NONE2, .size_bin0 = NONE2, .max_time_size = NONE2,
+    .rw_switches = -1, .access1 = -1, .stride1 = -1,
+    .file_not_aligned = -1, .file_alignment = -1,
+    .mem_not_aligned = -1, .mem_alignment = -1,
+    .f_time = {-1, -1, NC_FILE_F_META_TIME},
+    .f_max_time = NONE2, .f_start = NONE2, .f_end = NONE2,
+};
+static const iochar_rw_layout v_layout = {
+    .ops = {NC_VAR_GETS, NC_VAR_PUTS},
+    .bytes = {NC_VAR_BYTES_READ, NC_VAR_BYTES_WRITTEN},
+    .max_byte = NONE2, .consec = NONE2, .seq = NONE2,
+    .size_bin0 = {NC_VAR_SIZE_READ_0_100, NC_VAR_SIZE_WRITE_0_100},
+    .max_time_size = NONE2,
+    .rw_switches = -1, .access1 = NC_VAR_ACCESS1_ACCESS, .stride1 = -1,
+    .file_not_aligned = -1, .file_alignment = -1,
+    .mem_not_aligned = -1, .mem_alignment = -1,
+    .f_time = {NC_VAR_F_READ_TIME, NC_VAR_F_WRITE_TIME, NC_VAR_F_META_TIME},
+    .f_max_time = NONE2,
+    .f_start = {NC_VAR_F_READ_START_TIMESTAMP, NC_VAR_F_WRITE_START_TIMESTAMP},
+    .f_end = {NC_VAR_F_READ_END_TIMESTAMP, NC_VAR_F_WRITE_END_TIMESTAMP},
+};
+
+const iochar_module iochar_mod_nc_file = {
+    .name = "NC_FILE", .version = 1,
+    .n_int = NC_FILE_NUM_INDICES, .n_flt = NC_FILE_F_NUM_INDICES,
+    .ints = f_ints, .flts = f_flts,
+    .state_size = sizeof(iochar_rw_state), .rw = &f_layout,
+};
+const iochar_module iochar_mod_nc_var = {
+    .name = "NC_VAR", .version = 1,
+    .n_int = NC_VAR_NUM_INDICES, .n_flt = NC_VAR_F_NUM_INDICES,
+    .ints = v_ints, .flts = v_flts,
+    .state_size = sizeof(iochar_rw_state), .rw = &v_layout,
+};
+
+/* ---- the netCDF-C API we use, as in netcdf.h ------------------------------ */
+typedef int nc_type;
+typedef void *mpi_handle; /* MPI_Comm/MPI_Info: int (MPICH) or pointer (Open MPI);
+                             either travels unchanged in one integer register */
+#define NC_NOERR 0
+#define NC_ENOTBUILT (-128)
+#define NC_CHUNKED 0
+#define NC_MAX_NAME 256
+#define NC_MAX_VAR_DIMS 1024
+#define NC_GROUP_MASK 0xFFFF
+
+int nc_create(const char *path, int cmode, int *ncidp);
+int nc__create(const char *path, int cmode, size_t initialsz, size_t *chunksizehintp,
+               int *ncidp);
+int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info, int *ncidp);
+int nc_open(const char *path, int mode, int *ncidp);
+int nc__open(const char *path, int mode, size_t *chunksizehintp, int *ncidp);
+int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp);
+int nc_redef(int ncid);
+int nc_enddef(int ncid);
+int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree, size_t r_align);
+int nc_sync(int ncid);
+int nc_close(int ncid);
+int nc_abort(int ncid);
+int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+               int *varidp);
+int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunksizesp);
+int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level);
+/* helpers */
+int nc_inq_path(int ncid, size_t *pathlen, char *path);
+int nc_inq_format(int ncid, int *formatp);
+int nc_inq_varname(int ncid, int varid, char *name);
+int nc_inq_vartype(int ncid, int varid, nc_type *xtypep);
+int nc_inq_varndims(int ncid, int varid, int *ndimsp);
+int nc_inq_vardimid(int ncid, int varid, int *dimidsp);
+int nc_inq_unlimdims(int ncid, int *nunlimdimsp, int *unlimdimidsp);
+int nc_inq_dimlen(int ncid, int dimid, size_t *lenp);
+int nc_inq_type(int ncid, nc_type xtype, char *name, size_t *size);
+int nc_inq_var_chunking(int ncid, int varid, int *storagep, size_t *chunksizesp);
+int nc_inq_var_deflate(int ncid, int varid, int *shufflep, int *deflatep, int *levelp);
+int nc_inq_grpname_full(int ncid, size_t *lenp, char *full_name);
+
+/* Parameters between (ncid, varid) and the buffer, per access form; the
+ * arguments they forward; and what the form accesses (kind, count, stride). */
+#define NCP_var
+#define NCP_var1 const size_t *start,
+#define NCP_vara const size_t *start, const size_t *count,
+#define NCP_vars const size_t *start, const size_t *count, const ptrdiff_t *stride,
+#define NCP_varm                                                               \
+  const size_t *start, const size_t *count, const ptrdiff_t *stride, const ptrdiff_t *imap,
+#define NCA_var
+#define NCA_var1 start,
+#define NCA_vara start, count,
+#define NCA_vars start, count, stride,
+#define NCA_varm start, count, stride, imap,
+enum { WHOLE, ONE, BOX };
+#define NCK_var WHOLE, NULL, NULL
+#define NCK_var1 ONE, NULL, NULL
+#define NCK_vara BOX, count, NULL
+#define NCK_vars BOX, count, stride
+#define NCK_varm BOX, count, stride
+
+/* THE table of data calls: every form x every element type, put and get.
+ * M(form, put name, get name, element type); void is the untyped form. */
+#define NC_TYPED(M, f)                                                         \
+  M(f, nc_put_##f##_text, nc_get_##f##_text, char)                             \
+  M(f, nc_put_##f##_schar, nc_get_##f##_schar, signed char)                    \
+  M(f, nc_put_##f##_uchar, nc_get_##f##_uchar, unsigned char)                  \
+  M(f, nc_put_##f##_ubyte, nc_get_##f##_ubyte, unsigned char)                  \
+  M(f, nc_put_##f##_short, nc_get_##f##_short, short)                          \
+  M(f, nc_put_##f##_ushort, nc_get_##f##_ushort, unsigned short)               \
+  M(f, nc_put_##f##_int, nc_get_##f##_int, int)                                \
+  M(f, nc_put_##f##_uint, nc_get_##f##_uint, unsigned int)                     \
+  M(f, nc_put_##f##_long, nc_get_##f##_long, long)                             \
+  M(f, nc_put_##f##_float, nc_get_##f##_float, float)                          \
+  M(f, nc_put_##f##_double, nc_get_##f##_double, double)                       \
+  M(f, nc_put_##f##_longlong, nc_get_##f##_longlong, long long)                \
+  M(f, nc_put_##f##_ulonglong, nc_get_##f##_ulonglong, unsigned long long)     \
+  M(f, nc_put_##f##_string, nc_get_##f##_string, char *)                       \
+  M(f, nc_put_##f, nc_get_##f, void)
+#define NC_DATA(M)                                                             \
+  NC_TYPED(M, var) NC_TYPED(M, var1) NC_TYPED(M, vara) NC_TYPED(M, vars)       \
+  NC_TYPED(M, varm)
+
+#define NC_DATA_PROTO(f, put, get, T)                                          \
+  int put(int ncid, int varid, NCP_##f const T *buf);                          \
+  int get(int ncid, int varid, NCP_##f T *buf);
+NC_DATA(NC_DATA_PROTO)
+
+#define NC_FUNCS(X)                                                            \
+  X(nc_create) X(nc__create) X(nc_create_par) X(nc_open) X(nc__open)           \
+  X(nc_open_par) X(nc_redef) X(nc_enddef) X(nc__enddef) X(nc_sync) X(nc_close) \
+  X(nc_abort) X(nc_def_var) X(nc_def_var_chunking) X(nc_def_var_deflate)       \
+  X(nc_inq_path) X(nc_inq_format) X(nc_inq_varname) X(nc_inq_vartype)          \
+  X(nc_inq_varndims) X(nc_inq_vardimid) X(nc_inq_unlimdims) X(nc_inq_dimlen)   \
+  X(nc_inq_type) X(nc_inq_var_chunking) X(nc_inq_var_deflate)                  \
+  X(nc_inq_grpname_full)
+#define NC_DATA_ENUM(f, put, get, T) FN_##put, FN_##get,
+#define NC_DATA_NAME(f, put, get, T) #put, #get,
+
+enum { NC_FUNCS(IOCHAR_DL_ENUM) NC_DATA(NC_DATA_ENUM) NC_NFUNCS };
+static const char *const nc_names[] = {NC_FUNCS(IOCHAR_DL_NAME) NC_DATA(NC_DATA_NAME)};
+static iochar_dlset ncl = {.what = "NetCDF", .names = nc_names, .n = NC_NFUNCS};
+
+#define NC(I, name) ((__typeof__(&name))iochar_dl_fn(&ncl, I, FN_##name))
+
+/* Nesting depth of wrapped netCDF calls on this thread (typed calls built on
+ * untyped ones are counted once). */
+static __thread int nc_depth __attribute__((tls_model("initial-exec")));
+
+/* ---- handle state -------------------------------------------------------- */
+typedef struct nc_var {
+  iochar_record *rec;
+  uint64_t key;
+  int64_t type_size;
+  int ndims;
+  struct nc_var *next; /* the file's variables, dropped at close */
+} nc_var;
+typedef struct nc_file {
+  iochar_record *rec;
+  nc_var *vars;
+  char path[];
+} nc_file;
+static iochar_hmap *files, *vars;
+static iochar_spin vars_lock; /* guards the files' variable lists */
+
+static int maps_ready(void) {
+  if (!files) files = iochar_hmap_create(1 << 12);
+  if (!vars) vars = iochar_hmap_create(1 << 16);
+  return files && vars;
+}
+
+static uint64_t file_key(iochar_dlinst *I, int ncid) {
+  return iochar_dl_key(I, (uint32_t)(ncid & ~NC_GROUP_MASK));
+}
+static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
+  return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
+}
+
+/* NC_FORMAT_* (1 classic, 2 64-bit offset, 3 netCDF-4, 4 netCDF-4 classic,
+ * 5 CDF5) to NC_FILE_FORMAT's code. */
+static int64_t format_code(int f) {
+  static const int64_t code[] = {0, 1, 2, 4, 3, 5};
+  return f >= 1 && f <= 5 ? code[f] : 0;
+}
+
+/* The state of ncid's file, created on first sight (path NULL: ask netCDF). */
+static nc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
+  if (!maps_ready()) return NULL;
+  nc_file *fs = iochar_hmap_get(files, file_key(I, ncid));
+  if (fs) return fs;
+  char given[IOCHAR_PATH_MAX], abs[IOCHAR_PATH_MAX];
+  if (!path) {
+    size_t n = 0;
+    if (NC(I, nc_inq_path)(ncid, &n, NULL) || n >= sizeof given ||
+        NC(I, nc_inq_path)(ncid, NULL, given))
+      return NULL;
+    path = given;
+  }
+  if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) || iochar_path_excluded(abs))
+    return NULL;
+  iochar_record *r = iochar_record_get(IOCHAR_MOD_NC_FILE, abs);
+  fs = r ? calloc(1, sizeof *fs + strlen(abs) + 1) : NULL;
+  if (!fs) return NULL;
+  fs->rec = r;
+  strcpy(fs->path, abs);
+  int fmt = 0;
+  if (NC(I, nc_inq_format)(ncid, &fmt) == NC_NOERR) {
+    iochar_spin_lock(&r->lock);
+    if (!r->c[NC_FILE_FORMAT]) r->c[NC_FILE_FORMAT] = format_code(fmt);
+    iochar_spin_unlock(&r->lock);
+  }
+  if (iochar_hmap_put(files, file_key(I, ncid), fs)) {
+    free(fs);
+    return NULL;
+  }
+  return fs;
+}
+
+/* Shape, type, record-ness, chunking and deflate: the variable's settings. */
+static void var_settings(iochar_dlinst *I, int ncid, int varid, nc_var *v) {
+  int64_t s[NC_VAR_NUM_INDICES] = {0};
+  int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim[NC_MAX_VAR_DIMS], nunlim = 0;
+  nc_type xt = 0;
+  size_t tsize = 0, chunks[NC_MAX_VAR_DIMS];
+  if (NC(I, nc_inq_varndims)(ncid, varid, &ndims) || ndims > NC_MAX_VAR_DIMS) ndims = 0;
+  if (NC(I, nc_inq_vartype)(ncid, varid, &xt) == NC_NOERR)
+    NC(I, nc_inq_type)(ncid, xt, NULL, &tsize);
+  if (ndims && NC(I, nc_inq_vardimid)(ncid, varid, dimids) == NC_NOERR &&
+      NC(I, nc_inq_unlimdims)(ncid, &nunlim, NULL) == NC_NOERR && nunlim > 0 &&
+      nunlim <= NC_MAX_VAR_DIMS && NC(I, nc_inq_unlimdims)(ncid, &nunlim, unlim) == NC_NOERR)
+    for (int i = 0; i < ndims; i++)
+      for (int k = 0; k < nunlim; k++) s[NC_VAR_IS_RECORD_VAR] |= dimids[i] == unlim[k];
+  int storage = -1, shuffle = 0, deflate = 0, level = 0;
+  if (ndims && NC(I, nc_inq_var_chunking)(ncid, varid, &storage, chunks) == NC_NOERR &&
+      storage == NC_CHUNKED)
+    for (int i = 0; i < 5 && i < ndims; i++) s[NC_VAR_CHUNK_SIZE_D1 + i] = (int64_t)chunks[i];
+  if (NC(I, nc_inq_var_deflate)(ncid, varid, &shuffle, &deflate, &level) == NC_NOERR &&
+      deflate)
+    s[NC_VAR_DEFLATE_LEVEL] = level;
+  v->ndims = ndims;
+  v->type_size = (int64_t)tsize;
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  r->c[NC_VAR_NDIMS] = ndims;
+  r->c[NC_VAR_DATATYPE_SIZE] = (int64_t)tsize;
+  r->c[NC_VAR_IS_RECORD_VAR] = s[NC_VAR_IS_RECORD_VAR];
+  for (int i = NC_VAR_CHUNK_SIZE_D1; i <= NC_VAR_DEFLATE_LEVEL; i++) r->c[i] = s[i];
+  iochar_spin_unlock(&r->lock);
+}
+
+/* The state of variable (ncid, varid), created on first sight. */
+static nc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
+  if (!maps_ready()) return NULL;
+  uint64_t key = var_key(I, ncid, varid);
+  nc_var *v = iochar_hmap_get(vars, key);
+  if (v) return v;
+  nc_file *fs = file_track(I, ncid, NULL);
+  char vn[NC_MAX_NAME + 1], grp[1024] = "", name[IOCHAR_PATH_MAX + 1300];
+  if (!fs || NC(I, nc_inq_varname)(ncid, varid, vn)) return NULL;
+  size_t gl = 0;
+  if ((ncid & NC_GROUP_MASK) && NC(I, nc_inq_grpname_full) &&
+      NC(I, nc_inq_grpname_full)(ncid, &gl, NULL) == NC_NOERR && gl < sizeof grp - 1 &&
+      NC(I, nc_inq_grpname_full)(ncid, NULL, grp) == NC_NOERR)
+    strcat(grp, "/"); /* groups: <file>:/<group path>/<variable> */
+  snprintf(name, sizeof name, "%s:%s%s", fs->path, grp, vn);
+  iochar_record *r = iochar_record_get(IOCHAR_MOD_NC_VAR, name);
+  v = r ? calloc(1, sizeof *v) : NULL;
+  if (!v) return NULL;
+  v->rec = r;
+  v->key = key;
+  var_settings(I, ncid, varid, v);
+  if (iochar_hmap_put(vars, key, v)) {
+    free(v);
+    return NULL;
+  }
+  iochar_spin_lock(&vars_lock);
+  v->next = fs->vars;
+  fs->vars = v;
+  iochar_spin_unlock(&vars_lock);
+  return v;
+}
+
+/* ---- record steps (called with iochar_in_tool set) ----------------------- */
+
+static void file_meta(iochar_record *r, int idx, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  iochar_meta_account(r, &f_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp,
+                        int idx, double t0, double t1) {
+  nc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[NC_FILE_F_OPEN_START_TIMESTAMP], &r->f[NC_FILE_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_spin_unlock(&r->lock);
+  file_meta(r, idx, t0, t1);
+}
+
+static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0,
+                             double t1) {
+  nc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
+  if (fs) file_meta(fs->rec, idx, t0, t1);
+}
+
+/* Close (or abort): the file and its variables are forgotten. */
+static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
+  nc_file *fs = files ? iochar_hmap_del(files, file_key(I, ncid)) : NULL;
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[NC_FILE_F_CLOSE_START_TIMESTAMP], &r->f[NC_FILE_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &f_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  iochar_spin_lock(&vars_lock);
+  nc_var *v = fs->vars;
+  fs->vars = NULL;
+  iochar_spin_unlock(&vars_lock);
+  while (v) {
+    nc_var *next = v->next;
+    iochar_hmap_del(vars, v->key);
+    free(v);
+    v = next;
+  }
+  free(fs);
+}
+
+/* nc_def_var and the chunking/deflate settings: (re)read the settings. */
+static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0,
+                       double t1) {
+  if (ret != NC_NOERR) return;
+  nc_var *v = var_track(I, ncid, varid);
+  if (!v) return;
+  var_settings(I, ncid, varid, v);
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_meta_account(r, &v_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret,
+                           double t0, double t1) {
+  if (ret == NC_NOERR && varidp) record_def(I, ncid, *varidp, ret, t0, t1);
+}
+
+/* Elements a call touches: the whole variable (its current shape), one, or
+ * the product of count. */
+static int64_t elements(iochar_dlinst *I, int ncid, int varid, const nc_var *v, int kind,
+                        const size_t *count) {
+  if (kind == ONE || v->ndims == 0) return 1;
+  int64_t n = 1;
+  if (kind == BOX && count) {
+    for (int i = 0; i < v->ndims; i++) n *= (int64_t)count[i];
+    return n;
+  }
+  int dimids[NC_MAX_VAR_DIMS];
+  if (NC(I, nc_inq_vardimid)(ncid, varid, dimids)) return 0;
+  for (int i = 0; i < v->ndims; i++) {
+    size_t len = 0;
+    NC(I, nc_inq_dimlen)(ncid, dimids[i], &len);
+    n *= (int64_t)len;
+  }
+  return n;
+}
+
+static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind,
+                      const size_t *count, const ptrdiff_t *stride, int ret, double t0,
+                      double t1) {
+  nc_var *v = var_track(I, ncid, varid);
+  if (!v) return;
+  int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
+  int strided = 0;
+  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, &v_layout, r->state, dir, -1, len, NULL, t0, t1);
+  r->c[NC_VAR_STRIDED_ACCESSES] += strided;
+  iochar_spin_unlock(&r->lock);
+}
+
+/* ---- wrappers ------------------------------------------------------------ */
+
+#define NC_API __attribute__((visibility("default")))
+
+/* Find the copy the caller binds to; pass through when not recording or
+ * nested; else clock, real call, clock, record. */
+#define NC_BODY(name, args, record)                                            \
+  iochar_dlinst *I = iochar_dl_instance(&ncl, FN_##name, __builtin_return_address(0)); \
+  __typeof__(&name) real = I ? NC(I, name) : NULL;                             \
+  if (!real) return NC_ENOTBUILT;                                              \
+  iochar_dlinst *outer_ = iochar_dl_enter(I);                                 \
+  if (!iochar_active() || nc_depth) {                                         \
+    __typeof__(real args) r_ = real args;                                      \
+    iochar_dl_leave(outer_);                                                   \
+    return r_;                                                                 \
+  }                                                                            \
+  nc_depth++;                                                                  \
+  double t0 = iochar_now();                                                    \
+  int ret = real args;                                                         \
+  double t1 = iochar_now();                                                    \
+  nc_depth--;                                                                  \
+  iochar_dl_leave(outer_);                                                     \
+  IOCHAR_RECORD(record);                                                       \
+  return ret;
+
+NC_API int nc_create(const char *path, int cmode, int *ncidp) {
+  NC_BODY(nc_create, (path, cmode, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
+}
+NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint,
+                      int *ncidp) {
+  NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
+}
+NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info,
+                         int *ncidp) {
+  NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
+}
+NC_API int nc_open(const char *path, int mode, int *ncidp) {
+  NC_BODY(nc_open, (path, mode, ncidp), record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
+}
+NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
+  NC_BODY(nc__open, (path, mode, hint, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
+}
+NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info,
+                       int *ncidp) {
+  NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
+}
+NC_API int nc_redef(int ncid) {
+  NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1))
+}
+NC_API int nc_enddef(int ncid) {
+  NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))
+}
+NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree,
+                      size_t r_align) {
+  NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+          record_file_meta(I, ncid, ret, -1, t0, t1))
+}
+NC_API int nc_sync(int ncid) {
+  NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1))
+}
+NC_API int nc_close(int ncid) {
+  NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1))
+}
+NC_API int nc_abort(int ncid) {
+  NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1))
+}
+NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
+                      const int *dimidsp, int *varidp) {
+  NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
+          record_def_var(I, ncid, varidp, ret, t0, t1))
+}
+NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks) {
+  NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
+          record_def(I, ncid, varid, ret, t0, t1))
+}
+NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level) {
+  NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
+          record_def(I, ncid, varid, ret, t0, t1))
+}
+
+#define NC_DATA_WRAP(f, put, get, T)                                           \
+  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                  \
+    NC_BODY(put, (ncid, varid, NCA_##f buf),                                   \
+            record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1))                \
+  }                                                                            \
+  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                        \
+    NC_BODY(get, (ncid, varid, NCA_##f buf),                                   \
+            record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1))                \
+  }
+NC_DATA(NC_DATA_WRAP)

@@ -1,0 +1,458 @@
+/* PnetCDF interception: files (PNETCDF_FILE) and variables (PNETCDF_VAR),
+ * resolved at run time; the put/get/iput/iget/bput families come from one table. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/access.h"
+#include "dynlib.h"
+#include "interpose.h"
+#include "pnetcdf_counters.h"
+
+static const iochar_counter_def f_ints[] = {PNETCDF_FILE_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def f_flts[] = {PNETCDF_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def v_ints[] = {PNETCDF_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def v_flts[] = {PNETCDF_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+
+#define NONE2 {-1, -1}
+static const iochar_rw_layout f_layout = {
+    .ops = NONE2, .bytes = NONE2, .max_byte = NONE2, .consec = NONE2,
+    .seq = NONE2, .size_bin0 = NONE2, .max_time_size = NONE2,
+    .rw_switches = -1, .access1 = -1, .stride1 = -1,
+    .file_not_aligned = -1, .file_alignment = -1,
+    .mem_not_aligned = -1, .mem_alignment = -1,
+    .f_time = {-1, -1, PNETCDF_FILE_F_META_TIME},
+    .f_max_time = NONE2, .f_start = NONE2, .f_end = NONE2,
+};
+static const iochar_rw_layout v_layout = {
+    .ops = {PNETCDF_VAR_GETS, PNETCDF_VAR_PUTS},
+    .bytes = {PNETCDF_VAR_BYTES_READ, PNETCDF_VAR_BYTES_WRITTEN},
+    .max_byte = NONE2, .consec = NONE2, .seq = NONE2,
+    .size_bin0 = {PNETCDF_VAR_SIZE_READ_0_100, PNETCDF_VAR_SIZE_WRITE_0_100},
+    .max_time_size = NONE2,
+    .rw_switches = -1, .access1 = PNETCDF_VAR_ACCESS1_ACCESS, .stride1 = -1,
+    .file_not_aligned = -1, .file_alignment = -1,
+    .mem_not_aligned = -1, .mem_alignment = -1,
+    .f_time = {PNETCDF_VAR_F_READ_TIME, PNETCDF_VAR_F_WRITE_TIME, PNETCDF_VAR_F_META_TIME},
+    .f_max_time = NONE2,
+    .f_start = {PNETCDF_VAR_F_READ_START_TIMESTAMP, PNETCDF_VAR_F_WRITE_START_TIMESTAMP},
+    .f_end = {PNETCDF_VAR_F_READ_END_TIMESTAMP, PNETCDF_VAR_F_WRITE_END_TIMESTAMP},
+};
+
+const iochar_module iochar_mod_pnetcdf_file = {
+    .name = "PNETCDF_FILE", .version = 1,
+    .n_int = PNETCDF_FILE_NUM_INDICES, .n_flt = PNETCDF_FILE_F_NUM_INDICES,
+    .ints = f_ints, .flts = f_flts,
+    .state_size = sizeof(iochar_rw_state), .rw = &f_layout,
+};
+const iochar_module iochar_mod_pnetcdf_var = {
+    .name = "PNETCDF_VAR", .version = 1,
+    .n_int = PNETCDF_VAR_NUM_INDICES, .n_flt = PNETCDF_VAR_F_NUM_INDICES,
+    .ints = v_ints, .flts = v_flts,
+    .state_size = sizeof(iochar_rw_state), .rw = &v_layout,
+};
+
+/* ---- the PnetCDF API we use, as in pnetcdf.h ------------------------------ */
+typedef long long MPI_Offset;
+typedef int nc_type;
+typedef void *mpi_handle; /* MPI_Comm/MPI_Info/MPI_Datatype: int or pointer,
+                             either travels unchanged in one integer register */
+#define NC_NOERR 0
+#define NC_ENOTBUILT (-128)
+#define NC_MAX_VAR_DIMS 1024
+
+int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info, int *ncidp);
+int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp);
+int ncmpi_close(int ncid);
+int ncmpi_enddef(int ncid);
+int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                  MPI_Offset r_align);
+int ncmpi_redef(int ncid);
+int ncmpi_sync(int ncid);
+int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]);
+int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]);
+int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+                  int *varidp);
+/* helpers */
+int ncmpi_inq_path(int ncid, int *pathlen, char *path);
+int ncmpi_inq_format(int ncid, int *formatp);
+int ncmpi_inq_varname(int ncid, int varid, char *name);
+int ncmpi_inq_vartype(int ncid, int varid, nc_type *xtypep);
+int ncmpi_inq_varndims(int ncid, int varid, int *ndimsp);
+int ncmpi_inq_vardimid(int ncid, int varid, int *dimidsp);
+int ncmpi_inq_unlimdim(int ncid, int *unlimdimidp);
+int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset *lenp);
+
+/* Parameters between (ncid, varid) and the buffer per access form, the
+ * arguments they forward, and what the form accesses (kind, count, stride). */
+#define PNCP_var
+#define PNCP_var1 const MPI_Offset *start,
+#define PNCP_vara const MPI_Offset *start, const MPI_Offset *count,
+#define PNCP_vars const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride,
+#define PNCP_varm                                                              \
+  const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride,   \
+      const MPI_Offset *imap,
+#define PNCA_var
+#define PNCA_var1 start,
+#define PNCA_vara start, count,
+#define PNCA_vars start, count, stride,
+#define PNCA_varm start, count, stride, imap,
+enum { WHOLE, ONE, BOX };
+#define PNCK_var WHOLE, NULL, NULL
+#define PNCK_var1 ONE, NULL, NULL
+#define PNCK_vara BOX, count, NULL
+#define PNCK_vars BOX, count, stride
+#define PNCK_varm BOX, count, stride
+/* after the buffer: the flexible API's (bufcount, buftype); requests of the
+ * nonblocking calls */
+#define PNC_TAILP_typed
+#define PNC_TAILA_typed
+#define PNC_TAILP_flex , MPI_Offset bufcount, mpi_handle buftype
+#define PNC_TAILA_flex , bufcount, buftype
+#define PNC_REQP_bl
+#define PNC_REQA_bl
+#define PNC_REQP_nb , int *req
+#define PNC_REQA_nb , req
+enum { INDEP, COLL, NB };
+
+/* THE table of data calls.  W(name, form, buffer type, tail, blocking, dir,
+ * mode) for every form x element type x {put, get, put_all, get_all, iput,
+ * iget, bput}; void with the flex tail is the flexible (untyped) API. */
+#define PNC_SEVEN(W, f, sfx, T, tag)                                           \
+  W(ncmpi_put_##f##sfx, f, const T, tag, bl, 1, INDEP)                         \
+  W(ncmpi_get_##f##sfx, f, T, tag, bl, 0, INDEP)                               \
+  W(ncmpi_put_##f##sfx##_all, f, const T, tag, bl, 1, COLL)                    \
+  W(ncmpi_get_##f##sfx##_all, f, T, tag, bl, 0, COLL)                          \
+  W(ncmpi_iput_##f##sfx, f, const T, tag, nb, 1, NB)                           \
+  W(ncmpi_iget_##f##sfx, f, T, tag, nb, 0, NB)                                 \
+  W(ncmpi_bput_##f##sfx, f, const T, tag, nb, 1, NB)
+#define PNC_TYPES(W, f)                                                        \
+  PNC_SEVEN(W, f, _text, char, typed)                                          \
+  PNC_SEVEN(W, f, _schar, signed char, typed)                                  \
+  PNC_SEVEN(W, f, _uchar, unsigned char, typed)                                \
+  PNC_SEVEN(W, f, _short, short, typed)                                        \
+  PNC_SEVEN(W, f, _ushort, unsigned short, typed)                              \
+  PNC_SEVEN(W, f, _int, int, typed)                                            \
+  PNC_SEVEN(W, f, _uint, unsigned int, typed)                                  \
+  PNC_SEVEN(W, f, _long, long, typed)                                          \
+  PNC_SEVEN(W, f, _float, float, typed)                                        \
+  PNC_SEVEN(W, f, _double, double, typed)                                      \
+  PNC_SEVEN(W, f, _longlong, long long, typed)                                 \
+  PNC_SEVEN(W, f, _ulonglong, unsigned long long, typed)                       \
+  PNC_SEVEN(W, f, , void, flex)
+#define PNC_DATA(W)                                                            \
+  PNC_TYPES(W, var) PNC_TYPES(W, var1) PNC_TYPES(W, vara) PNC_TYPES(W, vars)   \
+  PNC_TYPES(W, varm)
+
+#define PNC_PROTO(name, f, BT, tag, nb, dir, mode)                             \
+  int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb);
+PNC_DATA(PNC_PROTO)
+
+#define PNC_FUNCS(X)                                                           \
+  X(ncmpi_create) X(ncmpi_open) X(ncmpi_close) X(ncmpi_enddef) X(ncmpi__enddef) \
+  X(ncmpi_redef) X(ncmpi_sync) X(ncmpi_wait) X(ncmpi_wait_all) X(ncmpi_def_var) \
+  X(ncmpi_inq_path) X(ncmpi_inq_format) X(ncmpi_inq_varname)                   \
+  X(ncmpi_inq_vartype) X(ncmpi_inq_varndims) X(ncmpi_inq_vardimid)             \
+  X(ncmpi_inq_unlimdim) X(ncmpi_inq_dimlen)
+#define PNC_ENUM(name, f, BT, tag, nb, dir, mode) FN_##name,
+#define PNC_NAME(name, f, BT, tag, nb, dir, mode) #name,
+
+enum { PNC_FUNCS(IOCHAR_DL_ENUM) PNC_DATA(PNC_ENUM) PNC_NFUNCS };
+static const char *const pnc_names[] = {PNC_FUNCS(IOCHAR_DL_NAME) PNC_DATA(PNC_NAME)};
+static iochar_dlset pncl = {.what = "PnetCDF", .names = pnc_names, .n = PNC_NFUNCS};
+
+#define PNC(I, name) ((__typeof__(&name))iochar_dl_fn(&pncl, I, FN_##name))
+
+/* Nesting depth of wrapped PnetCDF calls on this thread (typed calls built on
+ * flexible ones are counted once). */
+static __thread int pnc_depth __attribute__((tls_model("initial-exec")));
+
+/* ---- handle state -------------------------------------------------------- */
+typedef struct pnc_var {
+  iochar_record *rec;
+  uint64_t key;
+  int64_t type_size;
+  int ndims;
+  struct pnc_var *next; /* the file's variables, dropped at close */
+} pnc_var;
+typedef struct pnc_file {
+  iochar_record *rec;
+  pnc_var *vars;
+  char path[];
+} pnc_file;
+static iochar_hmap *files, *vars;
+static iochar_spin vars_lock;
+
+static int maps_ready(void) {
+  if (!files) files = iochar_hmap_create(1 << 10);
+  if (!vars) vars = iochar_hmap_create(1 << 16);
+  return files && vars;
+}
+static uint64_t file_key(iochar_dlinst *I, int ncid) {
+  return iochar_dl_key(I, (uint32_t)ncid);
+}
+static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
+  return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
+}
+
+/* External type sizes of NC_BYTE (1) ... NC_UINT64 (11). */
+static int64_t type_size(nc_type t) {
+  static const int64_t size[] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8};
+  return t >= 1 && t <= 11 ? size[t] : 0;
+}
+/* NC_FORMAT_* to the NC_FILE_FORMAT code (classic 1, CDF2 2, CDF5 5). */
+static int64_t format_code(int f) {
+  static const int64_t code[] = {0, 1, 2, 4, 3, 5};
+  return f >= 1 && f <= 5 ? code[f] : 0;
+}
+
+static pnc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
+  if (!maps_ready()) return NULL;
+  pnc_file *fs = iochar_hmap_get(files, file_key(I, ncid));
+  if (fs) return fs;
+  char given[IOCHAR_PATH_MAX], abs[IOCHAR_PATH_MAX];
+  if (!path) {
+    int n = 0;
+    if (PNC(I, ncmpi_inq_path)(ncid, &n, NULL) || n >= (int)sizeof given ||
+        PNC(I, ncmpi_inq_path)(ncid, NULL, given))
+      return NULL;
+    path = given;
+  }
+  if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) || iochar_path_excluded(abs))
+    return NULL;
+  iochar_record *r = iochar_record_get(IOCHAR_MOD_PNETCDF_FILE, abs);
+  fs = r ? calloc(1, sizeof *fs + strlen(abs) + 1) : NULL;
+  if (!fs) return NULL;
+  fs->rec = r;
+  strcpy(fs->path, abs);
+  int fmt = 0;
+  if (PNC(I, ncmpi_inq_format)(ncid, &fmt) == NC_NOERR) {
+    iochar_spin_lock(&r->lock);
+    if (!r->c[PNETCDF_FILE_FORMAT]) r->c[PNETCDF_FILE_FORMAT] = format_code(fmt);
+    iochar_spin_unlock(&r->lock);
+  }
+  if (iochar_hmap_put(files, file_key(I, ncid), fs)) {
+    free(fs);
+    return NULL;
+  }
+  return fs;
+}
+
+static pnc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
+  if (!maps_ready()) return NULL;
+  uint64_t key = var_key(I, ncid, varid);
+  pnc_var *v = iochar_hmap_get(vars, key);
+  if (v) return v;
+  pnc_file *fs = file_track(I, ncid, NULL);
+  char vn[257], name[IOCHAR_PATH_MAX + 300];
+  if (!fs || PNC(I, ncmpi_inq_varname)(ncid, varid, vn)) return NULL;
+  snprintf(name, sizeof name, "%s:%s", fs->path, vn);
+  iochar_record *r = iochar_record_get(IOCHAR_MOD_PNETCDF_VAR, name);
+  v = r ? calloc(1, sizeof *v) : NULL;
+  if (!v) return NULL;
+  v->rec = r;
+  v->key = key;
+  int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim = -1, isrec = 0;
+  nc_type xt = 0;
+  if (PNC(I, ncmpi_inq_varndims)(ncid, varid, &ndims) || ndims > NC_MAX_VAR_DIMS) ndims = 0;
+  PNC(I, ncmpi_inq_vartype)(ncid, varid, &xt);
+  if (ndims && PNC(I, ncmpi_inq_vardimid)(ncid, varid, dimids) == NC_NOERR &&
+      PNC(I, ncmpi_inq_unlimdim)(ncid, &unlim) == NC_NOERR)
+    isrec = unlim >= 0 && dimids[0] == unlim; /* classic: only the first may be */
+  v->ndims = ndims;
+  v->type_size = type_size(xt);
+  iochar_spin_lock(&r->lock);
+  r->c[PNETCDF_VAR_NDIMS] = ndims;
+  r->c[PNETCDF_VAR_DATATYPE_SIZE] = v->type_size;
+  r->c[PNETCDF_VAR_IS_RECORD_VAR] = isrec;
+  iochar_spin_unlock(&r->lock);
+  if (iochar_hmap_put(vars, key, v)) {
+    free(v);
+    return NULL;
+  }
+  iochar_spin_lock(&vars_lock);
+  v->next = fs->vars;
+  fs->vars = v;
+  iochar_spin_unlock(&vars_lock);
+  return v;
+}
+
+/* ---- record steps (called with iochar_in_tool set) ----------------------- */
+
+static void file_meta(iochar_record *r, int idx, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  iochar_meta_account(r, &f_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp,
+                        int idx, double t0, double t1) {
+  pnc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP],
+            &r->f[PNETCDF_FILE_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_spin_unlock(&r->lock);
+  file_meta(r, idx, t0, t1);
+}
+
+static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0,
+                             double t1) {
+  pnc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
+  if (fs) file_meta(fs->rec, idx, t0, t1);
+}
+
+/* Waits complete nonblocking I/O: their time is wait time, not meta time. */
+static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t1) {
+  pnc_file *fs = file_track(I, ncid, NULL);
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  r->c[idx]++;
+  r->f[PNETCDF_FILE_F_WAIT_TIME] += t1 - t0;
+  iochar_spin_unlock(&r->lock);
+}
+
+static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
+  pnc_file *fs = files ? iochar_hmap_del(files, file_key(I, ncid)) : NULL;
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_ts(&r->f[PNETCDF_FILE_F_CLOSE_START_TIMESTAMP],
+            &r->f[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &f_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+  iochar_spin_lock(&vars_lock);
+  pnc_var *v = fs->vars;
+  fs->vars = NULL;
+  iochar_spin_unlock(&vars_lock);
+  while (v) {
+    pnc_var *next = v->next;
+    iochar_hmap_del(vars, v->key);
+    free(v);
+    v = next;
+  }
+  free(fs);
+}
+
+static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret,
+                           double t0, double t1) {
+  pnc_var *v = ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL;
+  if (!v) return;
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_meta_account(r, &v_layout, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
+static int64_t elements(iochar_dlinst *I, int ncid, int varid, const pnc_var *v, int kind,
+                        const MPI_Offset *count) {
+  if (kind == ONE || v->ndims == 0) return 1;
+  int64_t n = 1;
+  if (kind == BOX && count) {
+    for (int i = 0; i < v->ndims; i++) n *= count[i];
+    return n;
+  }
+  int dimids[NC_MAX_VAR_DIMS];
+  if (PNC(I, ncmpi_inq_vardimid)(ncid, varid, dimids)) return 0;
+  for (int i = 0; i < v->ndims; i++) {
+    MPI_Offset len = 0;
+    PNC(I, ncmpi_inq_dimlen)(ncid, dimids[i], &len);
+    n *= len;
+  }
+  return n;
+}
+
+static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
+                      const MPI_Offset *count, const MPI_Offset *stride, int ret,
+                      double t0, double t1) {
+  static const int by_mode[3][2] = {
+      {PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
+      {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
+      {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
+  pnc_var *v = var_track(I, ncid, varid);
+  if (!v) return;
+  int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
+  int strided = 0;
+  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, &v_layout, r->state, dir, -1, len, NULL, t0, t1);
+  r->c[by_mode[mode][dir]]++;
+  r->c[PNETCDF_VAR_STRIDED_ACCESSES] += strided;
+  iochar_spin_unlock(&r->lock);
+}
+
+/* ---- wrappers ------------------------------------------------------------ */
+
+#define PNC_API __attribute__((visibility("default")))
+
+#define PNC_BODY(name, args, record)                                           \
+  iochar_dlinst *I = iochar_dl_instance(&pncl, FN_##name, __builtin_return_address(0)); \
+  __typeof__(&name) real = I ? PNC(I, name) : NULL;                            \
+  if (!real) return NC_ENOTBUILT;                                              \
+  iochar_dlinst *outer_ = iochar_dl_enter(I);                                  \
+  if (!iochar_active() || pnc_depth) {                                         \
+    int r_ = real args;                                                        \
+    iochar_dl_leave(outer_);                                                   \
+    return r_;                                                                 \
+  }                                                                            \
+  pnc_depth++;                                                                 \
+  double t0 = iochar_now();                                                    \
+  int ret = real args;                                                         \
+  double t1 = iochar_now();                                                    \
+  pnc_depth--;                                                                 \
+  iochar_dl_leave(outer_);                                                     \
+  IOCHAR_RECORD(record);                                                       \
+  return ret;
+
+PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info,
+                         int *ncidp) {
+  PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
+           record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1))
+}
+PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info,
+                       int *ncidp) {
+  PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
+           record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1))
+}
+PNC_API int ncmpi_close(int ncid) {
+  PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1))
+}
+PNC_API int ncmpi_enddef(int ncid) {
+  PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))
+}
+PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align,
+                          MPI_Offset v_minfree, MPI_Offset r_align) {
+  PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+           record_file_meta(I, ncid, ret, -1, t0, t1))
+}
+PNC_API int ncmpi_redef(int ncid) {
+  PNC_BODY(ncmpi_redef, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1))
+}
+PNC_API int ncmpi_sync(int ncid) {
+  PNC_BODY(ncmpi_sync, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1))
+}
+PNC_API int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]) {
+  PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
+           record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1))
+}
+PNC_API int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]) {
+  PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
+           record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1))
+}
+PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims,
+                          const int *dimidsp, int *varidp) {
+  PNC_BODY(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
+           record_def_var(I, ncid, varidp, ret, t0, t1))
+}
+
+#define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                              \
+  PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \
+    PNC_BODY(name, (ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb),  \
+             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1))      \
+  }
+PNC_DATA(PNC_WRAP)
