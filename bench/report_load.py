@@ -8,9 +8,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import iochar
 import numpy as np
 import pandas as pd
+
+import iochar
 from iochar.log import OP
 from iochar.writer import write_log
 

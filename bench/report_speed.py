@@ -32,6 +32,7 @@ def synthetic(n, path, schema):
     """n file-per-process records of a 1024-rank job: writes of a few sizes."""
     import numpy as np
     import pandas as pd
+
     from iochar.writer import fnv1a64, write_log
 
     rng = np.random.default_rng(1)

@@ -38,14 +38,14 @@ static int wire_cmp(const void *a, const void *b) {
 static int exchange(ctx *c, const void *sbuf, const int *sc, char **rbuf, size_t *rlen) {
   int *v = calloc((size_t)c->size * 4, sizeof(int)), err = !v, anyerr = 0;
   *rbuf = NULL;
-  P.Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, c->comm);
+  Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, c->comm);
   if (anyerr) {
     free(v);
     return -1;
   }
   int *sd = v + c->size, *rc = v + 2 * c->size, *rd = v + 3 * c->size;
   if (sc) memcpy(v, sc, sizeof(int) * (size_t)c->size);
-  err = P.Alltoall(v, 1, MPI_INT, rc, 1, MPI_INT, c->comm) != MPI_SUCCESS;
+  err = Y_Alltoall(v, 1, MPI_INT, rc, 1, MPI_INT, c->comm) != MPI_SUCCESS;
   long long so = 0, ro = 0;
   for (int i = 0; i < c->size; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
@@ -54,9 +54,9 @@ static int exchange(ctx *c, const void *sbuf, const int *sc, char **rbuf, size_t
   err = err || so > INT32_MAX || ro > INT32_MAX;
   if (!err) *rbuf = malloc(ro ? (size_t)ro : 1);
   err = err || !*rbuf;
-  P.Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, c->comm);
+  Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, c->comm);
   if (!anyerr)
-    anyerr = P.Alltoallv(sbuf, v, sd, MPI_BYTE, *rbuf, rc, rd, MPI_BYTE, c->comm) !=
+    anyerr = Y_Alltoallv(sbuf, v, sd, MPI_BYTE, *rbuf, rc, rd, MPI_BYTE, c->comm) !=
              MPI_SUCCESS;
   free(v);
   if (anyerr) {
@@ -146,7 +146,7 @@ static void keep_heaviest(ctx *c, wire *w, size_t *n, iochar_cs_entry *other) {
     h[0][w[i].module][bucket(e->ops[0] + e->ops[1] + e->ops[2])]++;
     h[1][w[i].module][bucket(e->bytes[0] + e->bytes[1])]++;
   }
-  P.Allreduce(h, g, 2 * NMOD * NB, MPI_INT64_T, MPI_SUM, c->comm);
+  Y_Allreduce(h, g, 2 * NMOD * NB, MPI_INT64_T, MPI_SUM, c->comm);
   for (int k = 0; k < 2; k++)
     for (int m = 0; m < NMOD; m++) {
       int64_t above = 0;
@@ -182,8 +182,8 @@ static void reduce_other(ctx *c, iochar_cs_entry *other) {
     memcpy(iv[m], v, sizeof v);
     memcpy(fv[m], e->time, sizeof fv[m]);
   }
-  P.Reduce(iv, ig, NMOD * 6, MPI_INT64_T, MPI_SUM, 0, c->comm);
-  P.Reduce(fv, fg, NMOD * 3, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+  Y_Reduce(iv, ig, NMOD * 6, MPI_INT64_T, MPI_SUM, 0, c->comm);
+  Y_Reduce(fv, fg, NMOD * 3, MPI_DOUBLE, MPI_SUM, 0, c->comm);
   memset(other, 0, sizeof(iochar_cs_entry) * NMOD);
   if (c->rank) return;
   for (int m = 0; m < NMOD; m++) {
@@ -251,9 +251,7 @@ static int loadmap_at_owners(ctx *c, const uint64_t *keys, size_t nkeys, iochar_
 
 int iochar_callsites_mpi_sections(void *comm, iochar_buf *out, int *nsec) {
   ctx c = {*(MPI_Comm *)comm, 0, 1};
-  int on = iochar_callsites_on, any = 0, rc = 0;
-  P.Allreduce(&on, &any, 1, MPI_INT, MPI_MAX, c.comm);
-  if (!any) return 0; /* the same answer on every rank: nobody exchanges */
+  int rc = 0; /* called on every rank when any rank records call sites */
   P.Comm_rank(c.comm, &c.rank);
   P.Comm_size(c.comm, &c.size);
   static iochar_cs_entry other[NMOD];
@@ -262,7 +260,7 @@ int iochar_callsites_mpi_sections(void *comm, iochar_buf *out, int *nsec) {
   uint64_t *keys = NULL;
   wire *w = merge_at_owners(&c, other, &n, &keys, &nkeys);
   int fail = !w && n, anyfail = 0;
-  P.Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, c.comm);
+  Y_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, c.comm);
   keep_heaviest(&c, w, &n, other);
   reduce_other(&c, other);
   /* Step 6: this rank's share, one CALLSITE section per module. */

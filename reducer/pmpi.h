@@ -33,7 +33,8 @@
   X(Type_free) X(Op_create) X(Op_free) X(Allreduce) X(Exscan) X(Alltoall)      \
   X(Alltoallv) X(Reduce) X(Bcast) X(Barrier) X(Get_library_version) X(Scan)           \
   X(File_open) X(File_close) X(File_write_at_all) X(File_write_at) X(File_get_info)            \
-  X(Info_get) X(Info_free) X(Finalized)
+  X(Info_get) X(Info_free) X(Finalized) X(Iallreduce) X(Ialltoall)            \
+  X(Ialltoallv) X(Ireduce) X(Iscan) X(Iexscan) X(Test)
 
 #define IOCHAR_PMPI_FIELD(n) __typeof__(&PMPI_##n) n;
 typedef struct iochar_pmpi_table {
@@ -44,6 +45,25 @@ typedef struct iochar_pmpi_table {
 extern iochar_pmpi_table iochar_pmpi;
 /* Resolve every entry once; 0 when all exist, else -1 (one `iochar:` line). */
 int iochar_pmpi_load(void);
+
+/* The tool's collectives, as nonblocking calls completed by polling with
+ * sched_yield: where ranks outnumber cores (or share them with the app's
+ * helper threads), a rank waiting for the others gives its core to the ranks
+ * still compressing instead of spinning on it.  Same results as the blocking
+ * forms. */
+int iochar_coll_wait(MPI_Request *req);
+#define IOCHAR_Y(call, ...)                                                    \
+  ({                                                                           \
+    MPI_Request y_req_;                                                        \
+    int y_rc_ = iochar_pmpi.call(__VA_ARGS__, &y_req_);                        \
+    y_rc_ == MPI_SUCCESS ? iochar_coll_wait(&y_req_) : y_rc_;                  \
+  })
+#define Y_Allreduce(...) IOCHAR_Y(Iallreduce, __VA_ARGS__)
+#define Y_Alltoall(...) IOCHAR_Y(Ialltoall, __VA_ARGS__)
+#define Y_Alltoallv(...) IOCHAR_Y(Ialltoallv, __VA_ARGS__)
+#define Y_Reduce(...) IOCHAR_Y(Ireduce, __VA_ARGS__)
+#define Y_Scan(...) IOCHAR_Y(Iscan, __VA_ARGS__)
+#define Y_Exscan(...) IOCHAR_Y(Iexscan, __VA_ARGS__)
 
 /* The MPI shutdown (reducer/reduce.c): reduce, compress, one collective write.
  * Called from MPI_Finalize with iochar_in_tool set, before PMPI_Finalize. */

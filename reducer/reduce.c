@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "../runtime/config.h"
 #include "../runtime/core.h"
 #include "../runtime/internal.h"
+#include "../runtime/observe.h"
 #include "merge.h"
 #include "pmpi.h"
 
@@ -83,7 +85,7 @@ static int exchange(const void *sbuf, const int *scount, const int *rcount_known
   if (!sd) return -1;
   int *rc = sd + nprocs, *rd = sd + 2 * nprocs;
   if (rcount_known) memcpy(rc, rcount_known, sizeof(int) * (size_t)nprocs);
-  else if (P.Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS) {
+  else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS) {
     free(sd);
     return -1;
   }
@@ -96,7 +98,7 @@ static int exchange(const void *sbuf, const int *scount, const int *rcount_known
   /* A failed allocation here cannot be hidden from the other ranks: let MPI
    * see a zero-size receive and report the loss afterwards. */
   if (!r || so > INT_MAX || ro > INT_MAX ||
-      P.Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, comm) != MPI_SUCCESS) {
+      Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, comm) != MPI_SUCCESS) {
     free(r);
     free(sd);
     return -1;
@@ -388,6 +390,7 @@ typedef struct facts {
   int64_t partial;         /* OR */
   int64_t overflow;        /* wide keys past WIDE_SLOTS: MAX */
   int64_t path_ok;         /* rank 0's: MAX */
+  int64_t callsites;       /* some rank records call sites: MAX */
   key wide[WIDE_SLOTS];    /* set union (open addressing); aux 1 marks a used slot */
   char path[IOCHAR_PATH_MAX], tmp[IOCHAR_PATH_MAX + 32]; /* rank 0's: MAX */
 } facts;
@@ -420,12 +423,22 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     b->nwide += a->nwide;
     b->partial |= a->partial;
     if (a->path_ok > b->path_ok) b->path_ok = a->path_ok;
+    if (a->callsites > b->callsites) b->callsites = a->callsites;
     if (a->overflow > b->overflow) b->overflow = a->overflow;
     for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
       if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
     if (a->path[0]) memcpy(b->path, a->path, sizeof b->path);
     if (a->tmp[0]) memcpy(b->tmp, a->tmp, sizeof b->tmp);
   }
+}
+
+int iochar_coll_wait(MPI_Request *req) {
+  int done = 0;
+  while (!done) {
+    if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+    if (!done) sched_yield();
+  }
+  return MPI_SUCCESS;
 }
 
 static double wall_now(void) {
@@ -465,6 +478,7 @@ static int job_facts(state *s, facts *g, double *shift) {
   f->nodes = s->nodes_owned;
   f->nwide = (int64_t)s->nwide_owned;
   f->partial = j->partial;
+  f->callsites = iochar_callsites_on;
   for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
     if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
   if (rank == 0) name_log(f);
@@ -473,7 +487,7 @@ static int job_facts(state *s, facts *g, double *shift) {
   P.Type_contiguous((int)sizeof *f, MPI_BYTE, &t);
   P.Type_commit(&t);
   P.Op_create(facts_op, 1, &op);
-  int rc = P.Allreduce(f, g, 1, t, op, comm) == MPI_SUCCESS ? 0 : -1;
+  int rc = Y_Allreduce(f, g, 1, t, op, comm) == MPI_SUCCESS ? 0 : -1;
   P.Op_free(&op);
   P.Type_free(&t);
   free(f);
@@ -503,7 +517,7 @@ static key *wide_list(state *s, const facts *g, size_t *n) {
     total = k;
   } else {
     uint64_t mine = s->nwide_owned, before = 0;
-    P.Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+    Y_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
     if (rank == 0) before = 0;
     uint64_t *a = calloc(total * 2 + 1, 8), *b = malloc((total * 2 + 1) * 8);
     if (!a || !b) return free(w), free(a), free(b), NULL;
@@ -511,7 +525,7 @@ static key *wide_list(state *s, const facts *g, size_t *n) {
       a[2 * (before + i)] = s->wide_owned[i].id;
       a[2 * (before + i) + 1] = s->wide_owned[i].m;
     }
-    P.Allreduce(a, b, (int)(total * 2), MPI_UINT64_T, MPI_BOR, comm);
+    Y_Allreduce(a, b, (int)(total * 2), MPI_UINT64_T, MPI_BOR, comm);
     for (size_t i = 0; i < total; i++) w[i] = (key){b[2 * i], (uint32_t)b[2 * i + 1], 0};
     free(a), free(b);
   }
@@ -592,7 +606,7 @@ static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_
     chunk.keys = w + a;
     chunk.nkeys = b - a;
     chunk.series = nser;
-    if (P.Reduce(snd, rcv, 1, t, op, root, comm) != MPI_SUCCESS) rc = -1;
+    if (Y_Reduce(snd, rcv, 1, t, op, root, comm) != MPI_SUCCESS) rc = -1;
     P.Type_free(&t);
     if (rank == root && !rc) {
       if (nser) memcpy(series, rcv, 8 * nser);
@@ -636,11 +650,10 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
     if (!present[m]) continue;
     const char *mn = iochar_modules[m]->name;
     if (s->nout[m]) {
-      uint8_t *cols = malloc(s->out[m].len);
+      uint8_t *cols = malloc(iochar_columns_bound(m, s->nout[m]));
       if (!cols) return -1;
-      iochar_rows_to_columns(m, s->out[m].p, s->nout[m], cols);
-      int e = iochar_section_add(body, "RECORDS", mn, (uint32_t)s->nout[m], cols,
-                                 s->out[m].len);
+      size_t clen = iochar_rows_to_columns(m, s->out[m].p, s->nout[m], cols);
+      int e = iochar_section_add(body, "RECORDS", mn, (uint32_t)s->nout[m], cols, clen);
       free(cols);
       if (e) return -1;
       (*nsec)++;
@@ -663,7 +676,10 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
       (*nsec)++;
     }
   }
-  if (iochar_extra_sections && iochar_extra_sections(body, nsec)) return -1;
+  /* call sites: merged across ranks (collective, every rank); trace: each
+   * rank's own section */
+  if (g->callsites && iochar_callsites_mpi_sections(&comm, body, nsec)) return -1;
+  if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1;
   return body->failed ? -1 : 0;
 }
 
@@ -705,7 +721,7 @@ static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *bod
 static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
-  P.Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, comm);
+  Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, comm);
   uint8_t hdr[IOCHAR_HEADER_SIZE];
   if (rank == nprocs - 1) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
   const char *cw = getenv("IOCHAR_COLLECTIVE_WRITE"); /* testing knob: 1 / 0 */
@@ -713,7 +729,7 @@ static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
   int err = bad | write_parts(g, rank == nprocs - 1 ? hdr : NULL, body,
                               IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
   int anyerr = 0;
-  P.Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, comm);
+  Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, comm);
   if (rank == 0 && (anyerr || rename(g->tmp, g->path) != 0)) {
     iochar_warn_once(5, "cannot write log %s: %s", g->path,
                      anyerr ? "a rank could not write its part" : strerror(errno));
@@ -744,14 +760,30 @@ int iochar_mpi_reduce_and_write(void) {
   double shift = 0;
   /* Any failure before the write leaves the ranks out of step: report it
    * and stop; the application's exit is not affected. */
-  if (!g || !series || collect_rows(&s) || classify(&s)) goto out;
+  double t[8]; /* phase ends, for IOCHAR_TIMING=1 */
+  t[0] = wall_now();
+  if (!g || !series || collect_rows(&s)) goto out;
+  t[1] = wall_now();
+  if (classify(&s)) goto out;
+  t[2] = wall_now();
   if (job_facts(&s, g, &shift)) goto out;
   shift_rows(&s, shift);
+  t[3] = wall_now();
   if (merge_at_owners(&s)) goto out;
+  t[4] = wall_now();
   if (reduce_wide_and_series(&s, g, shift, series)) goto out;
+  t[5] = wall_now();
   if (!g->path_ok) goto out;
   int bad = build_body(&s, g, series, &body, &nsec) != 0;
+  t[6] = wall_now();
   rc = write_log(g, &body, nsec, bad);
+  t[7] = wall_now();
+  const char *timing = getenv("IOCHAR_TIMING");
+  if (rank == 0 && timing && *timing == '1')
+    iochar_warn_once(6, "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
+                        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
+                     t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
+                     t[5] - t[4], t[6] - t[5], t[7] - t[6]);
 out:
   if (rc && rank == 0) iochar_warn_once(5, "cannot write the job's log");
   free(g);

@@ -54,6 +54,10 @@ typedef struct iochar_module {
   const iochar_counter_def *ints, *flts;
   size_t state_size; /* per-record state kept in memory only (not logged) */
   const iochar_rw_layout *rw; /* NULL: the module has no reads/writes */
+  /* Further counters that also count reads / writes (MPI-IO's collective,
+   * split and nonblocking kinds), for per-rank totals. */
+  uint8_t n_more_ops;
+  int16_t more_ops[2][4];
 } iochar_module;
 
 extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];

@@ -34,6 +34,8 @@ typedef struct iochar_buf {
   int failed;
 } iochar_buf;
 void iochar_buf_put(iochar_buf *b, const void *p, size_t n);
+/* Append n uninitialised bytes; their address, or NULL (b->failed set). */
+void *iochar_buf_grow(iochar_buf *b, size_t n);
 void iochar_buf_u8(iochar_buf *b, uint8_t v);
 void iochar_buf_u16(iochar_buf *b, uint16_t v);
 void iochar_buf_u32(iochar_buf *b, uint32_t v);
@@ -57,8 +59,10 @@ int iochar_schema_sections(iochar_buf *out, int *nsections,
  * (u64 id, i64 rank, i64 c[n_int], f64 f[n_flt]), top-k tables emitted. */
 size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
 size_t iochar_row_size(int m);
-/* Columnar RECORDS payload from rows. */
-void iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
+/* Columnar RECORDS payload from rows (docs/log-format.md); returns its length,
+ * at most iochar_columns_bound(m, n). */
+size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
+size_t iochar_columns_bound(int m, size_t n);
 /* Per-rank totals (one RANKS row) of module m from rows. */
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank,
                        uint8_t out[64]);

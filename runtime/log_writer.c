@@ -19,21 +19,27 @@ double iochar_ts_shift;
 
 /* ---- buffers ------------------------------------------------------------ */
 
-void iochar_buf_put(iochar_buf *b, const void *p, size_t n) {
-  if (b->failed) return;
+void *iochar_buf_grow(iochar_buf *b, size_t n) {
+  if (b->failed) return NULL;
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n) cap *= 2;
     uint8_t *q = realloc(b->p, cap);
     if (!q) {
       b->failed = 1;
-      return;
+      return NULL;
     }
     b->p = q;
     b->cap = cap;
   }
-  memcpy(b->p + b->len, p, n);
+  void *at = b->p + b->len;
   b->len += n;
+  return at;
+}
+
+void iochar_buf_put(iochar_buf *b, const void *p, size_t n) {
+  void *at = iochar_buf_grow(b, n);
+  if (at && n) memcpy(at, p, n);
 }
 /* Little-endian on every platform iochar targets (x86-64, aarch64). */
 void iochar_buf_u8(iochar_buf *b, uint8_t v) { iochar_buf_put(b, &v, 1); }
@@ -67,13 +73,31 @@ void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
   memcpy(out + 28, &crc, 4);
 }
 
+/* One zlib stream at level 1 with the given strategy. */
+static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen,
+                       int strategy) {
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  if (deflateInit2(&zs, 1, Z_DEFLATED, 15, 9, strategy) != Z_OK) return -1;
+  zs.next_in = (Bytef *)(uintptr_t)(raw ? raw : (const void *)"");
+  zs.avail_in = (uInt)rawlen;
+  zs.next_out = z;
+  zs.avail_out = (uInt)*clen;
+  int rc = deflate(&zs, Z_FINISH);
+  *clen = zs.total_out;
+  deflateEnd(&zs);
+  return rc == Z_STREAM_END ? 0 : -1;
+}
+
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module,
                        uint32_t count, const void *raw, size_t rawlen) {
   uLongf clen = compressBound(rawlen);
   uint8_t *z = malloc(clen ? clen : 1);
   if (!z) return -1;
-  /* Level 1: columns are mostly zeros, so speed costs little in size. */
-  if (compress2(z, &clen, raw ? raw : (const void *)"", rawlen, 1) != Z_OK ||
+  /* Level 1; byte-transposed RECORDS columns are runs of zeros and small
+   * values, which run-length matching compresses fastest (text: default). */
+  int strategy = strcmp(kind, "RECORDS") == 0 ? Z_RLE : Z_DEFAULT_STRATEGY;
+  if (rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen, strategy) ||
       clen > UINT32_MAX) {
     free(z);
     return -1;
@@ -233,11 +257,8 @@ static void row_of(iochar_record *r, void *arg) {
   const iochar_module *m = iochar_modules[x->mi];
   if (!iochar_record_touched(r)) return;
   size_t rs = iochar_row_size(x->mi);
-  uint8_t *row = malloc(rs);
-  if (!row) {
-    x->rows->failed = 1;
-    return;
-  }
+  uint8_t *row = iochar_buf_grow(x->rows, rs);
+  if (!row) return;
   iochar_spin_lock(&r->lock);
   if (m->rw) iochar_rw_finish(r, m->rw);
   int64_t rank = iochar_job_info.rank;
@@ -248,8 +269,6 @@ static void row_of(iochar_record *r, void *arg) {
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int),
                   (int)rank);
-  iochar_buf_put(x->rows, row, rs);
-  free(row);
   if (x->names) {
     iochar_buf_u64(x->names, r->id);
     iochar_buf_u32(x->names, (uint32_t)strlen(r->path));
@@ -264,11 +283,34 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   return x.n;
 }
 
-void iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), ncol = rs / 8;
-  for (size_t col = 0; col < ncol; col++)
-    for (size_t i = 0; i < n; i++)
-      memcpy(out + 8 * (col * n + i), rows + i * rs + 8 * col, 8);
+/* Columnar with a presence bitmap: an all-zero counter column (most of them,
+ * in most jobs) is not stored at all. */
+size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
+  size_t rs = iochar_row_size(mi), ncnt = rs / 8 - 2, nw = (ncnt + 63) / 64;
+  uint64_t *present = (uint64_t *)out;
+  memset(present, 0, 8 * nw);
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t *row = (const uint64_t *)(rows + i * rs) + 2;
+    for (size_t k = 0; k < ncnt; k++)
+      if (row[k]) present[k / 64] |= 1ull << (k % 64);
+  }
+  /* Each column byte-transposed: all low bytes, then all second bytes...; the
+   * zero high bytes of small counters become long runs (faster, smaller zlib). */
+  uint8_t *p = out + 8 * nw;
+  for (size_t col = 0; col < ncnt + 2; col++) {
+    if (col >= 2 && !(present[(col - 2) / 64] >> ((col - 2) % 64) & 1)) continue;
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t *v = rows + i * rs + 8 * col;
+      for (int b = 0; b < 8; b++) p[(size_t)b * n + i] = v[b];
+    }
+    p += 8 * n;
+  }
+  return (size_t)(p - out);
+}
+
+size_t iochar_columns_bound(int mi, size_t n) {
+  size_t ncnt = iochar_row_size(mi) / 8 - 2;
+  return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
 int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank,
@@ -283,6 +325,7 @@ int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank,
     const double *f = (const double *)(c + m->n_int);
     for (int d = 0; d < 2 && L; d++) {
       if (L->ops[d] >= 0) v[1 + d] += c[L->ops[d]];
+      for (int k = 0; k < m->n_more_ops; k++) v[1 + d] += c[m->more_ops[d][k]];
       if (L->bytes[d] >= 0) v[3 + d] += c[L->bytes[d]];
     }
     for (int k = 0; k < 3 && L; k++)
@@ -376,11 +419,10 @@ int iochar_log_write_local(const char *path) {
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     if (!present[m]) continue;
     const char *mn = iochar_modules[m]->name;
-    uint8_t *cols = malloc(rows[m].len);
+    uint8_t *cols = malloc(iochar_columns_bound(m, nrows[m]));
     if (!cols) goto out;
-    iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
-    int e = iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols,
-                               rows[m].len);
+    size_t clen = iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
+    int e = iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols, clen);
     free(cols);
     uint8_t tot[64];
     iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);

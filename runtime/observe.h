@@ -79,9 +79,10 @@ void iochar_trace_reset(void); /* fork child */
 /* This process's TRACE section (any rank; rank in the rows). */
 int iochar_trace_sections(struct iochar_buf *out, int *nsections);
 
-/* MPI (reducer/callsites_mpi.c): collective over *(MPI_Comm *)comm; merges
- * identical stacks across ranks at an owner chosen by stack hash and appends
- * this rank's share of the CALLSITE and LOADMAP sections. */
+/* MPI (reducer/callsites_mpi.c): collective over *(MPI_Comm *)comm, called on
+ * every rank when any rank records call sites (the reducer's job facts say);
+ * merges identical stacks across ranks at an owner chosen by stack hash and
+ * appends this rank's share of the CALLSITE and LOADMAP sections. */
 int iochar_callsites_mpi_sections(void *comm, struct iochar_buf *out,
                                   int *nsections);
 

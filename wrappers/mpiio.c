@@ -66,6 +66,9 @@ const iochar_module iochar_mod_mpiio = {
     .flts = flts,
     .state_size = sizeof(mpiio_state),
     .rw = &layouts[K_INDEP],
+    .n_more_ops = 3,
+    .more_ops = {{MPIIO_COLL_READS, MPIIO_SPLIT_READS, MPIIO_NB_READS},
+                 {MPIIO_COLL_WRITES, MPIIO_SPLIT_WRITES, MPIIO_NB_WRITES}},
 };
 
 /* ---- PMPI resolution ------------------------------------------------------ */

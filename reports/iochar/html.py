@@ -11,7 +11,8 @@ from . import summary as S
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222}
 h1{font-size:1.5em;margin-bottom:.2em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0;font-size:13px} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+table{border-collapse:collapse;margin:.5em 0;font-size:13px}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f4f4f4} td.l,th.l{text-align:left} .muted{color:#777}
 .adv{border-left:5px solid #999;padding:.4em .8em;margin:.6em 0;background:#fafafa}
 .adv.high{border-color:#c0392b} .adv.warn{border-color:#e67e22} .adv.info{border-color:#2980b9}

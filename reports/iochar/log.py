@@ -253,10 +253,12 @@ class _Part:
             if module not in self.schemas:
                 self._fail(f"{where}: RECORDS before the module's SCHEMA")
             _, n_int, n_float, _ = self.schemas[module]
-            row = record_dtype(n_int, n_float).itemsize
-            if ulen != count * row:
+            words, ncnt = _present_words(n_int + n_float), n_int + n_float
+            body = ulen - 8 * words - 16 * count
+            if body < 0 or (count and (body % (8 * count) or body // (8 * count) > ncnt)) \
+                    or (not count and body):
                 self._fail(f"{where}: payload size {ulen} inconsistent with schema "
-                           f"({count} rows of {row} bytes)")
+                           f"({count} records of at most {ncnt} counters)")
         elif kind == "SERIES" and ulen != 16 + 32 * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
         elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
@@ -279,7 +281,15 @@ class _Part:
                 self.schemas[module] = schema
                 self.modules.append(module)
         elif kind == "RECORDS":
-            self.records.setdefault(module, []).append(buf)
+            _, n_int, n_float, _ = self.schemas[module]
+            present = _present_mask(buf, n_int + n_float)
+            stored = (len(buf) - 8 * _present_words(n_int + n_float) - 16 * count) // 8
+            if count and present.sum() * count != stored:
+                self._fail(f"{where}: {int(present.sum())} columns marked present but "
+                           f"{stored // count} stored")
+            if not count and present.any():
+                self._fail(f"{where}: columns marked present in an empty section")
+            self.records.setdefault(module, []).append((count, present, buf))
         elif kind == "SERIES":
             width, nbins, _ = struct.unpack_from("<dII", buf)
             if nbins != count:
@@ -296,19 +306,25 @@ class _Part:
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
         """This file's rows of one module: rank, record_id, path, counters."""
         _, n_int, n_float, cols = self.schemas[module]
-        ncol = 2 + n_int + n_float
-        # columnar payload: record_id[n], rank[n], then one array per counter
-        chunks = [np.frombuffer(b, dtype="<i8").reshape(ncol, -1)
-                  for b in self.records.get(module, [])]
-        n = sum(c.shape[1] for c in chunks)
-        ints, floats = np.empty((n_int, n), np.int64), np.empty((n_float, n), np.float64)
+        chunks = self.records.get(module, [])
+        n = sum(c[0] for c in chunks)
+        ints, floats = np.zeros((n_int, n), np.int64), np.zeros((n_float, n), np.float64)
         ids, ranks = np.empty(n, np.uint64), np.empty(n, np.int64)
-        at = 0
-        for c in chunks:
-            sl = slice(at, at + c.shape[1])
-            ids[sl], ranks[sl] = c[0].view(np.uint64), c[1]
-            ints[:, sl], floats[:, sl] = c[2:2 + n_int], c[2 + n_int:].view(np.float64)
-            at += c.shape[1]
+        at, words = 0, _present_words(n_int + n_float)
+        fbits = floats.view(np.int64)
+        for count, present, buf in chunks:
+            if not count:
+                continue
+            # columnar: ids, ranks, then only the counters marked present
+            # each column is byte-transposed (8 planes of `count` bytes)
+            planes = np.frombuffer(buf, dtype=np.uint8, offset=8 * words).reshape(-1, 8, count)
+            body = np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<i8")[..., 0]
+            sl = slice(at, at + count)
+            ids[sl], ranks[sl] = body[0].view(np.uint64), body[1]
+            cols_i, cols_f = np.flatnonzero(present[:n_int]), np.flatnonzero(present[n_int:])
+            ints[cols_i, sl] = body[2:2 + len(cols_i)]
+            fbits[cols_f, sl] = body[2 + len(cols_i):]
+            at += count
         nprocs = self.job.get("nprocs")
         bad = ranks < -1
         if isinstance(nprocs, int) and nprocs > 0:
@@ -321,6 +337,19 @@ class _Part:
                           pd.DataFrame(ints.T, columns=[c[0] for c in cols[:n_int]], copy=False),
                           pd.DataFrame(floats.T, columns=[c[0] for c in cols[n_int:]], copy=False)],
                          axis=1)
+
+
+def _present_words(ncounters: int) -> int:
+    return (ncounters + 63) // 64
+
+
+def _present_mask(buf: bytes, ncounters: int) -> np.ndarray:
+    """The RECORDS presence bitmap as one bool per counter (docs/log-format.md)."""
+    words = np.frombuffer(buf, dtype="<u8", count=_present_words(ncounters))
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little").astype(bool)
+    if bits[ncounters:].any():
+        raise LogError(f"RECORDS: presence bit set past the {ncounters} counters")
+    return bits[:ncounters]
 
 
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:

@@ -91,10 +91,21 @@ def records_array(records, schema: list, n_int: int) -> np.ndarray:
 
 
 def columnar(rows: np.ndarray) -> bytes:
-    """RECORDS payload: record ids, ranks, then each counter as one column."""
-    cols = [rows["record_id"].view(np.int64), rows["rank"]]
-    cols += list(rows["ints"].T) + list(rows["floats"].T.view(np.int64))
-    return np.ascontiguousarray(np.stack(cols)).astype("<i8").tobytes() if len(rows) else b""
+    """RECORDS payload: presence bitmap, record ids, ranks, then each counter column
+    that is non-zero somewhere (docs/log-format.md)."""
+    counters = np.concatenate([rows["ints"], rows["floats"].view(np.int64)], axis=1).T
+    ncnt = counters.shape[0]
+    present = counters.any(axis=1) if len(rows) else np.zeros(ncnt, bool)
+    bits = np.zeros(64 * ((ncnt + 63) // 64), np.uint8)
+    bits[:ncnt] = present
+    head = np.packbits(bits, bitorder="little").tobytes()
+    if not len(rows):
+        return head
+    body = np.vstack([rows["record_id"].view(np.int64), rows["rank"], counters[present]])
+    body = np.ascontiguousarray(body).astype("<i8")
+    # byte-transposed columns: (ncols, count, 8) -> (ncols, 8, count)
+    planes = body.view(np.uint8).reshape(body.shape[0], len(rows), 8).transpose(0, 2, 1)
+    return head + np.ascontiguousarray(planes).tobytes()
 
 
 def _n_int(schema: list, n_int: int | None) -> int:

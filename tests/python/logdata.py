@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+
 from iochar.log import OP
 from iochar.writer import fnv1a64
 

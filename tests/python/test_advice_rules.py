@@ -1,10 +1,10 @@
 """Advice rules on hand-built frames: which fire, which do not, with exact evidence."""
 
 import pytest
-from report_frames import MiB, frame, good_pattern, job, ranks_frame, run_advice
 
 from iochar import advice
 from iochar.advice import config
+from report_frames import MiB, frame, good_pattern, job, ranks_frame, run_advice
 
 
 def test_good_pattern_fires_nothing():

@@ -7,8 +7,11 @@ import subprocess
 import sys
 
 import pytest
+
+import iochar
 from iochar import callsites
 from tool import LIB, one, run_log, workload
+from tool import run as tool_run
 
 pytestmark = pytest.mark.skipif(not LIB.exists(), reason="build/libiochar.so not built")
 
@@ -121,3 +124,30 @@ def test_off_by_default(tmp_path):
     log = run(tmp_path)
     assert callsites.from_log(log) is None
     assert not [e for e in log.extra_sections if e[0] in ("CALLSITE", "LOADMAP", "TRACE")]
+
+
+def test_mpi_call_sites_merged_across_ranks(tmp_path):
+    """4 ranks run the same code: identical stacks merge (nranks 4), the sites
+    still add up to the reduced counters, and each rank's trace is kept."""
+    from tool import mpiexec
+
+    p = tool_run(mpiexec(4) + [workload("mpi_workload")], tmp_path,
+                 env={"IOCHAR_CALLSITES": "1", "IOCHAR_TRACE": "1"})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    (lg,) = tmp_path.glob("*.iochar")
+    log = iochar.open(str(lg))
+    obs = callsites.from_log(log)
+    tab = callsites.table(obs)
+    for module, reads, writes in (("POSIX", "POSIX_READS", "POSIX_WRITES"),
+                                  ("MPIIO", None, None)):
+        sites = [s for s in tab if s["module"] == module]
+        assert sites, module
+        if reads:
+            df = log.records(module)
+            assert sum(s["reads"] for s in sites) == df[reads].sum()
+            assert sum(s["writes"] for s in sites) == df[writes].sum()
+    assert max(s["nranks"] for s in tab) == 4
+    # no stack appears twice for one module: merged, not concatenated
+    keys = [(s["module"], s["hash"]) for s in tab]
+    assert len(keys) == len(set(keys))
+    assert sorted(obs.trace["rank"].unique()) == [0, 1, 2, 3]

@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from report_frames import MiB, frame, job, write
 
 from iochar.cli import diff
+from report_frames import MiB, frame, job, write
 
 
 def posix(writes=1000, size=4 * MiB, time=0.5, bin_="1M_4M", files=1):

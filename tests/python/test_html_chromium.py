@@ -8,11 +8,11 @@ import subprocess
 import numpy as np
 import pytest
 from matplotlib import image
-from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice
-from test_advice_rules import small_writes
 
 from iochar import html
 from iochar import summary as S
+from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice
+from test_advice_rules import small_writes
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -5,9 +5,10 @@ import subprocess
 import sys
 import zlib
 
-import iochar
 import numpy as np
 import pytest
+
+import iochar
 from iochar.cli import parser
 from iochar.log import HEADER, SECTION, from_bytes
 from iochar.writer import encode_log, job_payload, schema_payload, section
@@ -106,6 +107,9 @@ def test_random_garbage_and_junk_sections_with_valid_crcs():
             pass
 
 
+WORDS = (len(SCHEMA) + 63) // 64  # RECORDS presence bitmap
+
+
 @pytest.mark.parametrize("sections, message", [
     (lambda job, sch, rec: [sch, rec], "no JOB"),
     (lambda job, sch, rec: [job, job], "second JOB"),
@@ -137,13 +141,15 @@ def test_random_garbage_and_junk_sections_with_valid_crcs():
     (lambda job, sch, rec: [job, section("NAMES", "", 1, struct.pack("<QI", 1, 9) + b"ab")],
      "entries cover|cannot fit"),
     (lambda job, sch, rec: [section("JOB", "", 1, job_payload({"nprocs": 2})), sch,
-                            section("RECORDS", "POSIX", 1, struct.pack("<Qq", 1, 5)
-                                    + bytes(8 * len(SCHEMA)))], "rank 5 out of range"),
+                            section("RECORDS", "POSIX", 1, bytes(8 * WORDS)
+                                    + struct.pack("<Qq", 1, 5))], "rank 5 out of range"),
+    (lambda job, sch, rec: [job, sch, section("RECORDS", "POSIX", 1, bytes([1]) + bytes(8 * WORDS + 15))],
+     "marked present"),
 ])
 def test_inconsistent_content_is_named(sections, message):
     job = section("JOB", "", 1, job_payload({"nprocs": 4}))
     sch = section("SCHEMA", "POSIX", len(SCHEMA), schema_payload(SCHEMA, 32))
-    rec = section("RECORDS", "POSIX", 1, bytes(16 + 8 * len(SCHEMA)))
+    rec = section("RECORDS", "POSIX", 1, bytes(8 * WORDS + 16))  # all counters 0: none stored
     with pytest.raises(iochar.LogError, match=message):
         read_all(log_with(*sections(job, sch, rec)))
 

@@ -1,9 +1,10 @@
 """Writer -> reader round trip of every field of the log format."""
 
-import iochar
 import numpy as np
 import pandas as pd
 import pytest
+
+import iochar
 from iochar.log import AGGREGATE_ID, OP, UNKNOWN_PATH, from_bytes
 from iochar.writer import encode_log, fnv1a64, write_log
 from logdata import make_job, posix_like_schema, random_records

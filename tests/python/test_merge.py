@@ -1,9 +1,10 @@
 """Merging per-rank fallback logs of one job: hand-computed reductions by schema op."""
 
-import iochar
 import numpy as np
 import pandas as pd
 import pytest
+
+import iochar
 from iochar.log import OP
 from iochar.merge import reduce_records
 from iochar.writer import fnv1a64, write_log

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import iochar
-from tool import BUILD, BUILD_OPENMPI, logs_in, mpiexec, one, run, run_log, workload
+from tool import BUILD_OPENMPI, logs_in, mpiexec, one, run, run_log, workload
 
 pytestmark = pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="no MPICH")
 
@@ -109,7 +109,10 @@ def test_mpich_workload_one_log(tmp_path, n, collective):
 def test_exit_without_finalize_per_rank_logs(tmp_path):
     n = 4
     p = run(mpiexec(n) + [workload("mpi_workload"), "exit"], tmp_path)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    # mpiexec.mpich may SIGKILL ranks still exiting once one has left without
+    # MPI_Finalize (exit code 9 with or without the tool): the logs are written
+    # before the workload's ranks leave together (tests/mpi_workload.c).
+    assert p.returncode in (0, 9), p.stderr.decode(errors="replace")
     logs = logs_in(tmp_path)
     assert len(logs) == n
     assert all(re.search(r"\.rank\d+\.iochar$", str(x)) for x in logs)

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pandas as pd
+
 from iochar.cli import parser
 from iochar.log import OP
 from iochar.writer import fnv1a64, write_log

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from report_frames import good_pattern, job, write
-from test_advice_rules import small_writes
 
 from iochar.cli import report
+from report_frames import good_pattern, job, write
+from test_advice_rules import small_writes
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ import time
 
 import numpy as np
 import pandas as pd
-from report_frames import MiB, frame, good_pattern, job, ranks_frame
 
 from iochar import summary as S
+from report_frames import MiB, frame, good_pattern, job, ranks_frame
 
 
 def files_frame():

@@ -79,15 +79,26 @@ def _module_lines(name: str, s: dict) -> list:
     return lines
 
 
+def _partial_reasons(job: dict) -> list:
+    """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
+    flags, out = int(job.get("partial") or 0), []
+    if flags & 1:
+        out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
+                   "<AGGREGATE> records (totals stay exact)")
+    if flags & 2:
+        out.append("merged from per-rank logs of a job that did not reach MPI_Finalize")
+    if flags & 4:
+        out.append("the trace filled its buffer; later calls were counted, not traced")
+    return out
+
+
 def text(rep: dict) -> str:
     job = rep["job"]
     out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
            f"{S.human_time(job.get('run_time'))} ({_when(job.get('start_time'))} -> "
            f"{_when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
-    if job.get("partial"):
-        out.append(f"  PARTIAL log (flags {job['partial']}): {job.get('folded_files', 0)} files "
-                   "folded into aggregate records; totals stay exact")
+    out += [f"  PARTIAL: {why}" for why in _partial_reasons(job)]
     for name, s in rep["modules"].items():
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
