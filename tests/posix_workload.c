@@ -181,9 +181,9 @@ static void *thread_main(void *arg) {
   long t = (long)arg;
   for (int i = 0; i < 1000; i++)
     CHECK(pwrite(shared_fd, buf, 512, (t * 1000 + i) * 512) == 512);
-  char name[64];
-  snprintf(name, sizeof name, "thread%ld.dat", t);
-  int fd = open(path(name), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  char name[4096]; /* path() is not thread-safe: build the name here */
+  snprintf(name, sizeof name, "%s/thread%ld.dat", dir, t);
+  int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY, 0644);
   for (int i = 0; i < 100; i++) CHECK(write(fd, buf, 64) == 64);
   close(fd);
   return NULL;
