@@ -27,6 +27,7 @@
 #pragma weak ompi_mpi_datatype_null
 #endif
 
+// clang-format off
 #define IOCHAR_PMPI_FUNCS(X)                                                   \
   X(Comm_rank) X(Comm_size) X(Comm_dup) X(Comm_free) X(Comm_split_type)        \
   X(Comm_set_errhandler) X(Type_size_x) X(Type_contiguous) X(Type_commit)      \
@@ -35,6 +36,7 @@
   X(File_open) X(File_close) X(File_write_at_all) X(File_write_at) X(File_get_info)            \
   X(Info_get) X(Info_free) X(Finalized) X(Iallreduce) X(Ialltoall)            \
   X(Ialltoallv) X(Ireduce) X(Iscan) X(Iexscan) X(Test)
+// clang-format on
 
 #define IOCHAR_PMPI_FIELD(n) __typeof__(&PMPI_##n) n;
 typedef struct iochar_pmpi_table {

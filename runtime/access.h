@@ -118,7 +118,7 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
                                        iochar_rw_state *s);
 
 /* One read (dir 0) or write (dir 1) of len bytes at off, done in [t0,t1].
- * len < 0 is a failed call: counted as an op, nothing else.  Caller holds
+ * len < 0 is a failed call: not counted at all (as Darshan).  Caller holds
  * r->lock.  off < 0 means "no offset" (pattern counters are skipped). */
 static inline __attribute__((always_inline)) void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L,
                                      iochar_rw_state *s, int dir, int64_t off,
@@ -126,6 +126,7 @@ static inline __attribute__((always_inline)) void iochar_rw_account(iochar_recor
                                      double t1) {
   int64_t *c = r->c;
   double *f = r->f;
+  if (len < 0) return;
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
   if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
@@ -133,14 +134,13 @@ static inline __attribute__((always_inline)) void iochar_rw_account(iochar_recor
   if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
     f[L->f_max_time[dir]] = t1 - t0;
-    if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len < 0 ? 0 : len;
+    if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;
   }
   if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir)
     c[L->rw_switches]++;
   s->last_dir = (int8_t)dir;
   iochar_series_note(r, s, dir, t0, len, 1);
   s->run_len = 0;
-  if (len < 0) return;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
   if (L->access1 >= 0) iochar_topk_add(&s->access, len);

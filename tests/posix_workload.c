@@ -262,7 +262,11 @@ int main(int argc, char **argv) {
   else if (!strcmp(m, "many")) many();
   else if (!strcmp(m, "excluded")) excluded();
   else if (!strcmp(m, "exit")) quick_exit_mode();
-  else if (!strcmp(m, "status")) return 7;
+  else if (!strcmp(m, "status")) return 7; /* no I/O at all */
+  else if (!strcmp(m, "status-io")) {
+    consec();
+    return 7;
+  }
   else return 2;
   return 0;
 }

@@ -128,6 +128,7 @@ int H5Pget_filter2(hid_t dcpl, unsigned idx, unsigned *flags, size_t *cd_nelmts,
 herr_t H5Eget_auto2(hid_t stack, void **func, void **data);
 herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
 
+// clang-format off
 #define H5_FUNCS(X)                                                            \
   X(H5Fcreate) X(H5Fopen) X(H5Fclose) X(H5Fflush)                              \
   X(H5Dcreate2) X(H5Dcreate_anon) X(H5Dopen2) X(H5Dread) X(H5Dwrite)           \
@@ -144,6 +145,7 @@ herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
   X(H5Sget_select_type) X(H5Sis_regular_hyperslab) X(H5Sclose) X(H5Tget_size)  \
   X(H5Tclose) X(H5Pget_layout) X(H5Pget_chunk) X(H5Pget_nfilters)              \
   X(H5Pget_filter2) X(H5Eget_auto2) X(H5Eset_auto2)
+// clang-format on
 
 enum { H5_FUNCS(IOCHAR_DL_ENUM) H5_NFUNCS };
 static const char *const h5_names[] = {H5_FUNCS(IOCHAR_DL_NAME)};

@@ -143,6 +143,7 @@ enum { WHOLE, ONE, BOX };
   int get(int ncid, int varid, NCP_##f T *buf);
 NC_DATA(NC_DATA_PROTO)
 
+// clang-format off
 #define NC_FUNCS(X)                                                            \
   X(nc_create) X(nc__create) X(nc_create_par) X(nc_open) X(nc__open)           \
   X(nc_open_par) X(nc_redef) X(nc_enddef) X(nc__enddef) X(nc_sync) X(nc_close) \
@@ -151,6 +152,7 @@ NC_DATA(NC_DATA_PROTO)
   X(nc_inq_varndims) X(nc_inq_vardimid) X(nc_inq_unlimdims) X(nc_inq_dimlen)   \
   X(nc_inq_type) X(nc_inq_var_chunking) X(nc_inq_var_deflate)                  \
   X(nc_inq_grpname_full)
+// clang-format on
 #define NC_DATA_ENUM(f, put, get, T) FN_##put, FN_##get,
 #define NC_DATA_NAME(f, put, get, T) #put, #get,
 

@@ -149,12 +149,14 @@ enum { INDEP, COLL, NB };
   int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb);
 PNC_DATA(PNC_PROTO)
 
+// clang-format off
 #define PNC_FUNCS(X)                                                           \
   X(ncmpi_create) X(ncmpi_open) X(ncmpi_close) X(ncmpi_enddef) X(ncmpi__enddef) \
   X(ncmpi_redef) X(ncmpi_sync) X(ncmpi_wait) X(ncmpi_wait_all) X(ncmpi_def_var) \
   X(ncmpi_inq_path) X(ncmpi_inq_format) X(ncmpi_inq_varname)                   \
   X(ncmpi_inq_vartype) X(ncmpi_inq_varndims) X(ncmpi_inq_vardimid)             \
   X(ncmpi_inq_unlimdim) X(ncmpi_inq_dimlen)
+// clang-format on
 #define PNC_ENUM(name, f, BT, tag, nb, dir, mode) FN_##name,
 #define PNC_NAME(name, f, BT, tag, nb, dir, mode) #name,
 

@@ -180,9 +180,12 @@ def pattern(df: pd.DataFrame, module: str, reads, writes) -> dict | None:
         seq = col(df, f"{module}_SEQ_{key}").sum()
         con = col(df, f"{module}_CONSEC_{key}").sum()
         n = float(ops.sum())
+        # a file's first access is neither sequential nor random (by definition
+        # it follows nothing): one per record is left out of the random share
+        first = float((np.asarray(ops) > 0).sum())
         out[d] = {"ops": _int(n), "sequential": _py(seq / n if n else 0.0),
                   "consecutive": _py(con / n if n else 0.0),
-                  "random": _py(max(n - seq, 0.0) / n if n else 0.0)}
+                  "random": _py(max(n - seq - first, 0.0) / n if n else 0.0)}
     return out
 
 

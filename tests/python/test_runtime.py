@@ -25,9 +25,15 @@ def test_errno_and_output_identical(tmp_path):
 
 
 def test_exit_status_preserved(tmp_path):
-    p = run([W, "status", "."], tmp_path)
+    p = run([W, "status-io", str(tmp_path)], tmp_path)
     assert p.returncode == 7
     assert len(logs_in(tmp_path)) == 1
+
+
+def test_process_without_io_writes_no_log(tmp_path):
+    p = run([W, "status", "."], tmp_path)
+    assert p.returncode == 7
+    assert logs_in(tmp_path) == []
 
 
 def test_stdio_exact(tmp_path):
@@ -94,7 +100,7 @@ def test_disable(tmp_path):
 
 
 def test_unwritable_logdir(tmp_path):
-    p = run([W, "status", str(tmp_path)], tmp_path,
+    p = run([W, "status-io", str(tmp_path)], tmp_path,
             env={"IOCHAR_LOGDIR": "/nonexistent/dir"})
     assert p.returncode == 7
     lines = p.stderr.decode().splitlines()
