@@ -19,16 +19,24 @@ int main(int argc, char **argv) {
   long t = 1024, b = 1 << 20, iters = 1;
   int fpp = 0, opt;
   while ((opt = getopt(argc, argv, "a:t:b:Fi:o:")) != -1) {
-    if (opt == 'a') api = optarg;
-    else if (opt == 't') t = atol(optarg);
-    else if (opt == 'b') b = atol(optarg);
-    else if (opt == 'F') fpp = 1;
-    else if (opt == 'i') iters = atol(optarg);
-    else if (opt == 'o') out = optarg;
+    if (opt == 'a')
+      api = optarg;
+    else if (opt == 't')
+      t = atol(optarg);
+    else if (opt == 'b')
+      b = atol(optarg);
+    else if (opt == 'F')
+      fpp = 1;
+    else if (opt == 'i')
+      iters = atol(optarg);
+    else if (opt == 'o')
+      out = optarg;
   }
   char path[4096];
-  if (fpp) snprintf(path, sizeof path, "%s.%05d", out, rank);
-  else snprintf(path, sizeof path, "%s", out);
+  if (fpp)
+    snprintf(path, sizeof path, "%s.%05d", out, rank);
+  else
+    snprintf(path, sizeof path, "%s", out);
   char *buf = malloc((size_t)t);
   memset(buf, rank + 1, (size_t)t);
   long n = b / t;
@@ -48,11 +56,13 @@ int main(int argc, char **argv) {
       } else {
         MPI_File fh;
         MPI_File_open(fpp ? MPI_COMM_SELF : MPI_COMM_WORLD, path,
-                      phase ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                      MPI_INFO_NULL, &fh);
+                      phase ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                      &fh);
         for (long i = 0; i < n; i++) {
-          if (phase) MPI_File_read_at(fh, base + i * t, buf, (int)t, MPI_BYTE, MPI_STATUS_IGNORE);
-          else MPI_File_write_at(fh, base + i * t, buf, (int)t, MPI_BYTE, MPI_STATUS_IGNORE);
+          if (phase)
+            MPI_File_read_at(fh, base + i * t, buf, (int)t, MPI_BYTE, MPI_STATUS_IGNORE);
+          else
+            MPI_File_write_at(fh, base + i * t, buf, (int)t, MPI_BYTE, MPI_STATUS_IGNORE);
         }
         MPI_File_close(&fh);
       }

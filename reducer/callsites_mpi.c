@@ -56,8 +56,7 @@ static int exchange(ctx *c, const void *sbuf, const int *sc, char **rbuf, size_t
   err = err || !*rbuf;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, c->comm);
   if (!anyerr)
-    anyerr = Y_Alltoallv(sbuf, v, sd, MPI_BYTE, *rbuf, rc, rd, MPI_BYTE, c->comm) !=
-             MPI_SUCCESS;
+    anyerr = Y_Alltoallv(sbuf, v, sd, MPI_BYTE, *rbuf, rc, rd, MPI_BYTE, c->comm) != MPI_SUCCESS;
   free(v);
   if (anyerr) {
     free(*rbuf);
@@ -69,8 +68,8 @@ static int exchange(ctx *c, const void *sbuf, const int *sc, char **rbuf, size_t
 }
 
 /* Steps 1-2: every rank's sites go to owner hash % size; owners merge. */
-static wire *merge_at_owners(ctx *c, iochar_cs_entry *other, size_t *nout,
-                             uint64_t **keys, size_t *nkeys) {
+static wire *merge_at_owners(ctx *c, iochar_cs_entry *other, size_t *nout, uint64_t **keys,
+                             size_t *nkeys) {
   wire *send = NULL;
   size_t n = 0, cap = 0;
   *nkeys = 0;
@@ -116,8 +115,7 @@ static wire *merge_at_owners(ctx *c, iochar_cs_entry *other, size_t *nout,
     sc[d] = (int)(at[d + 1] * sizeof(wire));
     at[d + 1] += at[d];
   }
-  for (size_t i = 0; ok && i < n; i++)
-    sorted[at[send[i].e.hash % (uint64_t)c->size]++] = send[i];
+  for (size_t i = 0; ok && i < n; i++) sorted[at[send[i].e.hash % (uint64_t)c->size]++] = send[i];
   int e = exchange(c, sorted, ok ? sc : NULL, &recv, &rlen);
   free(sc), free(sorted), free(at), free(send);
   *nout = 0;

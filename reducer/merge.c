@@ -30,9 +30,9 @@ typedef struct hdr {
 typedef struct desc {
   int ready;
   size_t row, size, src, topk;
-  int nany, any[MAXLIST];              /* ANY int counters */
-  int nmaxt, maxt[8], maxt_size[8];    /* MAXT floats, paired MAXT_SIZE ints */
-  int ntab, tab[8], tabk[8];           /* top-k tables: first TOPK_VAL, k */
+  int nany, any[MAXLIST];           /* ANY int counters */
+  int nmaxt, maxt[8], maxt_size[8]; /* MAXT floats, paired MAXT_SIZE ints */
+  int ntab, tab[8], tabk[8];        /* top-k tables: first TOPK_VAL, k */
 } desc;
 
 static desc D[IOCHAR_MOD_COUNT];
@@ -76,7 +76,7 @@ size_t iochar_partial_size(int mi) { return get_desc(mi)->size; }
 #define CNT(m, d, p) ((int64_t *)(ROW(d, p) + 16))
 #define FLT(m, d, p) ((double *)(ROW(d, p) + 16 + 8 * (size_t)(m)->n_int))
 #define SRC(d, p) ((int64_t *)((uint8_t *)(p) + (d)->src))
-#define TVAL(d, p, t) ((int64_t *)((uint8_t *)(p) + (d)->topk) + (size_t)(t) * 2 * PTOPK)
+#define TVAL(d, p, t) ((int64_t *)((uint8_t *)(p) + (d)->topk) + (size_t)(t)*2 * PTOPK)
 #define TCNT(d, p, t) (TVAL(d, p, t) + PTOPK)
 
 void iochar_partial_empty(int mi, void *p) { memset(p, 0, get_desc(mi)->size); }
@@ -95,9 +95,16 @@ void iochar_partial_from_row(int mi, void *p, const void *row) {
     if (m->flts[i].op == IOCHAR_OP_TIME) t += f[i];
   for (uint32_t i = 0; i < m->n_int; i++)
     if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
-  *H(p) = (hdr){.n = 1, .lo_rank = rank, .fast_rank = rank, .slow_rank = rank,
-                .fast_bytes = by, .slow_bytes = by, .fast_time = t, .slow_time = t,
-                .t_mean = t, .b_mean = (double)by};
+  *H(p) = (hdr){.n = 1,
+                .lo_rank = rank,
+                .fast_rank = rank,
+                .slow_rank = rank,
+                .fast_bytes = by,
+                .slow_bytes = by,
+                .fast_time = t,
+                .slow_time = t,
+                .t_mean = t,
+                .b_mean = (double)by};
   int64_t *src = SRC(d, p);
   for (int k = 0; k < d->nany; k++) src[k] = c[d->any[k]] ? rank : INT64_MAX;
   for (int k = 0; k < d->nmaxt; k++) src[d->nany + k] = rank;
@@ -124,8 +131,10 @@ static void topk_merge(int64_t *av, int64_t *ac, const int64_t *bv, const int64_
   for (int i = 0; i < PTOPK && bc[i]; i++) {
     int j = 0;
     while (j < n && s[j][0] != bv[i]) j++;
-    if (j < n) s[j][1] += bc[i];
-    else s[n][0] = bv[i], s[n++][1] = bc[i];
+    if (j < n)
+      s[j][1] += bc[i];
+    else
+      s[n][0] = bv[i], s[n++][1] = bc[i];
   }
   qsort(s, (size_t)n, sizeof s[0], slot_cmp);
   for (int i = 0; i < PTOPK; i++) {
@@ -134,9 +143,7 @@ static void topk_merge(int64_t *av, int64_t *ac, const int64_t *bv, const int64_
   }
 }
 
-static inline int64_t min_nz_i(int64_t a, int64_t b) {
-  return !a ? b : !b ? a : a < b ? a : b;
-}
+static inline int64_t min_nz_i(int64_t a, int64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 static inline double min_nz_f(double a, double b) {
   return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
@@ -155,29 +162,30 @@ void iochar_partial_merge(int mi, void *into, const void *from) {
   double *af = FLT(m, d, into), *bf = FLT(m, d, (void *)from);
   for (uint32_t i = 0; i < m->n_int; i++) {
     switch (m->ints[i].op) {
-    case IOCHAR_OP_SUM: case IOCHAR_OP_BYTES: case IOCHAR_OP_TIME:
-      ac[i] += bc[i];
-      break;
-    case IOCHAR_OP_MAX: case IOCHAR_OP_TS_END: case IOCHAR_OP_MAXT:
+    case IOCHAR_OP_SUM:
+    case IOCHAR_OP_BYTES:
+    case IOCHAR_OP_TIME: ac[i] += bc[i]; break;
+    case IOCHAR_OP_MAX:
+    case IOCHAR_OP_TS_END:
+    case IOCHAR_OP_MAXT:
       if (bc[i] > ac[i]) ac[i] = bc[i];
       break;
-    case IOCHAR_OP_MIN_NZ: case IOCHAR_OP_TS_START:
-      ac[i] = min_nz_i(ac[i], bc[i]);
-      break;
+    case IOCHAR_OP_MIN_NZ:
+    case IOCHAR_OP_TS_START: ac[i] = min_nz_i(ac[i], bc[i]); break;
     default: break; /* ANY, top-k, MAXT_SIZE, rank stats: below */
     }
   }
   for (uint32_t i = 0; i < m->n_flt; i++) {
     switch (m->flts[i].op) {
-    case IOCHAR_OP_SUM: case IOCHAR_OP_BYTES: case IOCHAR_OP_TIME:
-      af[i] += bf[i];
-      break;
-    case IOCHAR_OP_MAX: case IOCHAR_OP_TS_END:
+    case IOCHAR_OP_SUM:
+    case IOCHAR_OP_BYTES:
+    case IOCHAR_OP_TIME: af[i] += bf[i]; break;
+    case IOCHAR_OP_MAX:
+    case IOCHAR_OP_TS_END:
       if (bf[i] > af[i]) af[i] = bf[i];
       break;
-    case IOCHAR_OP_MIN_NZ: case IOCHAR_OP_TS_START:
-      af[i] = min_nz_f(af[i], bf[i]);
-      break;
+    case IOCHAR_OP_MIN_NZ:
+    case IOCHAR_OP_TS_START: af[i] = min_nz_f(af[i], bf[i]); break;
     default: break;
     }
   }

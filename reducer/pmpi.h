@@ -54,11 +54,11 @@ int iochar_pmpi_load(void);
  * still compressing instead of spinning on it.  Same results as the blocking
  * forms. */
 int iochar_coll_wait(MPI_Request *req);
-#define IOCHAR_Y(call, ...)                                                    \
-  ({                                                                           \
-    MPI_Request y_req_;                                                        \
-    int y_rc_ = iochar_pmpi.call(__VA_ARGS__, &y_req_);                        \
-    y_rc_ == MPI_SUCCESS ? iochar_coll_wait(&y_req_) : y_rc_;                  \
+#define IOCHAR_Y(call, ...)                                   \
+  ({                                                          \
+    MPI_Request y_req_;                                       \
+    int y_rc_ = iochar_pmpi.call(__VA_ARGS__, &y_req_);       \
+    y_rc_ == MPI_SUCCESS ? iochar_coll_wait(&y_req_) : y_rc_; \
   })
 #define Y_Allreduce(...) IOCHAR_Y(Iallreduce, __VA_ARGS__)
 #define Y_Alltoall(...) IOCHAR_Y(Ialltoall, __VA_ARGS__)

@@ -79,12 +79,13 @@ static int row_cmp(const void *a, const void *b) { /* (module, id, rank) */
 
 /* Alltoallv of byte blocks grouped by destination; the receive counts are
  * passed in (known already) or exchanged by one Alltoall (rcount NULL). */
-static int exchange(const void *sbuf, const int *scount, const int *rcount_known,
-                    void **rbuf, int **rcount_out, size_t *rtotal) {
+static int exchange(const void *sbuf, const int *scount, const int *rcount_known, void **rbuf,
+                    int **rcount_out, size_t *rtotal) {
   int *sd = malloc(sizeof(int) * (size_t)nprocs * 3);
   if (!sd) return -1;
   int *rc = sd + nprocs, *rd = sd + 2 * nprocs;
-  if (rcount_known) memcpy(rc, rcount_known, sizeof(int) * (size_t)nprocs);
+  if (rcount_known)
+    memcpy(rc, rcount_known, sizeof(int) * (size_t)nprocs);
   else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS) {
     free(sd);
     return -1;
@@ -115,19 +116,19 @@ static int exchange(const void *sbuf, const int *scount, const int *rcount_known
 typedef struct state {
   iochar_buf rows[NMOD], names[NMOD]; /* this rank's rows and their names */
   size_t nrows[NMOD];
-  size_t *name_off[NMOD];             /* row i's entry in names[m] */
-  iochar_buf out[NMOD];               /* rows this rank writes (RECORDS) */
+  size_t *name_off[NMOD]; /* row i's entry in names[m] */
+  iochar_buf out[NMOD];   /* rows this rank writes (RECORDS) */
   size_t nout[NMOD];
-  iochar_buf outnames;                /* NAMES entries this rank writes */
+  iochar_buf outnames; /* NAMES entries this rank writes */
   uint32_t noutnames;
-  key *sent;                          /* keys in the order sent (by owner) */
+  key *sent; /* keys in the order sent (by owner) */
   size_t nsent;
-  uint8_t *flags;                     /* the owners' answers, same order */
-  int *merge_rc;                      /* bytes of MERGE rows each rank will send us */
-  key *wide_owned;                    /* wide keys this rank owns */
+  uint8_t *flags;  /* the owners' answers, same order */
+  int *merge_rc;   /* bytes of MERGE rows each rank will send us */
+  key *wide_owned; /* wide keys this rank owns */
   size_t nwide_owned;
-  int64_t nodes_owned;                /* distinct hostnames this rank owns */
-  key *wide_local;                    /* this rank's rows of wide records */
+  int64_t nodes_owned; /* distinct hostnames this rank owns */
+  key *wide_local;     /* this rank's rows of wide records */
   size_t nwide_local;
 } state;
 
@@ -206,13 +207,16 @@ static int classify(state *s) {
     if (pass) {
       for (int d = 0, o = 0; d < nprocs; d++) pos[d] = o, o += cnt[d];
       sent[pos[owner_of(host.id)]++] = host;
-    } else cnt[owner_of(host.id)]++;
+    } else
+      cnt[owner_of(host.id)]++;
     for (int m = 0; m < NMOD; m++)
       for (size_t i = 0; i < s->nrows[m]; i++) {
         key k = {0, (uint32_t)m, (uint32_t)i};
         memcpy(&k.id, row_at(s, m, i), 8);
-        if (pass) sent[pos[owner_of(k.id)]++] = k;
-        else cnt[owner_of(k.id)]++;
+        if (pass)
+          sent[pos[owner_of(k.id)]++] = k;
+        else
+          cnt[owner_of(k.id)]++;
       }
   }
   s->nsent = nk;
@@ -237,7 +241,7 @@ static int classify(state *s) {
     }
   sort_ctx = rk;
   qsort(where, nr, sizeof(size_t), where_cmp); /* by (id, module, source rank) */
-  for (size_t a = 0; a < nr;) { /* one id: all its modules */
+  for (size_t a = 0; a < nr;) {                /* one id: all its modules */
     uint64_t id = rk[where[a]].id;
     size_t b = a;
     uint32_t lo = UINT32_MAX;
@@ -312,8 +316,7 @@ static int merge_at_owners(state *s) {
       scount[owner_of(s->sent[j].id)] += 8 + (int)iochar_row_size(m);
       break;
     }
-    default:
-      s->wide_local[s->nwide_local++] = s->sent[j];
+    default: s->wide_local[s->nwide_local++] = s->sent[j];
     }
   }
   void *rbuf;
@@ -382,16 +385,16 @@ static int merge_at_owners(state *s) {
 /* ---- step 3: the job's facts in one Allreduce ----------------------------- */
 
 typedef struct facts {
-  double start, end;       /* MIN, MAX */
-  double width[NMOD];      /* series bin width: MAX */
-  int64_t folded[NMOD];    /* SUM */
-  int64_t present[NMOD];   /* module has rows somewhere: MAX */
-  int64_t nodes, nwide;    /* SUM */
-  int64_t partial;         /* OR */
-  int64_t overflow;        /* wide keys past WIDE_SLOTS: MAX */
-  int64_t path_ok;         /* rank 0's: MAX */
-  int64_t callsites;       /* some rank records call sites: MAX */
-  key wide[WIDE_SLOTS];    /* set union (open addressing); aux 1 marks a used slot */
+  double start, end;     /* MIN, MAX */
+  double width[NMOD];    /* series bin width: MAX */
+  int64_t folded[NMOD];  /* SUM */
+  int64_t present[NMOD]; /* module has rows somewhere: MAX */
+  int64_t nodes, nwide;  /* SUM */
+  int64_t partial;       /* OR */
+  int64_t overflow;      /* wide keys past WIDE_SLOTS: MAX */
+  int64_t path_ok;       /* rank 0's: MAX */
+  int64_t callsites;     /* some rank records call sites: MAX */
+  key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
   char path[IOCHAR_PATH_MAX], tmp[IOCHAR_PATH_MAX + 32]; /* rank 0's: MAX */
 } facts;
 
@@ -593,8 +596,7 @@ static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_
     for (size_t i = a; i < b; i++) {
       int m = (int)w[i].m;
       while (li < s->nwide_local && mkey_cmp(&s->wide_local[li], &w[i]) < 0) li++;
-      if (li < s->nwide_local && s->wide_local[li].m == w[i].m &&
-          s->wide_local[li].id == w[i].id)
+      if (li < s->nwide_local && s->wide_local[li].m == w[i].m && s->wide_local[li].id == w[i].id)
         iochar_partial_from_row(m, p, row_at(s, m, s->wide_local[li].aux));
       else
         iochar_partial_empty(m, p);
@@ -637,12 +639,10 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
   enum { NB = IOCHAR_SERIES_BINS };
   int present[NMOD];
   for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
-  if (rank == 0 &&
-      (iochar_job_sections(body, nsec) || iochar_schema_sections(body, nsec, present)))
+  if (rank == 0 && (iochar_job_sections(body, nsec) || iochar_schema_sections(body, nsec, present)))
     return -1;
   if (s->noutnames) {
-    if (iochar_section_add(body, "NAMES", NULL, s->noutnames, s->outnames.p,
-                           s->outnames.len))
+    if (iochar_section_add(body, "NAMES", NULL, s->noutnames, s->outnames.p, s->outnames.len))
       return -1;
     (*nsec)++;
   }
@@ -686,8 +686,8 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
 /* Each rank's part at its offset: with pwrite into the file rank 0 created
  * (few ranks: one collective less than MPI_File_open, which duplicates a
  * communicator), or one collective MPI-IO write (many ranks: aggregation). */
-static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *body,
-                       uint64_t at, int collective) {
+static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *body, uint64_t at,
+                       int collective) {
   int err = 0;
   if (!collective) {
     int fd = open(g->tmp, O_WRONLY | O_CLOEXEC);
@@ -696,21 +696,20 @@ static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *bod
     for (size_t o = 0; o < body->len && !err;) {
       ssize_t w = pwrite(fd, body->p + o, body->len - o, (off_t)(at + o));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) err = 1;
-      else o += (size_t)w;
+      if (w <= 0)
+        err = 1;
+      else
+        o += (size_t)w;
     }
     return close(fd) != 0 || err;
   }
   MPI_File fh;
   MPI_Status st;
-  if (P.File_open(comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-    return 1;
-  if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS)
-    err = 1;
+  if (P.File_open(comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) return 1;
+  if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
   int n = body->len > INT_MAX ? 0 : (int)body->len;
   err |= body->len > INT_MAX;
-  if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS)
-    err = 1;
+  if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
   if (P.File_close(&fh) != MPI_SUCCESS) err = 1;
   return err;
 }
@@ -780,10 +779,11 @@ int iochar_mpi_reduce_and_write(void) {
   t[7] = wall_now();
   const char *timing = getenv("IOCHAR_TIMING");
   if (rank == 0 && timing && *timing == '1')
-    iochar_warn_once(6, "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
-                        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
-                     t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
-                     t[5] - t[4], t[6] - t[5], t[7] - t[6]);
+    iochar_warn_once(6,
+                     "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
+                     "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
+                     t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],
+                     t[6] - t[5], t[7] - t[6]);
 out:
   if (rc && rank == 0) iochar_warn_once(5, "cannot write the job's log");
   free(g);

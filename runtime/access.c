@@ -27,7 +27,7 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
 int iochar_observing;
 
 /* Without observers compiled in, nothing to do (the flag stays 0). */
-__attribute__((weak)) void iochar_observe(iochar_record *r, int op, int64_t off,
-                                          int64_t len, double t0, double t1) {
+__attribute__((weak)) void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
+                                          double t0, double t1) {
   (void)r, (void)op, (void)off, (void)len, (void)t0, (void)t1;
 }

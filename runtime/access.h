@@ -67,20 +67,18 @@ typedef struct iochar_rw_state {
   iochar_topk access, stride;
 } iochar_rw_state;
 
-static inline void iochar_rw_state_init(iochar_rw_state *s) {
-  s->last_dir = -1;
-}
+static inline void iochar_rw_state_init(iochar_rw_state *s) { s->last_dir = -1; }
 
 /* Current 1/width of module m's time series (0 before its first use). */
 extern _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
 /* Move a record's pending series counts into the module's series. */
 void iochar_series_flush(int m, iochar_rw_state *s);
 
-static inline __attribute__((always_inline)) void
-iochar_series_note(iochar_record *r, iochar_rw_state *s, int dir, double t,
-                   int64_t len, int64_t ops) {
-  double iw = atomic_load_explicit(&iochar_series_inv_width[r->module],
-                                   memory_order_relaxed);
+static inline __attribute__((always_inline)) void iochar_series_note(iochar_record *r,
+                                                                     iochar_rw_state *s, int dir,
+                                                                     double t, int64_t len,
+                                                                     int64_t ops) {
+  double iw = atomic_load_explicit(&iochar_series_inv_width[r->module], memory_order_relaxed);
   int64_t bin = (int64_t)(t * iw);
   if (__builtin_expect(bin != s->ser_bin || iw != s->ser_iw || iw == 0, 0)) {
     iochar_series_flush(r->module, s);
@@ -93,12 +91,11 @@ iochar_series_note(iochar_record *r, iochar_rw_state *s, int dir, double t,
 }
 
 /* Add [t0,t1] to time kind k without counting overlap with earlier calls. */
-static inline __attribute__((always_inline)) void iochar_time_add(iochar_record *r, const iochar_rw_layout *L,
-                                   iochar_rw_state *s, int k, double t0,
-                                   double t1) {
-  double d = t0 >= s->last_end[k] ? t1 - t0
-             : t1 > s->last_end[k] ? t1 - s->last_end[k]
-                                   : 0.0;
+static inline __attribute__((always_inline)) void iochar_time_add(iochar_record *r,
+                                                                  const iochar_rw_layout *L,
+                                                                  iochar_rw_state *s, int k,
+                                                                  double t0, double t1) {
+  double d = t0 >= s->last_end[k] ? t1 - t0 : t1 > s->last_end[k] ? t1 - s->last_end[k] : 0.0;
   if (t1 > s->last_end[k]) s->last_end[k] = t1;
   if (L->f_time[k] >= 0) r->f[L->f_time[k]] += d;
 }
@@ -111,8 +108,7 @@ static inline void iochar_ts(double *start, double *end, double t0, double t1) {
 /* Optional observers (call sites, trace): off unless enabled at start-up.
  * op: 0 read, 1 write, 2 metadata; called with r->lock held. */
 extern int iochar_observing;
-void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
-                    double t0, double t1);
+void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1);
 
 static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout *L,
                                        iochar_rw_state *s);
@@ -120,10 +116,9 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
 /* One read (dir 0) or write (dir 1) of len bytes at off, done in [t0,t1].
  * len < 0 is a failed call: not counted at all (as Darshan).  Caller holds
  * r->lock.  off < 0 means "no offset" (pattern counters are skipped). */
-static inline __attribute__((always_inline)) void iochar_rw_account(iochar_record *r, const iochar_rw_layout *L,
-                                     iochar_rw_state *s, int dir, int64_t off,
-                                     int64_t len, const void *buf, double t0,
-                                     double t1) {
+static inline __attribute__((always_inline)) void
+iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
+                  int64_t off, int64_t len, const void *buf, double t0, double t1) {
   int64_t *c = r->c;
   double *f = r->f;
   if (len < 0) return;
@@ -136,8 +131,7 @@ static inline __attribute__((always_inline)) void iochar_rw_account(iochar_recor
     f[L->f_max_time[dir]] = t1 - t0;
     if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;
   }
-  if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir)
-    c[L->rw_switches]++;
+  if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir) c[L->rw_switches]++;
   s->last_dir = (int8_t)dir;
   iochar_series_note(r, s, dir, t0, len, 1);
   s->run_len = 0;
@@ -200,10 +194,8 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
  * absorb it into the run (three adds) and return 1; else 0 and the caller
  * accounts it normally.  Caller holds r->lock.  Off while observers run, as
  * they want every op. */
-static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off,
-                                  int64_t len, double t) {
-  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      iochar_observing)
+static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int64_t len, double t) {
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir || iochar_observing)
     return 0;
   if (!s->run_k) s->run_t = t;
   s->run_k++;

@@ -140,9 +140,7 @@ static int capture(int m) {
   return OTHER;
 }
 
-static int size_class(int64_t len) {
-  return len <= 0 ? 0 : 64 - __builtin_clzll((uint64_t)len);
-}
+static int size_class(int64_t len) { return len <= 0 ? 0 : 64 - __builtin_clzll((uint64_t)len); }
 
 static void account(site *s, int op, int64_t len, double dt) {
   atomic_fetch_add_explicit(&s->ops[op], 1, memory_order_relaxed);
@@ -166,11 +164,10 @@ static void account(site *s, int op, int64_t len, double dt) {
  * one size is attributed to each in proportion.  Metadata calls (open, close,
  * stat, seek...) have no size to tell their call sites apart, so they always
  * walk: a cached walk (~0.2 us) is small next to the syscall itself. */
-void iochar_callsites_note(iochar_record *r, int op, int64_t len, double t0,
-                           double t1) {
+void iochar_callsites_note(iochar_record *r, int op, int64_t len, double t0, double t1) {
   int m = r->module;
-  uint64_t key = mix(r->id ^ ((uint64_t)m << 56) ^ ((uint64_t)op << 48) ^
-                     (uint64_t)size_class(len)) | 1;
+  uint64_t key =
+      mix(r->id ^ ((uint64_t)m << 56) ^ ((uint64_t)op << 48) ^ (uint64_t)size_class(len)) | 1;
   tcache_ent *c = &tcache[key % TCACHE];
   int s;
   if (op < 2 && c->key == key && c->gen == cache_gen && --c->left > 0) {
@@ -214,8 +211,8 @@ static void note_build_id(object *o, const struct dl_phdr_info *info) {
       const uint8_t *name = q + sizeof *nh;
       const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
       if (desc + nh->n_descsz > end) break;
-      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-          memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= sizeof o->build_id) {
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+          nh->n_descsz <= sizeof o->build_id) {
         memcpy(o->build_id, desc, nh->n_descsz);
         o->build_id_len = (int)nh->n_descsz;
         return;
@@ -236,8 +233,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg) {
   object *o = &objs.v[objs.n];
   memset(o, 0, sizeof *o);
   /* The main program has an empty name: use its path. */
-  const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name
-                                                          : iochar_job_info.exe;
+  const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : iochar_job_info.exe;
   o->path = strdup(path);
   if (!o->path) return 1;
   o->base = info->dlpi_addr;
@@ -248,8 +244,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg) {
     o->hi[o->nload++] = info->dlpi_addr + p->p_vaddr + p->p_memsz;
   }
   note_build_id(o, info);
-  o->key = fnv(fnv(FNV0, o->path, strlen(o->path)), o->build_id,
-               (size_t)o->build_id_len) | 1;
+  o->key = fnv(fnv(FNV0, o->path, strlen(o->path)), o->build_id, (size_t)o->build_id_len) | 1;
   objs.n++;
   return 0;
 }
@@ -353,8 +348,7 @@ iochar_cs_entry *iochar_callsites_export(int m, size_t *n) {
   return v;
 }
 
-int iochar_loadmap_put(iochar_buf *b, const uint64_t *keys, size_t n,
-                       uint32_t *count) {
+int iochar_loadmap_put(iochar_buf *b, const uint64_t *keys, size_t n, uint32_t *count) {
   load_objects();
   for (size_t i = 0; i < objs.n; i++) {
     const object *o = &objs.v[i];
@@ -401,8 +395,8 @@ int iochar_callsites_sections(iochar_buf *out, int *nsections) {
     if (n && iochar_modules[m]) {
       for (size_t i = 0; i < n && !rc; i++) rc = keys_add(&keys, &nk, &ck, &v[i]);
       if (!rc)
-        rc = iochar_section_add(out, "CALLSITE", iochar_modules[m]->name, (uint32_t)n,
-                                v, n * sizeof *v);
+        rc = iochar_section_add(out, "CALLSITE", iochar_modules[m]->name, (uint32_t)n, v,
+                                n * sizeof *v);
       if (!rc) (*nsections)++;
     }
     free(v);

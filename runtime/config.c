@@ -9,7 +9,7 @@
 iochar_config iochar_cfg;
 
 static const char *const default_exclude[] = {
-    "/proc/", "/sys/", "/dev/", "/etc/", "/usr/", "/lib/",
+    "/proc/",  "/sys/", "/dev/",  "/etc/",  "/usr/", "/lib/",
     "/lib64/", "/bin/", "/sbin/", "/boot/", "/run/",
 };
 
@@ -18,9 +18,21 @@ uint64_t iochar_parse_size(const char *s) {
   unsigned long long v = strtoull(s, &end, 10);
   if (end == s) return 0;
   switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
+  case 'k':
+  case 'K':
+    v <<= 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    v <<= 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    v <<= 30;
+    end++;
+    break;
   default: break;
   }
   if (*end == 'b' || *end == 'B') end++;
@@ -28,13 +40,12 @@ uint64_t iochar_parse_size(const char *s) {
 }
 
 /* Split a colon list into the (never freed) table; the env string stays. */
-static void add_prefixes(const char *list, const char **tab, size_t *lens,
-                         int *n) {
+static void add_prefixes(const char *list, const char **tab, size_t *lens, int *n) {
   if (!list) return;
   char *copy = strdup(list);
   if (!copy) return;
-  for (char *save, *tok = strtok_r(copy, ":", &save);
-       tok && *n < IOCHAR_MAX_PREFIXES; tok = strtok_r(NULL, ":", &save)) {
+  for (char *save, *tok = strtok_r(copy, ":", &save); tok && *n < IOCHAR_MAX_PREFIXES;
+       tok = strtok_r(NULL, ":", &save)) {
     tab[*n] = tok;
     lens[(*n)++] = strlen(tok);
   }
@@ -53,29 +64,63 @@ int iochar_config_load(void) {
   iochar_cfg.memory = IOCHAR_DEFAULT_MEMORY;
   if ((v = getenv("IOCHAR_MEMORY")) && *v) {
     uint64_t m = iochar_parse_size(v);
-    if (m) iochar_cfg.memory = m;
-    else iochar_warn_once(1, "IOCHAR_MEMORY=%s is not a size; using %u bytes",
-                          v, IOCHAR_DEFAULT_MEMORY);
+    if (m)
+      iochar_cfg.memory = m;
+    else
+      iochar_warn_once(1, "IOCHAR_MEMORY=%s is not a size; using %u bytes", v,
+                       IOCHAR_DEFAULT_MEMORY);
   }
   for (size_t i = 0; i < sizeof default_exclude / sizeof *default_exclude; i++) {
     iochar_cfg.exclude[iochar_cfg.nexclude] = default_exclude[i];
     iochar_cfg.exclude_len[iochar_cfg.nexclude++] = strlen(default_exclude[i]);
   }
-  add_prefixes(getenv("IOCHAR_EXCLUDE"), iochar_cfg.exclude,
-               iochar_cfg.exclude_len, &iochar_cfg.nexclude);
-  add_prefixes(getenv("IOCHAR_INCLUDE"), iochar_cfg.include,
-               iochar_cfg.include_len, &iochar_cfg.ninclude);
+  add_prefixes(getenv("IOCHAR_EXCLUDE"), iochar_cfg.exclude, iochar_cfg.exclude_len,
+               &iochar_cfg.nexclude);
+  add_prefixes(getenv("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
+               &iochar_cfg.ninclude);
   return 0;
 }
 
 int iochar_is_launcher(const char *b) {
-  static const char *const launchers[] = {
-      "mpiexec", "mpirun", "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich",
-      "mpiexec.openmpi", "mpirun.openmpi", "orterun", "hydra_pmi_proxy",
-      "hydra_nameserver", "srun", "orted", "prted", "prterun", "prte", "aprun",
-      "jsrun", "sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "env",
-      "timeout", "time", "nohup", "setsid", "taskset", "numactl", "xargs",
-      "strace", "ltrace", "gdb", "valgrind", "perf", "sudo", "ssh"};
+  static const char *const launchers[] = {"mpiexec",
+                                          "mpirun",
+                                          "mpiexec.hydra",
+                                          "mpiexec.mpich",
+                                          "mpirun.mpich",
+                                          "mpiexec.openmpi",
+                                          "mpirun.openmpi",
+                                          "orterun",
+                                          "hydra_pmi_proxy",
+                                          "hydra_nameserver",
+                                          "srun",
+                                          "orted",
+                                          "prted",
+                                          "prterun",
+                                          "prte",
+                                          "aprun",
+                                          "jsrun",
+                                          "sh",
+                                          "bash",
+                                          "dash",
+                                          "zsh",
+                                          "ksh",
+                                          "csh",
+                                          "tcsh",
+                                          "env",
+                                          "timeout",
+                                          "time",
+                                          "nohup",
+                                          "setsid",
+                                          "taskset",
+                                          "numactl",
+                                          "xargs",
+                                          "strace",
+                                          "ltrace",
+                                          "gdb",
+                                          "valgrind",
+                                          "perf",
+                                          "sudo",
+                                          "ssh"};
   for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
     if (strcmp(b, launchers[i]) == 0) return 1;
   return 0;

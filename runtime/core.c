@@ -17,6 +17,9 @@
 #include "observe.h"
 
 int iochar_ready;
+/* The process whose log this is: a vfork child shares our memory but has its
+ * own pid (and no atfork handlers run for it). */
+static pid_t owner_pid;
 __thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
 struct timespec iochar_mono0;
 iochar_job iochar_job_info;
@@ -74,17 +77,22 @@ static void job_identity(iochar_job *j) {
   const char *id = getenv("SLURM_JOB_ID");
   if (!id) id = getenv("PBS_JOBID");
   if (!id) id = getenv("LSB_JOBID");
-  if (id && *id) snprintf(j->jobid, sizeof j->jobid, "%s", id);
-  else snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
+  if (id && *id)
+    snprintf(j->jobid, sizeof j->jobid, "%s", id);
+  else
+    snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
   const char *u = getenv("USER");
   if (!u || !*u) u = getenv("LOGNAME");
   struct passwd pw, *pwp = NULL;
   char pwbuf[1024];
   if ((!u || !*u) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
     u = pw.pw_name;
-  if (u && *u) snprintf(j->user, sizeof j->user, "%s", u);
-  else snprintf(j->user, sizeof j->user, "uid%d", (int)getuid());
+  if (u && *u)
+    snprintf(j->user, sizeof j->user, "%s", u);
+  else
+    snprintf(j->user, sizeof j->user, "uid%d", (int)getuid());
   j->log_pid = (int)getpid();
+  owner_pid = getpid();
   j->nprocs = 1;
   j->nnodes = 1;
 }
@@ -146,6 +154,7 @@ static void at_fork_child(void) {
   iochar_job_info.rank = 0;
   iochar_job_info.nprocs = 1;
   iochar_job_info.log_pid = (int)getpid();
+  owner_pid = getpid();
   iochar_mpi_shutdown = NULL;
   start_clocks();
 }
@@ -180,8 +189,7 @@ __attribute__((constructor)) void iochar_init(void) {
 /* Write this process's log once: the serial log, or a per-rank fallback log
  * for an MPI job that never reached MPI_Finalize. */
 void iochar_shutdown(void) {
-  if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL))
-    return;
+  if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
   struct timespec wall;
@@ -208,15 +216,15 @@ void iochar_shutdown(void) {
 
 __attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
 
-/* _exit skips destructors: write the log first, as a last resort. */
+/* _exit skips destructors: write the log first, as a last resort.  Not in a
+ * vfork child: it would write the parent's records under the parent's name
+ * and end the parent's recording. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   static void (*real)(int);
-  iochar_shutdown();
+  if (getpid() == owner_pid) iochar_shutdown();
   if (!real) real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
   if (real) real(status);
   syscall(231 /* exit_group */, status);
   __builtin_unreachable();
 }
-__attribute__((visibility("default"), noreturn)) void _Exit(int status) {
-  _exit(status);
-}
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) { _exit(status); }

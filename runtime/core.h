@@ -30,21 +30,21 @@ enum iochar_module_id {
 /* Where a module keeps the counters that the shared access accounting updates;
  * -1 marks a counter the module does not have. */
 typedef struct iochar_rw_layout {
-  int16_t ops[2];         /* READS, WRITES (direction 0 = read, 1 = write) */
-  int16_t bytes[2];       /* BYTES_READ, BYTES_WRITTEN */
-  int16_t max_byte[2];    /* MAX_BYTE_READ, MAX_BYTE_WRITTEN */
-  int16_t consec[2];      /* CONSEC_READS, CONSEC_WRITES */
-  int16_t seq[2];         /* SEQ_READS, SEQ_WRITES */
-  int16_t size_bin0[2];   /* SIZE_READ_0_100, SIZE_WRITE_0_100 */
+  int16_t ops[2];       /* READS, WRITES (direction 0 = read, 1 = write) */
+  int16_t bytes[2];     /* BYTES_READ, BYTES_WRITTEN */
+  int16_t max_byte[2];  /* MAX_BYTE_READ, MAX_BYTE_WRITTEN */
+  int16_t consec[2];    /* CONSEC_READS, CONSEC_WRITES */
+  int16_t seq[2];       /* SEQ_READS, SEQ_WRITES */
+  int16_t size_bin0[2]; /* SIZE_READ_0_100, SIZE_WRITE_0_100 */
   int16_t max_time_size[2];
   int16_t rw_switches;
-  int16_t access1;        /* ACCESS1_ACCESS (top-4 block start) */
-  int16_t stride1;        /* STRIDE1_STRIDE */
+  int16_t access1; /* ACCESS1_ACCESS (top-4 block start) */
+  int16_t stride1; /* STRIDE1_STRIDE */
   int16_t file_not_aligned, file_alignment, mem_not_aligned, mem_alignment;
-  int16_t f_time[3];      /* F_READ_TIME, F_WRITE_TIME, F_META_TIME */
-  int16_t f_max_time[2];  /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
-  int16_t f_start[2];     /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
-  int16_t f_end[2];       /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
+  int16_t f_time[3];     /* F_READ_TIME, F_WRITE_TIME, F_META_TIME */
+  int16_t f_max_time[2]; /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
+  int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
+  int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
 } iochar_rw_layout;
 
 typedef struct iochar_module {
@@ -52,7 +52,7 @@ typedef struct iochar_module {
   uint32_t version; /* bumped when the module's counter list changes */
   uint32_t n_int, n_flt;
   const iochar_counter_def *ints, *flts;
-  size_t state_size; /* per-record state kept in memory only (not logged) */
+  size_t state_size;          /* per-record state kept in memory only (not logged) */
   const iochar_rw_layout *rw; /* NULL: the module has no reads/writes */
   /* Further counters that also count reads / writes (MPI-IO's collective,
    * split and nonblocking kinds), for per-rank totals. */
@@ -62,10 +62,11 @@ typedef struct iochar_module {
 
 extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
 
-typedef struct iochar_spin { atomic_flag f; } iochar_spin;
+typedef struct iochar_spin {
+  atomic_flag f;
+} iochar_spin;
 static inline void iochar_spin_lock(iochar_spin *s) {
-  while (atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire))
-    __builtin_ia32_pause();
+  while (atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire)) __builtin_ia32_pause();
 }
 static inline void iochar_spin_unlock(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);
@@ -94,9 +95,9 @@ typedef struct iochar_fdesc {
 } iochar_fdesc;
 
 /* ---- state and guard --------------------------------------------------- */
-extern int iochar_ready;                /* 1 while recording */
-extern __thread int iochar_in_tool;     /* >0 inside the tool's own code */
-extern struct timespec iochar_mono0;    /* monotonic clock at job start */
+extern int iochar_ready;             /* 1 while recording */
+extern __thread int iochar_in_tool;  /* >0 inside the tool's own code */
+extern struct timespec iochar_mono0; /* monotonic clock at job start */
 
 static inline int iochar_active(void) {
   return __builtin_expect(iochar_ready && !iochar_in_tool, 1);
@@ -125,8 +126,7 @@ static inline double iochar_now(void) {
 void iochar_init(void);
 
 /* One `iochar:` line on stderr, at most once per key (0..63). */
-void iochar_warn_once(int key, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void iochar_warn_once(int key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- paths -------------------------------------------------------------- */
 /* Absolute, cleaned path of `path` relative to `dirfd` (AT_FDCWD or a dir fd)

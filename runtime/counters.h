@@ -35,40 +35,40 @@ typedef struct iochar_counter_def {
 
 /* Building blocks that several modules repeat with their own prefix.  Each
  * expands X(NAME, OP) entries; M is the module prefix (POSIX, STDIO...). */
-#define IOCHAR_SIZE_BINS(X, M, D)                                              \
-  X(M##_SIZE_##D##_0_100, SUM)                                                 \
-  X(M##_SIZE_##D##_100_1K, SUM)                                                \
-  X(M##_SIZE_##D##_1K_10K, SUM)                                                \
-  X(M##_SIZE_##D##_10K_100K, SUM)                                              \
-  X(M##_SIZE_##D##_100K_1M, SUM)                                               \
-  X(M##_SIZE_##D##_1M_4M, SUM)                                                 \
-  X(M##_SIZE_##D##_4M_10M, SUM)                                                \
-  X(M##_SIZE_##D##_10M_100M, SUM)                                              \
-  X(M##_SIZE_##D##_100M_1G, SUM)                                               \
+#define IOCHAR_SIZE_BINS(X, M, D) \
+  X(M##_SIZE_##D##_0_100, SUM)    \
+  X(M##_SIZE_##D##_100_1K, SUM)   \
+  X(M##_SIZE_##D##_1K_10K, SUM)   \
+  X(M##_SIZE_##D##_10K_100K, SUM) \
+  X(M##_SIZE_##D##_100K_1M, SUM)  \
+  X(M##_SIZE_##D##_1M_4M, SUM)    \
+  X(M##_SIZE_##D##_4M_10M, SUM)   \
+  X(M##_SIZE_##D##_10M_100M, SUM) \
+  X(M##_SIZE_##D##_100M_1G, SUM)  \
   X(M##_SIZE_##D##_1G_PLUS, SUM)
 
 /* Top-4 table: four values then their four counts (T is ACCESS or STRIDE). */
-#define IOCHAR_TOP4(X, M, T)                                                   \
-  X(M##_##T##1_##T, TOPK_VAL)                                                  \
-  X(M##_##T##2_##T, TOPK_VAL)                                                  \
-  X(M##_##T##3_##T, TOPK_VAL)                                                  \
-  X(M##_##T##4_##T, TOPK_VAL)                                                  \
-  X(M##_##T##1_COUNT, TOPK_CNT)                                                \
-  X(M##_##T##2_COUNT, TOPK_CNT)                                                \
-  X(M##_##T##3_COUNT, TOPK_CNT)                                                \
+#define IOCHAR_TOP4(X, M, T)    \
+  X(M##_##T##1_##T, TOPK_VAL)   \
+  X(M##_##T##2_##T, TOPK_VAL)   \
+  X(M##_##T##3_##T, TOPK_VAL)   \
+  X(M##_##T##4_##T, TOPK_VAL)   \
+  X(M##_##T##1_COUNT, TOPK_CNT) \
+  X(M##_##T##2_COUNT, TOPK_CNT) \
+  X(M##_##T##3_COUNT, TOPK_CNT) \
   X(M##_##T##4_COUNT, TOPK_CNT)
 
 /* Integer side of the cross-rank block (after reduction). */
-#define IOCHAR_RANK_STATS(X, M)                                                \
-  X(M##_FASTEST_RANK, FAST_RANK)                                               \
-  X(M##_FASTEST_RANK_BYTES, FAST_BYTES)                                        \
-  X(M##_SLOWEST_RANK, SLOW_RANK)                                               \
+#define IOCHAR_RANK_STATS(X, M)         \
+  X(M##_FASTEST_RANK, FAST_RANK)        \
+  X(M##_FASTEST_RANK_BYTES, FAST_BYTES) \
+  X(M##_SLOWEST_RANK, SLOW_RANK)        \
   X(M##_SLOWEST_RANK_BYTES, SLOW_BYTES)
 
-#define IOCHAR_F_RANK_STATS(X, M)                                              \
-  X(M##_F_FASTEST_RANK_TIME, FAST_TIME)                                        \
-  X(M##_F_SLOWEST_RANK_TIME, SLOW_TIME)                                        \
-  X(M##_F_VARIANCE_RANK_TIME, VAR_TIME)                                        \
+#define IOCHAR_F_RANK_STATS(X, M)       \
+  X(M##_F_FASTEST_RANK_TIME, FAST_TIME) \
+  X(M##_F_SLOWEST_RANK_TIME, SLOW_TIME) \
+  X(M##_F_VARIANCE_RANK_TIME, VAR_TIME) \
   X(M##_F_VARIANCE_RANK_BYTES, VAR_BYTES)
 
 /* From one X-macro list, generate the enum and the definition table. */

@@ -46,15 +46,13 @@ void iochar_buf_free(iochar_buf *b);
 /* Log building blocks (runtime/log_writer.c); the MPI reducer uses them too. */
 #define IOCHAR_HEADER_SIZE 32
 #define IOCHAR_SECTION_HEADER 48
-void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
-                       uint32_t nsections);
+void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections);
 /* Compress raw into one section appended to out; returns 0 or -1. */
-int iochar_section_add(iochar_buf *out, const char *kind, const char *module,
-                       uint32_t count, const void *raw, size_t rawlen);
+int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
+                       const void *raw, size_t rawlen);
 /* Sections describing this process: JOB (when job != 0), MOUNTS, SCHEMA. */
 int iochar_job_sections(iochar_buf *out, int *nsections);
-int iochar_schema_sections(iochar_buf *out, int *nsections,
-                           const int present[IOCHAR_MOD_COUNT]);
+int iochar_schema_sections(iochar_buf *out, int *nsections, const int present[IOCHAR_MOD_COUNT]);
 /* Flattened records of one module: rows in the in-memory row layout
  * (u64 id, i64 rank, i64 c[n_int], f64 f[n_flt]), top-k tables emitted. */
 size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
@@ -64,8 +62,7 @@ size_t iochar_row_size(int m);
 size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
 size_t iochar_columns_bound(int m, size_t n);
 /* Per-rank totals (one RANKS row) of module m from rows. */
-int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank,
-                       uint8_t out[64]);
+int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
 /* Write the whole log of this process (serial or per-rank fallback). */
 int iochar_log_write_local(const char *path);
 /* Final path of this process's log and its temporary name. */

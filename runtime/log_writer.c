@@ -61,8 +61,7 @@ static void put_str16(iochar_buf *b, const char *s) {
 
 /* ---- header and sections ------------------------------------------------ */
 
-void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
-                       uint32_t nsections) {
+void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections) {
   uint32_t version = 1, hsize = IOCHAR_HEADER_SIZE;
   memcpy(out, "IOCHARLG", 8);
   memcpy(out + 8, &version, 4);
@@ -74,8 +73,7 @@ void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total,
 }
 
 /* One zlib stream at level 1 with the given strategy. */
-static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen,
-                       int strategy) {
+static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen, int strategy) {
   z_stream zs;
   memset(&zs, 0, sizeof zs);
   if (deflateInit2(&zs, 1, Z_DEFLATED, 15, 9, strategy) != Z_OK) return -1;
@@ -89,16 +87,15 @@ static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen,
   return rc == Z_STREAM_END ? 0 : -1;
 }
 
-int iochar_section_add(iochar_buf *out, const char *kind, const char *module,
-                       uint32_t count, const void *raw, size_t rawlen) {
+int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
+                       const void *raw, size_t rawlen) {
   uLongf clen = compressBound(rawlen);
   uint8_t *z = malloc(clen ? clen : 1);
   if (!z) return -1;
   /* Level 1; byte-transposed RECORDS columns are runs of zeros and small
    * values, which run-length matching compresses fastest (text: default). */
   int strategy = strcmp(kind, "RECORDS") == 0 ? Z_RLE : Z_DEFAULT_STRATEGY;
-  if (rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen, strategy) ||
-      clen > UINT32_MAX) {
+  if (rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen, strategy) || clen > UINT32_MAX) {
     free(z);
     return -1;
   }
@@ -191,8 +188,7 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   return 0;
 }
 
-int iochar_schema_sections(iochar_buf *out, int *nsec,
-                           const int present[IOCHAR_MOD_COUNT]) {
+int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_MOD_COUNT]) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m || !present[mi]) continue;
@@ -208,8 +204,7 @@ int iochar_schema_sections(iochar_buf *out, int *nsec,
       put_str16(&b, m->flts[i].name);
       iochar_buf_u8(&b, m->flts[i].op);
     }
-    int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt,
-                                b.p, b.len);
+    int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt, b.p, b.len);
     iochar_buf_free(&b);
     if (rc) return -1;
     (*nsec)++;
@@ -230,8 +225,7 @@ typedef struct rows_ctx {
 } rows_ctx;
 
 /* A record seen by one rank: its own time and bytes are fastest and slowest. */
-static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f,
-                            int rank) {
+static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f, int rank) {
   double t = 0;
   int64_t by = 0;
   for (uint32_t i = 0; i < m->n_int; i++)
@@ -247,8 +241,7 @@ static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f,
     uint8_t op = m->flts[i].op;
     if (op == IOCHAR_OP_FAST_TIME || op == IOCHAR_OP_SLOW_TIME) f[i] = t;
     if (op == IOCHAR_OP_VAR_TIME || op == IOCHAR_OP_VAR_BYTES) f[i] = 0;
-    if ((op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END) && f[i] != 0)
-      f[i] += iochar_ts_shift;
+    if ((op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END) && f[i] != 0) f[i] += iochar_ts_shift;
   }
 }
 
@@ -267,8 +260,7 @@ static void row_of(iochar_record *r, void *arg) {
   memcpy(row + 16, r->c, 8 * m->n_int);
   memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
   iochar_spin_unlock(&r->lock);
-  fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int),
-                  (int)rank);
+  fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
   if (x->names) {
     iochar_buf_u64(x->names, r->id);
     iochar_buf_u32(x->names, (uint32_t)strlen(r->path));
@@ -313,8 +305,7 @@ size_t iochar_columns_bound(int mi, size_t n) {
   return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
-int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank,
-                       uint8_t out[64]) {
+int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank, uint8_t out[64]) {
   const iochar_module *m = iochar_modules[mi];
   const iochar_rw_layout *L = m->rw;
   int64_t v[5] = {rank, 0, 0, 0, 0};
@@ -347,15 +338,14 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
   const iochar_job *j = &iochar_job_info;
   char suffix[64] = "";
   if (per_rank) snprintf(suffix, sizeof suffix, ".rank%d", j->rank);
-  if (j->forked) snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix),
-                          ".pid%d", (int)getpid());
+  if (j->forked)
+    snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), ".pid%d", (int)getpid());
   if (iochar_cfg.logfile) {
     const char *lf = iochar_cfg.logfile;
     size_t l = strlen(lf);
     if (!suffix[0]) return snprintf(out, n, "%s", lf) >= (int)n ? -1 : 0;
     if (l > 7 && strcmp(lf + l - 7, ".iochar") == 0)
-      return snprintf(out, n, "%.*s%s.iochar", (int)(l - 7), lf, suffix) >= (int)n
-                 ? -1 : 0;
+      return snprintf(out, n, "%.*s%s.iochar", (int)(l - 7), lf, suffix) >= (int)n ? -1 : 0;
     return snprintf(out, n, "%s%s.iochar", lf, suffix) >= (int)n ? -1 : 0;
   }
   char date[32];
@@ -364,9 +354,10 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
   localtime_r(&t, &tm);
   strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
   const char *dir = iochar_cfg.logdir ? iochar_cfg.logdir : ".";
-  return snprintf(out, n, "%s/%s_%s_id%s_%s_%d%s.iochar", dir, j->user,
-                  base_name(j->exe), j->jobid, date, j->log_pid, suffix) >= (int)n
-             ? -1 : 0;
+  return snprintf(out, n, "%s/%s_%s_id%s_%s_%d%s.iochar", dir, j->user, base_name(j->exe), j->jobid,
+                  date, j->log_pid, suffix) >= (int)n
+             ? -1
+             : 0;
 }
 
 /* Write buf to a temporary name beside path, then rename into place. */
@@ -407,9 +398,7 @@ int iochar_log_write_local(const char *path) {
     nrows[m] = iochar_module_rows(m, &rows[m], &names);
     present[m] = nrows[m] > 0;
   }
-  if (iochar_job_sections(&body, &nsec) ||
-      iochar_schema_sections(&body, &nsec, present))
-    goto out;
+  if (iochar_job_sections(&body, &nsec) || iochar_schema_sections(&body, &nsec, present)) goto out;
   if (names.len) {
     uint32_t cnt = 0;
     for (int m = 0; m < IOCHAR_MOD_COUNT; m++) cnt += (uint32_t)nrows[m];

@@ -13,8 +13,7 @@ int iochar_callsites_on, iochar_trace_on;
 
 /* Strong definition of the hook (access.c has the weak no-op).  Called with
  * r->lock held, so it only touches its own per-thread and atomic state. */
-void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
-                    double t0, double t1) {
+void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1) {
   if (iochar_callsites_on) iochar_callsites_note(r, op, len, t0, t1);
   if (iochar_trace_on) iochar_trace_note(r, op, off, len, t0, t1);
 }
@@ -56,9 +55,11 @@ void iochar_observe_init(void) {
     const char *v = getenv("IOCHAR_TRACE_MEMORY");
     if (v && *v) {
       uint64_t b = iochar_parse_size(v);
-      if (b) bytes = b;
-      else iochar_warn_once(41, "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes",
-                            v, IOCHAR_TRACE_DEFAULT);
+      if (b)
+        bytes = b;
+      else
+        iochar_warn_once(41, "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes", v,
+                         IOCHAR_TRACE_DEFAULT);
     }
     iochar_trace_on = iochar_trace_init(bytes) == 0;
   }

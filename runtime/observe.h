@@ -10,10 +10,10 @@
 
 struct iochar_buf;
 
-#define IOCHAR_CS_FRAMES 6    /* frames kept per site, above the tool's own */
-#define IOCHAR_CS_SITES 64    /* sites per module per process (+ 'other') */
-#define IOCHAR_CS_SIZES 4     /* distinct access sizes kept per site */
-#define IOCHAR_CS_SAMPLE 64   /* default: re-walk every N-th call of a cached key */
+#define IOCHAR_CS_FRAMES 6  /* frames kept per site, above the tool's own */
+#define IOCHAR_CS_SITES 64  /* sites per module per process (+ 'other') */
+#define IOCHAR_CS_SIZES 4   /* distinct access sizes kept per site */
+#define IOCHAR_CS_SAMPLE 64 /* default: re-walk every N-th call of a cached key */
 #define IOCHAR_TRACE_DEFAULT (8u << 20)
 
 /* One CALLSITE entry exactly as the log carries it (docs/log-format.md):
@@ -54,16 +54,14 @@ void iochar_observe_init(void);
 
 /* Call sites (runtime/callsites.c). */
 int iochar_callsites_init(int sample_every);
-void iochar_callsites_note(iochar_record *r, int op, int64_t len, double t0,
-                           double t1);
+void iochar_callsites_note(iochar_record *r, int op, int64_t len, double t0, double t1);
 void iochar_callsites_reset(void); /* fork child */
 /* This process's sites of module m, normalized (frames as object + vaddr),
  * the 'other' bucket last when not empty; malloc'd array, *n entries. */
 iochar_cs_entry *iochar_callsites_export(int m, size_t *n);
 /* LOADMAP entries (one per object key in keys[0..n)) of this process's
  * objects; *count gets the number written. */
-int iochar_loadmap_put(struct iochar_buf *b, const uint64_t *keys, size_t n,
-                       uint32_t *count);
+int iochar_loadmap_put(struct iochar_buf *b, const uint64_t *keys, size_t n, uint32_t *count);
 /* Stack hash of an entry's module and frames (so ranks agree). */
 uint64_t iochar_cs_hash(int m, const iochar_cs_entry *e);
 /* Add src into dst (same stack): sums, and the size tables merged by value. */
@@ -73,8 +71,7 @@ int iochar_callsites_sections(struct iochar_buf *out, int *nsections);
 
 /* Trace (runtime/trace.c). */
 int iochar_trace_init(uint64_t bytes);
-void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len,
-                       double t0, double t1);
+void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1);
 void iochar_trace_reset(void); /* fork child */
 /* This process's TRACE section (any rank; rank in the rows). */
 int iochar_trace_sections(struct iochar_buf *out, int *nsections);
@@ -83,8 +80,7 @@ int iochar_trace_sections(struct iochar_buf *out, int *nsections);
  * every rank when any rank records call sites (the reducer's job facts say);
  * merges identical stacks across ranks at an owner chosen by stack hash and
  * appends this rank's share of the CALLSITE and LOADMAP sections. */
-int iochar_callsites_mpi_sections(void *comm, struct iochar_buf *out,
-                                  int *nsections);
+int iochar_callsites_mpi_sections(void *comm, struct iochar_buf *out, int *nsections);
 
 extern int iochar_callsites_on, iochar_trace_on;
 

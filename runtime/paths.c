@@ -40,13 +40,17 @@ void iochar_cwd_changed(void) {
 static void clean(char *p) {
   char *out = p, *in = p;
   while (*in) {
-    if (in[0] == '/' && in[1] == '/') { in++; continue; }
+    if (in[0] == '/' && in[1] == '/') {
+      in++;
+      continue;
+    }
     if (in[0] == '/' && in[1] == '.' && (in[2] == '/' || !in[2])) {
       in += 2;
       continue;
     }
     if (in[0] == '/' && in[1] == '.' && in[2] == '.' && (in[3] == '/' || !in[3])) {
-      while (out > p && *--out != '/');
+      while (out > p && *--out != '/')
+        ;
       in += 3;
       continue;
     }
@@ -90,8 +94,7 @@ int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
   return 0;
 }
 
-static int has_prefix(const char *s, const char *const *tab, const size_t *lens,
-                      int n) {
+static int has_prefix(const char *s, const char *const *tab, const size_t *lens, int n) {
   for (int i = 0; i < n; i++)
     if (strncmp(s, tab[i], lens[i]) == 0) return 1;
   return 0;
@@ -108,19 +111,18 @@ static void index_prefixes(void) {
   int ns[2] = {iochar_cfg.nexclude, iochar_cfg.ninclude};
   for (int t = 0; t < 2; t++)
     for (int i = 0; i < ns[t]; i++) {
-      if (lens[t][i] < 2) second_any = 1;
-      else second_char[(uint8_t)tabs[t][i][1]] = 1;
+      if (lens[t][i] < 2)
+        second_any = 1;
+      else
+        second_char[(uint8_t)tabs[t][i][1]] = 1;
     }
 }
 
 int iochar_path_excluded(const char *abs) {
   if (log_path_excl[0] && strcmp(abs, log_path_excl) == 0) return 1;
   if (!second_any && abs[0] && !second_char[(uint8_t)abs[1]]) return 0;
-  if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len,
-                 iochar_cfg.ninclude))
-    return 0;
-  return has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len,
-                    iochar_cfg.nexclude);
+  if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
+  return has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude);
 }
 
 /* /proc/self/mounts escapes blanks as \040 etc. */
@@ -141,8 +143,7 @@ int iochar_paths_init(void) {
   index_prefixes();
   iochar_cwd_changed();
   if (iochar_cfg.logfile)
-    iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl,
-                        sizeof log_path_excl);
+    iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
   FILE *f = fopen("/proc/self/mounts", "r");
   if (!f) return 0;
   char line[4096];

@@ -31,8 +31,8 @@ static size_t fdesc_next;
 static iochar_spin fdesc_lock;
 
 static void *map_anon(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *p =
+      mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
@@ -45,12 +45,11 @@ static void *arena_alloc(size_t n) {
 }
 
 static size_t record_bytes(const iochar_module *m, size_t namelen) {
-  return sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) +
-         ((m->state_size + 15) & ~(size_t)15) + namelen + 1 + 32;
+  return sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) + ((m->state_size + 15) & ~(size_t)15) +
+         namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name,
-                                  void *mem) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, void *mem) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -91,8 +90,7 @@ int iochar_records_init(void) {
 /* Count a folded file once (exact until the set fills; then every lookup). */
 static void note_folded(int mi, uint64_t id) {
   uint64_t key = id ? id : 1;
-  for (size_t i = key & (FOLD_SET - 1), n = 0; n < FOLD_SET;
-       i = (i + 1) & (FOLD_SET - 1), n++) {
+  for (size_t i = key & (FOLD_SET - 1), n = 0; n < FOLD_SET; i = (i + 1) & (FOLD_SET - 1), n++) {
     if (fold_set[i] == key) return;
     if (fold_set[i] == 0) {
       fold_set[i] = key;
@@ -106,7 +104,8 @@ static void note_folded(int mi, uint64_t id) {
 iochar_record *iochar_record_find(int mi, uint64_t id) {
   iochar_record *r;
   pthread_mutex_lock(&rec_mutex);
-  for (r = buckets[mi][id & (NBUCKETS - 1)]; r && r->id != id; r = r->next);
+  for (r = buckets[mi][id & (NBUCKETS - 1)]; r && r->id != id; r = r->next)
+    ;
   pthread_mutex_unlock(&rec_mutex);
   return r;
 }
@@ -118,7 +117,8 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   if (id == IOCHAR_AGG_ID) id--;
   pthread_mutex_lock(&rec_mutex);
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
-  for (r = *b; r && r->id != id; r = r->next);
+  for (r = *b; r && r->id != id; r = r->next)
+    ;
   if (!r) {
     void *mem = arena_alloc(record_bytes(m, strlen(name)));
     if (mem) {
@@ -131,8 +131,9 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(2, "memory bound of %llu bytes reached; further files "
-                          "are folded into one aggregate record per module",
+      iochar_warn_once(2,
+                       "memory bound of %llu bytes reached; further files "
+                       "are folded into one aggregate record per module",
                        (unsigned long long)arena_size);
     }
   }
@@ -140,8 +141,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   return r;
 }
 
-void iochar_record_foreach(int mi, void (*fn)(iochar_record *, void *),
-                           void *arg) {
+void iochar_record_foreach(int mi, void (*fn)(iochar_record *, void *), void *arg) {
   for (iochar_record *r = mod_list[mi]; r; r = r->all_next) fn(r, arg);
   if (aggregate[mi] && iochar_record_touched(aggregate[mi])) fn(aggregate[mi], arg);
 }
@@ -198,8 +198,10 @@ void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
 iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
   iochar_spin_lock(&fdesc_lock);
   iochar_fdesc *d = fdesc_free;
-  if (d) fdesc_free = d->free_next;
-  else if (fdesc_next < (size_t)iochar_fds_max) d = &fdesc_pool[fdesc_next++];
+  if (d)
+    fdesc_free = d->free_next;
+  else if (fdesc_next < (size_t)iochar_fds_max)
+    d = &fdesc_pool[fdesc_next++];
   iochar_spin_unlock(&fdesc_lock);
   if (!d) return NULL;
   d->rec = rec;

@@ -10,10 +10,10 @@
 #include "observe.h"
 
 static iochar_trace_row *rows;
-static uint64_t cap;                /* rows that fit in IOCHAR_TRACE_MEMORY */
-static _Atomic uint64_t next_row;   /* rows claimed (may pass cap) */
+static uint64_t cap;              /* rows that fit in IOCHAR_TRACE_MEMORY */
+static _Atomic uint64_t next_row; /* rows claimed (may pass cap) */
 static _Atomic uint64_t dropped;
-static unsigned thread_gen = 1;     /* bumped in a fork child: re-read tids */
+static unsigned thread_gen = 1; /* bumped in a fork child: re-read tids */
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
 static __thread unsigned my_gen __attribute__((tls_model("initial-exec")));
 
@@ -49,8 +49,7 @@ static uint32_t thread_id(void) {
 }
 
 /* Lock-free: a row is claimed by one fetch_add, filled, then published. */
-void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len,
-                       double t0, double t1) {
+void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1) {
   uint64_t i = atomic_fetch_add_explicit(&next_row, 1, memory_order_relaxed);
   if (i >= cap) {
     if (atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed) == 0)
@@ -97,8 +96,9 @@ int iochar_trace_sections(iochar_buf *out, int *nsections) {
     kept++;
   }
   if (lost) __atomic_fetch_or(&iochar_job_info.partial, 4, __ATOMIC_RELAXED);
-  int rc = b.failed || kept > UINT32_MAX ? -1
-           : iochar_section_add(out, "TRACE", NULL, (uint32_t)kept, b.p, b.len);
+  int rc = b.failed || kept > UINT32_MAX
+               ? -1
+               : iochar_section_add(out, "TRACE", NULL, (uint32_t)kept, b.p, b.len);
   iochar_buf_free(&b);
   if (rc) return -1;
   (*nsections)++;

@@ -11,10 +11,10 @@
 #include <stdio.h>
 
 #define N 1024
-#define CHECK(x)                                                               \
-  if ((x) < 0) {                                                               \
-    fprintf(stderr, "failed: %s\n", #x);                                       \
-    MPI_Abort(MPI_COMM_WORLD, 1);                                              \
+#define CHECK(x)                         \
+  if ((x) < 0) {                         \
+    fprintf(stderr, "failed: %s\n", #x); \
+    MPI_Abort(MPI_COMM_WORLD, 1);        \
   }
 
 int main(int argc, char **argv) {
@@ -38,16 +38,15 @@ int main(int argc, char **argv) {
   CHECK(f);
   hsize_t cdim = (hsize_t)size * N;
   hid_t cspace = H5Screate_simple(1, &cdim, NULL);
-  hid_t contig = H5Dcreate2(f, "contig", H5T_NATIVE_DOUBLE, cspace, H5P_DEFAULT,
-                            H5P_DEFAULT, H5P_DEFAULT);
+  hid_t contig =
+      H5Dcreate2(f, "contig", H5T_NATIVE_DOUBLE, cspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   CHECK(contig);
   hid_t g = H5Gcreate2(f, "grp", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t kdim[2] = {2 * (hsize_t)size, 256}, chunk[2] = {2, 256};
   hid_t kspace = H5Screate_simple(2, kdim, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   CHECK(H5Pset_chunk(dcpl, 2, chunk));
-  hid_t chunked = H5Dcreate2(g, "chunked", H5T_NATIVE_INT, kspace, H5P_DEFAULT, dcpl,
-                             H5P_DEFAULT);
+  hid_t chunked = H5Dcreate2(g, "chunked", H5T_NATIVE_INT, kspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   CHECK(chunked);
 
   static double dbuf[N];
@@ -68,8 +67,10 @@ int main(int argc, char **argv) {
     CHECK(H5Sselect_hyperslab(kspace, H5S_SELECT_SET, s2, NULL, one, NULL));
     CHECK(H5Dwrite(chunked, H5T_NATIVE_INT, rspace, kspace, H5P_DEFAULT, ibuf));
   }
-  hsize_t pts[4][2] = {{2 * (hsize_t)rank, 0}, {2 * (hsize_t)rank, 5},
-                       {2 * (hsize_t)rank, 10}, {2 * (hsize_t)rank, 100}};
+  hsize_t pts[4][2] = {{2 * (hsize_t)rank, 0},
+                       {2 * (hsize_t)rank, 5},
+                       {2 * (hsize_t)rank, 10},
+                       {2 * (hsize_t)rank, 100}};
   hsize_t four = 4, six = 6;
   hid_t p4 = H5Screate_simple(1, &four, NULL);
   CHECK(H5Sselect_elements(kspace, H5S_SELECT_SET, 4, &pts[0][0]));

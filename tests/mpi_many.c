@@ -33,8 +33,8 @@ int main(int argc, char **argv) {
   if (pwrite(fd, buf, 4096, (off_t)rank * 4096) != 4096) return 3;
   close(fd);
   MPI_File fh;
-  MPI_File_open(MPI_COMM_WORLD, "many_mpiio.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                MPI_INFO_NULL, &fh);
+  MPI_File_open(MPI_COMM_WORLD, "many_mpiio.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                &fh);
   MPI_File_write_at_all(fh, (MPI_Offset)rank * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
   MPI_File_close(&fh);
   MPI_Barrier(MPI_COMM_WORLD);

@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   MPI_Type_vector(4, 256, 256 * size, MPI_INT, &vec);
   MPI_Type_commit(&vec);
   MPI_File_set_view(fh, (MPI_Offset)rank * 256 * 4, MPI_INT, vec, "native", MPI_INFO_NULL);
-  MPI_File_write_all(fh, ibuf, 1024, MPI_INT, MPI_STATUS_IGNORE);  /* 4096 B */
+  MPI_File_write_all(fh, ibuf, 1024, MPI_INT, MPI_STATUS_IGNORE); /* 4096 B */
   MPI_File_write_all(fh, ibuf + 1024, 1024, MPI_INT, MPI_STATUS_IGNORE);
   MPI_File_sync(fh);
   MPI_File_read_at_all(fh, 0, ibuf, 1024, MPI_INT, MPI_STATUS_IGNORE);

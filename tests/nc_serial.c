@@ -10,13 +10,13 @@
 #include <netcdf.h>
 #include <stdio.h>
 
-#define CHECK(x)                                                               \
-  do {                                                                         \
-    int e_ = (x);                                                              \
-    if (e_ != NC_NOERR) {                                                      \
-      fprintf(stderr, "%s: %s\n", #x, nc_strerror(e_));                        \
-      return 1;                                                                \
-    }                                                                          \
+#define CHECK(x)                                        \
+  do {                                                  \
+    int e_ = (x);                                       \
+    if (e_ != NC_NOERR) {                               \
+      fprintf(stderr, "%s: %s\n", #x, nc_strerror(e_)); \
+      return 1;                                         \
+    }                                                   \
   } while (0)
 
 static int classic(const char *path) {

@@ -9,13 +9,13 @@
 #include <pnetcdf.h>
 #include <stdio.h>
 
-#define CHECK(x)                                                               \
-  do {                                                                         \
-    int e_ = (x);                                                              \
-    if (e_ != NC_NOERR) {                                                      \
-      fprintf(stderr, "%s: %s\n", #x, ncmpi_strerror(e_));                     \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                            \
-    }                                                                          \
+#define CHECK(x)                                           \
+  do {                                                     \
+    int e_ = (x);                                          \
+    if (e_ != NC_NOERR) {                                  \
+      fprintf(stderr, "%s: %s\n", #x, ncmpi_strerror(e_)); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                        \
+    }                                                      \
   } while (0)
 
 int main(int argc, char **argv) {

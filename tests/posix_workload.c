@@ -23,12 +23,12 @@ static char *path(const char *name) {
   return s;
 }
 
-#define CHECK(x)                                                               \
-  do {                                                                         \
-    if (!(x)) {                                                                \
-      fprintf(stderr, "check failed: %s (%s)\n", #x, strerror(errno));         \
-      exit(3);                                                                 \
-    }                                                                          \
+#define CHECK(x)                                                       \
+  do {                                                                 \
+    if (!(x)) {                                                        \
+      fprintf(stderr, "check failed: %s (%s)\n", #x, strerror(errno)); \
+      exit(3);                                                         \
+    }                                                                  \
   } while (0)
 
 /* 100 x 4096-byte writes at consecutive offsets, then 100 reads back. */
@@ -52,8 +52,8 @@ static void strided(void) {
 }
 
 /* One write per size-bin boundary, at consecutive offsets. */
-static const long bin_sizes[] = {100, 101, 1024, 1025, 10240, 10241, 102400,
-                                 102401, 1048576, 1048577};
+static const long bin_sizes[] = {100,   101,    1024,   1025,    10240,
+                                 10241, 102400, 102401, 1048576, 1048577};
 static void bins(void) {
   int fd = open(path("bins.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
   CHECK(fd >= 0);
@@ -179,8 +179,7 @@ static void errors(void) {
 static int shared_fd;
 static void *thread_main(void *arg) {
   long t = (long)arg;
-  for (int i = 0; i < 1000; i++)
-    CHECK(pwrite(shared_fd, buf, 512, (t * 1000 + i) * 512) == 512);
+  for (int i = 0; i < 1000; i++) CHECK(pwrite(shared_fd, buf, 512, (t * 1000 + i) * 512) == 512);
   char name[4096]; /* path() is not thread-safe: build the name here */
   snprintf(name, sizeof name, "%s/thread%ld.dat", dir, t);
   int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -212,6 +211,22 @@ static void forking(void) {
   waitpid(pid, &status, 0);
   CHECK(write(fd, buf, 10) == 10);
   close(fd);
+}
+
+/* vfork whose exec fails (as Python's subprocess does for a missing program):
+ * the child's _exit must leave the parent's log alone. */
+static void vforking(void) {
+  int fd = open(path("before.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 5) == 5 && close(fd) == 0);
+  pid_t pid = vfork();
+  if (pid == 0) {
+    execl("/nonexistent/program", "program", (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  fd = open(path("after.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 6) == 6 && close(fd) == 0);
 }
 
 /* Many files, one 10-byte write each (for the memory bound). */
@@ -250,23 +265,38 @@ int main(int argc, char **argv) {
   }
   dir = argv[2];
   const char *m = argv[1];
-  if (!strcmp(m, "consec")) consec();
-  else if (!strcmp(m, "strided")) strided();
-  else if (!strcmp(m, "bins")) bins();
-  else if (!strcmp(m, "topk")) topk();
-  else if (!strcmp(m, "meta")) meta();
-  else if (!strcmp(m, "append")) append();
-  else if (!strcmp(m, "errors")) errors();
-  else if (!strcmp(m, "threads")) threads();
-  else if (!strcmp(m, "fork")) forking();
-  else if (!strcmp(m, "many")) many();
-  else if (!strcmp(m, "excluded")) excluded();
-  else if (!strcmp(m, "exit")) quick_exit_mode();
-  else if (!strcmp(m, "status")) return 7; /* no I/O at all */
+  if (!strcmp(m, "consec"))
+    consec();
+  else if (!strcmp(m, "strided"))
+    strided();
+  else if (!strcmp(m, "bins"))
+    bins();
+  else if (!strcmp(m, "topk"))
+    topk();
+  else if (!strcmp(m, "meta"))
+    meta();
+  else if (!strcmp(m, "append"))
+    append();
+  else if (!strcmp(m, "errors"))
+    errors();
+  else if (!strcmp(m, "threads"))
+    threads();
+  else if (!strcmp(m, "fork"))
+    forking();
+  else if (!strcmp(m, "vfork"))
+    vforking();
+  else if (!strcmp(m, "many"))
+    many();
+  else if (!strcmp(m, "excluded"))
+    excluded();
+  else if (!strcmp(m, "exit"))
+    quick_exit_mode();
+  else if (!strcmp(m, "status"))
+    return 7; /* no I/O at all */
   else if (!strcmp(m, "status-io")) {
     consec();
     return 7;
-  }
-  else return 2;
+  } else
+    return 2;
   return 0;
 }

@@ -5,18 +5,50 @@
 
 #include "../runtime/access.h"
 
-enum { READS, WRITES, BR, BW, MBR, MBW, CR, CW, SR, SW, RW, FNA, FA, MNA, MA,
-       MTS_R, MTS_W, BIN_R, BIN_W = BIN_R + 10, ACC = BIN_W + 10, STR = ACC + 8,
-       NINT = STR + 8 };
+enum {
+  READS,
+  WRITES,
+  BR,
+  BW,
+  MBR,
+  MBW,
+  CR,
+  CW,
+  SR,
+  SW,
+  RW,
+  FNA,
+  FA,
+  MNA,
+  MA,
+  MTS_R,
+  MTS_W,
+  BIN_R,
+  BIN_W = BIN_R + 10,
+  ACC = BIN_W + 10,
+  STR = ACC + 8,
+  NINT = STR + 8
+};
 enum { TR, TW, TM, MTR, MTW, RS, WS, RE, WE, NFLT };
 
-static const iochar_rw_layout L = {
-    .ops = {READS, WRITES}, .bytes = {BR, BW}, .max_byte = {MBR, MBW},
-    .consec = {CR, CW}, .seq = {SR, SW}, .size_bin0 = {BIN_R, BIN_W},
-    .max_time_size = {MTS_R, MTS_W}, .rw_switches = RW, .access1 = ACC,
-    .stride1 = STR, .file_not_aligned = FNA, .file_alignment = FA,
-    .mem_not_aligned = MNA, .mem_alignment = MA, .f_time = {TR, TW, TM},
-    .f_max_time = {MTR, MTW}, .f_start = {RS, WS}, .f_end = {RE, WE}};
+static const iochar_rw_layout L = {.ops = {READS, WRITES},
+                                   .bytes = {BR, BW},
+                                   .max_byte = {MBR, MBW},
+                                   .consec = {CR, CW},
+                                   .seq = {SR, SW},
+                                   .size_bin0 = {BIN_R, BIN_W},
+                                   .max_time_size = {MTS_R, MTS_W},
+                                   .rw_switches = RW,
+                                   .access1 = ACC,
+                                   .stride1 = STR,
+                                   .file_not_aligned = FNA,
+                                   .file_alignment = FA,
+                                   .mem_not_aligned = MNA,
+                                   .mem_alignment = MA,
+                                   .f_time = {TR, TW, TM},
+                                   .f_max_time = {MTR, MTW},
+                                   .f_start = {RS, WS},
+                                   .f_end = {RE, WE}};
 
 /* Stand-ins for the series (runtime/series.c): totals of what was flushed. */
 _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
@@ -32,14 +64,13 @@ void iochar_series_flush(int m, iochar_rw_state *s) {
 }
 
 static int failures;
-#define EXPECT(a, b)                                                           \
-  do {                                                                         \
-    long long a_ = (long long)(a), b_ = (long long)(b);                        \
-    if (a_ != b_) {                                                            \
-      fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, \
-              #a, a_, b_);                                                     \
-      failures++;                                                              \
-    }                                                                          \
+#define EXPECT(a, b)                                                                         \
+  do {                                                                                       \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                      \
+    if (a_ != b_) {                                                                          \
+      fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); \
+      failures++;                                                                            \
+    }                                                                                        \
   } while (0)
 
 static int64_t c[NINT];
@@ -129,7 +160,7 @@ int main(void) {
   memset(flushed_bytes, 0, sizeof flushed_bytes);
   memset(flushed_ops, 0, sizeof flushed_ops);
   flushes = 0;
-  iochar_series_inv_width[0] = 1.0; /* 1-second bins */
+  iochar_series_inv_width[0] = 1.0;                               /* 1-second bins */
   for (int i = 0; i < 10; i++) w(i * 10, 10, i * 0.25, i * 0.25); /* bins 0,0,0,0,1,1,1,1,2,2 */
   iochar_series_flush(0, &st);
   EXPECT(flushed_bytes[1], 100);

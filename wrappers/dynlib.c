@@ -35,9 +35,8 @@ static iochar_dlinst *inst_for(iochar_dlset *S, const void *p) {
   I->base = (uintptr_t)di.dli_fbase;
   /* A library linked into the executable has no name to open: search
    * everything after us instead. */
-  I->handle = di.dli_fname && di.dli_fname[0]
-                  ? dlopen(di.dli_fname, RTLD_NOLOAD | RTLD_LAZY)
-                  : NULL;
+  I->handle =
+      di.dli_fname && di.dli_fname[0] ? dlopen(di.dli_fname, RTLD_NOLOAD | RTLD_LAZY) : NULL;
   if (!I->handle) I->handle = RTLD_NEXT;
   I->salt = S->ninst ? 0x9E3779B97F4A7C15ULL * (uint64_t)S->ninst : 0;
   S->ninst++;
@@ -88,8 +87,7 @@ iochar_dlinst *iochar_dl_slow(iochar_dlset *S, int fi, const void *ra) {
     S->cache[slot].inst = I;
   }
   iochar_spin_unlock(&S->lock);
-  if (!I)
-    iochar_warn_once(6, "cannot find the real %s library function %s", S->what, name);
+  if (!I) iochar_warn_once(6, "cannot find the real %s library function %s", S->what, name);
   iochar_in_tool--;
   errno = e;
   return I;

@@ -12,9 +12,9 @@
  * libhdf5, so a process may hold several.  Handles (hid_t, ncid) belong to one
  * copy; the helper calls the tool makes on a handle go to that same copy. */
 typedef struct iochar_dlinst {
-  void *handle;    /* dlopen(RTLD_NOLOAD) of the defining object */
-  uintptr_t base;  /* its load address: the copy's identity */
-  uint64_t salt;   /* mixed into handle-map keys so copies' ids never collide */
+  void *handle;   /* dlopen(RTLD_NOLOAD) of the defining object */
+  uintptr_t base; /* its load address: the copy's identity */
+  uint64_t salt;  /* mixed into handle-map keys so copies' ids never collide */
   struct iochar_dlinst *next;
   void *_Atomic fn[]; /* resolved on first use; IOCHAR_DL_MISSING when absent */
 } iochar_dlinst;
@@ -42,8 +42,7 @@ iochar_dlinst *iochar_dl_slow(iochar_dlset *S, int fi, const void *ra);
  * reached without the tool: the global one when there is one (the dynamic
  * linker searches the global scope first), else the one in the caller's own
  * dependency tree.  NULL when neither has the function. */
-static inline iochar_dlinst *iochar_dl_instance(iochar_dlset *S, int fi,
-                                                const void *ra) {
+static inline iochar_dlinst *iochar_dl_instance(iochar_dlset *S, int fi, const void *ra) {
   iochar_dlinst *g = atomic_load_explicit(&S->global, memory_order_acquire);
   return g ? g : iochar_dl_slow(S, fi, ra);
 }
@@ -69,9 +68,7 @@ static inline iochar_dlinst *iochar_dl_enter(iochar_dlinst *I) {
 static inline void iochar_dl_leave(iochar_dlinst *outer) { iochar_dl_current = outer; }
 
 /* Handle-map key of id in copy I. */
-static inline uint64_t iochar_dl_key(const iochar_dlinst *I, uint64_t id) {
-  return id ^ I->salt;
-}
+static inline uint64_t iochar_dl_key(const iochar_dlinst *I, uint64_t id) { return id ^ I->salt; }
 
 /* Declaration helpers for a module's function list. */
 #define IOCHAR_DL_ENUM(name) FN_##name,

@@ -15,27 +15,44 @@ static const iochar_counter_def f_flts[] = {H5F_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_ints[] = {H5D_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_flts[] = {H5D_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 {-1, -1}
+#define NONE2 \
+  { -1, -1 }
 static const iochar_rw_layout f_layout = {
-    .ops = NONE2, .bytes = NONE2, .max_byte = NONE2, .consec = NONE2,
-    .seq = NONE2, .size_bin0 = NONE2, .max_time_size = NONE2,
-    .rw_switches = -1, .access1 = -1, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .ops = NONE2,
+    .bytes = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
+    .size_bin0 = NONE2,
+    .max_time_size = NONE2,
+    .rw_switches = -1,
+    .access1 = -1,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {-1, -1, H5F_F_META_TIME},
-    .f_max_time = NONE2, .f_start = NONE2, .f_end = NONE2,
+    .f_max_time = NONE2,
+    .f_start = NONE2,
+    .f_end = NONE2,
 };
 
 static const iochar_rw_layout d_layout = {
     .ops = {H5D_READS, H5D_WRITES},
     .bytes = {H5D_BYTES_READ, H5D_BYTES_WRITTEN},
-    .max_byte = NONE2, .consec = NONE2, .seq = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
     .size_bin0 = {H5D_SIZE_READ_0_100, H5D_SIZE_WRITE_0_100},
     .max_time_size = NONE2,
     .rw_switches = H5D_RW_SWITCHES,
-    .access1 = H5D_ACCESS1_ACCESS, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .access1 = H5D_ACCESS1_ACCESS,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {H5D_F_READ_TIME, H5D_F_WRITE_TIME, H5D_F_META_TIME},
     .f_max_time = NONE2,
     .f_start = {H5D_F_READ_START_TIMESTAMP, H5D_F_WRITE_START_TIMESTAMP},
@@ -43,16 +60,24 @@ static const iochar_rw_layout d_layout = {
 };
 
 const iochar_module iochar_mod_h5f = {
-    .name = "H5F", .version = 1,
-    .n_int = H5F_NUM_INDICES, .n_flt = H5F_F_NUM_INDICES,
-    .ints = f_ints, .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &f_layout,
+    .name = "H5F",
+    .version = 1,
+    .n_int = H5F_NUM_INDICES,
+    .n_flt = H5F_F_NUM_INDICES,
+    .ints = f_ints,
+    .flts = f_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &f_layout,
 };
 const iochar_module iochar_mod_h5d = {
-    .name = "H5D", .version = 1,
-    .n_int = H5D_NUM_INDICES, .n_flt = H5D_F_NUM_INDICES,
-    .ints = d_ints, .flts = d_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &d_layout,
+    .name = "H5D",
+    .version = 1,
+    .n_int = H5D_NUM_INDICES,
+    .n_flt = H5D_F_NUM_INDICES,
+    .ints = d_ints,
+    .flts = d_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &d_layout,
 };
 
 /* ---- the HDF5 API we use, as in H5*public.h (same in 1.10, 1.14, 2.0) ---- */
@@ -71,8 +96,8 @@ hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl);
 hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl);
 herr_t H5Fclose(hid_t f);
 herr_t H5Fflush(hid_t obj, int scope);
-hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
-                 hid_t dcpl, hid_t dapl);
+hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
+                 hid_t dapl);
 hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl);
 hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl);
 herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf);
@@ -84,18 +109,18 @@ hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl);
 herr_t H5Oclose(hid_t obj);
 int H5Idec_ref(hid_t id);
 /* 1.13+ only: the _async forms take the caller's file, function and line. */
-hid_t H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl,
-                      hid_t fapl, hid_t es);
+hid_t H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
+                      hid_t es);
 hid_t H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl, hid_t es);
 herr_t H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es);
 herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope, hid_t es);
-hid_t H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space,
-                      hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es);
+hid_t H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                      hid_t dcpl, hid_t dapl, hid_t es);
 hid_t H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl, hid_t es);
-herr_t H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
-                     void *buf, hid_t es);
-herr_t H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
-                      const void *buf, hid_t es);
+herr_t H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf,
+                     hid_t es);
+herr_t H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf,
+                      hid_t es);
 herr_t H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es);
 /* helpers the tool calls on the application's handles */
 ssize_t H5Iget_name(hid_t id, char *name, size_t size);
@@ -214,24 +239,20 @@ static void file_settings(iochar_dlinst *I, hid_t f, int64_t *set) {
       set[2] = (int64_t)thr;
     }
     unsigned char on[8] = {0};
-    if (H5(I, H5Pget_all_coll_metadata_ops) &&
-        H5(I, H5Pget_all_coll_metadata_ops)(fa, on) >= 0)
+    if (H5(I, H5Pget_all_coll_metadata_ops) && H5(I, H5Pget_all_coll_metadata_ops)(fa, on) >= 0)
       set[3] = on[0] != 0;
     memset(on, 0, sizeof on);
-    if (H5(I, H5Pget_coll_metadata_write) &&
-        H5(I, H5Pget_coll_metadata_write)(fa, on) >= 0)
+    if (H5(I, H5Pget_coll_metadata_write) && H5(I, H5Pget_coll_metadata_write)(fa, on) >= 0)
       set[4] = on[0] != 0;
     H5(I, H5Pclose)(fa);
   }
   quiet_end(I, &q);
 }
 
-static void record_file_open(iochar_dlinst *I, hid_t f, const char *name,
-                             double t0, double t1) {
+static void record_file_open(iochar_dlinst *I, hid_t f, const char *name, double t0, double t1) {
   char abs[IOCHAR_PATH_MAX];
   if (f < 0 || !maps_ready()) return;
-  if (iochar_path_resolve(AT_FDCWD, name, abs, sizeof abs) || iochar_path_excluded(abs))
-    return;
+  if (iochar_path_resolve(AT_FDCWD, name, abs, sizeof abs) || iochar_path_excluded(abs)) return;
   iochar_record *r = iochar_record_get(IOCHAR_MOD_H5F, abs);
   h5f_handle *h = r ? calloc(1, sizeof *h) : NULL;
   if (!h) return;
@@ -256,12 +277,10 @@ static iochar_record *file_of(iochar_dlinst *I, hid_t obj) {
   h5f_handle *h = files ? iochar_hmap_get(files, iochar_dl_key(I, (uint64_t)obj)) : NULL;
   if (h) return h->rec;
   char abs[IOCHAR_PATH_MAX];
-  return obj_file_path(I, obj, abs, sizeof abs) ? NULL
-                                                 : iochar_record_get(IOCHAR_MOD_H5F, abs);
+  return obj_file_path(I, obj, abs, sizeof abs) ? NULL : iochar_record_get(IOCHAR_MOD_H5F, abs);
 }
 
-static void record_file_flush(iochar_dlinst *I, hid_t obj, herr_t ret, double t0,
-                              double t1) {
+static void record_file_flush(iochar_dlinst *I, hid_t obj, herr_t ret, double t0, double t1) {
   iochar_record *r = ret >= 0 ? file_of(I, obj) : NULL;
   if (!r) return;
   iochar_spin_lock(&r->lock);
@@ -403,8 +422,7 @@ static void record_dset_flush(iochar_dlinst *I, hid_t d, herr_t ret, double t0, 
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_dset_extent(iochar_dlinst *I, hid_t d, herr_t ret, double t0,
-                               double t1) {
+static void record_dset_extent(iochar_dlinst *I, hid_t d, herr_t ret, double t0, double t1) {
   (void)ret, (void)t0, (void)t1; /* not timed: only refreshes the extent */
   h5d_handle *h = dsets ? iochar_hmap_get(dsets, iochar_dl_key(I, (uint64_t)d)) : NULL;
   if (h) h->npoints = -1;
@@ -413,8 +431,8 @@ static void record_dset_extent(iochar_dlinst *I, hid_t d, herr_t ret, double t0,
 /* One H5Dread (dir 0) or H5Dwrite (dir 1).  Bytes are the selected points of
  * the file selection times the memory type's size; H5S_ALL selects the whole
  * extent and counts as a regular hyperslab (as Darshan). */
-static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t dxpl,
-                           int dir, herr_t ret, double t0, double t1) {
+static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t dxpl, int dir,
+                           herr_t ret, double t0, double t1) {
   h5d_handle *h = dset_track(I, d);
   if (!h) return;
   iochar_record *r = h->rec;
@@ -428,8 +446,10 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
     } else {
       npts = H5(I, H5Sget_select_npoints)(fs);
       int t = H5(I, H5Sget_select_type)(fs); /* 1 points, 2 hyperslabs, 3 all */
-      if (t == 1) sel = H5D_POINT_SELECTS;
-      else if (t == 3) sel = H5D_REGULAR_HYPERSLAB_SELECTS;
+      if (t == 1)
+        sel = H5D_POINT_SELECTS;
+      else if (t == 3)
+        sel = H5D_REGULAR_HYPERSLAB_SELECTS;
       else if (t == 2)
         sel = H5(I, H5Sis_regular_hyperslab) && H5(I, H5Sis_regular_hyperslab)(fs) > 0
                   ? H5D_REGULAR_HYPERSLAB_SELECTS
@@ -437,8 +457,7 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
     }
     len = npts < 0 ? 0 : npts * (int64_t)H5(I, H5Tget_size)(mt);
     int mode = 0; /* H5FD_MPIO_COLLECTIVE is 1; only parallel builds have it */
-    if (dxpl != H5P_DEFAULT && H5(I, H5Pget_dxpl_mpio) &&
-        H5(I, H5Pget_dxpl_mpio)(dxpl, &mode) >= 0)
+    if (dxpl != H5P_DEFAULT && H5(I, H5Pget_dxpl_mpio) && H5(I, H5Pget_dxpl_mpio)(dxpl, &mode) >= 0)
       coll = mode == 1;
   }
   iochar_spin_lock(&r->lock);
@@ -455,66 +474,54 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
 
 /* The shape of every wrapper: find the copy the caller binds to, pass through
  * when not recording or nested, else clock, real call, clock, record. */
-#define H5_BODY(type, name, args, record)                                      \
+#define H5_BODY(type, name, args, record)                                             \
   iochar_dlinst *I = iochar_dl_instance(&h5, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? H5(I, name) : NULL;                             \
-  if (!real) return (type)-1;                                                  \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                 \
-  if (!iochar_active() || h5_depth) {                                         \
-    __typeof__(real args) r_ = real args;                                      \
-    iochar_dl_leave(outer_);                                                   \
-    return r_;                                                                 \
-  }                                                                            \
-  h5_depth++;                                                                  \
-  double t0 = iochar_now();                                                    \
-  type ret = real args;                                                        \
-  double t1 = iochar_now();                                                    \
-  h5_depth--;                                                                  \
-  iochar_dl_leave(outer_);                                                     \
-  IOCHAR_RECORD(record);                                                       \
+  __typeof__(&name) real = I ? H5(I, name) : NULL;                                    \
+  if (!real) return (type)-1;                                                         \
+  iochar_dlinst *outer_ = iochar_dl_enter(I);                                         \
+  if (!iochar_active() || h5_depth) {                                                 \
+    __typeof__(real args) r_ = real args;                                             \
+    iochar_dl_leave(outer_);                                                          \
+    return r_;                                                                        \
+  }                                                                                   \
+  h5_depth++;                                                                         \
+  double t0 = iochar_now();                                                           \
+  type ret = real args;                                                               \
+  double t1 = iochar_now();                                                           \
+  h5_depth--;                                                                         \
+  iochar_dl_leave(outer_);                                                            \
+  IOCHAR_RECORD(record);                                                              \
   return ret;
 
-H5_API hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl) {
-  H5_BODY(hid_t, H5Fcreate, (name, flags, fcpl, fapl),
-          record_file_open(I, ret, name, t0, t1))
-}
-H5_API hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl) {
-  H5_BODY(hid_t, H5Fopen, (name, flags, fapl), record_file_open(I, ret, name, t0, t1))
-}
-H5_API herr_t H5Fclose(hid_t f) {
+H5_API hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl,
+                       hid_t fapl){H5_BODY(hid_t, H5Fcreate, (name, flags, fcpl, fapl),
+                                           record_file_open(I, ret, name, t0, t1))} H5_API hid_t
+    H5Fopen(const char *name, unsigned flags, hid_t fapl){
+        H5_BODY(hid_t, H5Fopen, (name, flags, fapl),
+                record_file_open(I, ret, name, t0, t1))} H5_API herr_t H5Fclose(hid_t f) {
   H5_BODY(herr_t, H5Fclose, (f), if (ret >= 0) record_file_close(I, f, t0, t1))
 }
-H5_API herr_t H5Fflush(hid_t obj, int scope) {
-  H5_BODY(herr_t, H5Fflush, (obj, scope), record_file_flush(I, obj, ret, t0, t1))
-}
-H5_API hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space,
-                        hid_t lcpl, hid_t dcpl, hid_t dapl) {
-  H5_BODY(hid_t, H5Dcreate2, (loc, name, type, space, lcpl, dcpl, dapl),
-          record_dset_open(I, ret, t0, t1))
-}
-H5_API hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl) {
-  H5_BODY(hid_t, H5Dcreate_anon, (loc, type, space, dcpl, dapl),
-          record_dset_open(I, ret, t0, t1))
-}
-H5_API hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl) {
-  H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1))
-}
-H5_API hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl) {
-  H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1))
-}
-H5_API herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf) {
-  H5_BODY(herr_t, H5Dread, (d, mt, ms, fs, dxpl, buf),
-          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))
-}
-H5_API herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
-                       const void *buf) {
-  H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
-          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))
-}
-H5_API herr_t H5Dflush(hid_t d) {
-  H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1))
-}
-H5_API herr_t H5Dclose(hid_t d) {
+H5_API herr_t H5Fflush(hid_t obj, int scope){
+    H5_BODY(herr_t, H5Fflush, (obj, scope), record_file_flush(I, obj, ret, t0, t1))} H5_API hid_t
+    H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
+               hid_t dapl){H5_BODY(hid_t, H5Dcreate2, (loc, name, type, space, lcpl, dcpl, dapl),
+                                   record_dset_open(I, ret, t0, t1))} H5_API hid_t
+    H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl,
+                   hid_t dapl){H5_BODY(hid_t, H5Dcreate_anon, (loc, type, space, dcpl, dapl),
+                                       record_dset_open(I, ret, t0, t1))} H5_API hid_t
+    H5Dopen2(hid_t loc, const char *name, hid_t dapl){
+        H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1))} H5_API hid_t
+    H5Oopen(hid_t loc, const char *name, hid_t lapl){
+        H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1))} H5_API herr_t
+    H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
+            void *buf){H5_BODY(herr_t, H5Dread, (d, mt, ms, fs, dxpl, buf),
+                               record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))} H5_API herr_t
+    H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf){
+        H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
+                record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))} H5_API herr_t
+    H5Dflush(hid_t d){
+        H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1))} H5_API herr_t
+    H5Dclose(hid_t d) {
   H5_BODY(herr_t, H5Dclose, (d), if (ret >= 0) record_dset_close(I, d, t0, t1))
 }
 H5_API herr_t H5Oclose(hid_t o) {
@@ -524,46 +531,38 @@ H5_API herr_t H5Oclose(hid_t o) {
 H5_API int H5Idec_ref(hid_t id) {
   H5_BODY(int, H5Idec_ref, (id), if (ret == 0) record_obj_close(I, id, t0, t1))
 }
-H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]) {
-  H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1))
-}
+H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]){
+    H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1))}
 
 #define SRC app_file, app_func, app_line
-H5_API hid_t H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl,
-                             hid_t fapl, hid_t es) {
-  H5_BODY(hid_t, H5Fcreate_async, (SRC, name, flags, fcpl, fapl, es),
-          record_file_open(I, ret, name, t0, t1))
-}
-H5_API hid_t H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl,
-                           hid_t es) {
-  H5_BODY(hid_t, H5Fopen_async, (SRC, name, flags, fapl, es),
-          record_file_open(I, ret, name, t0, t1))
-}
-H5_API herr_t H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es) {
+H5_API hid_t
+    H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
+                    hid_t es){H5_BODY(hid_t, H5Fcreate_async, (SRC, name, flags, fcpl, fapl, es),
+                                      record_file_open(I, ret, name, t0, t1))} H5_API hid_t
+    H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl,
+                  hid_t es){H5_BODY(hid_t, H5Fopen_async, (SRC, name, flags, fapl, es),
+                                    record_file_open(I, ret, name, t0, t1))} H5_API herr_t
+    H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es) {
   H5_BODY(herr_t, H5Fclose_async, (SRC, f, es), if (ret >= 0) record_file_close(I, f, t0, t1))
 }
-H5_API herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope, hid_t es) {
-  H5_BODY(herr_t, H5Fflush_async, (SRC, obj, scope, es),
-          record_file_flush(I, obj, ret, t0, t1))
-}
-H5_API hid_t H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type,
-                             hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es) {
-  H5_BODY(hid_t, H5Dcreate_async, (SRC, loc, name, type, space, lcpl, dcpl, dapl, es),
-          record_dset_open(I, ret, t0, t1))
-}
-H5_API hid_t H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl, hid_t es) {
-  H5_BODY(hid_t, H5Dopen_async, (SRC, loc, name, dapl, es), record_dset_open(I, ret, t0, t1))
-}
-H5_API herr_t H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
-                            void *buf, hid_t es) {
-  H5_BODY(herr_t, H5Dread_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))
-}
-H5_API herr_t H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs,
-                             hid_t dxpl, const void *buf, hid_t es) {
-  H5_BODY(herr_t, H5Dwrite_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))
-}
-H5_API herr_t H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es) {
+H5_API herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope,
+                             hid_t es){H5_BODY(herr_t, H5Fflush_async, (SRC, obj, scope, es),
+                                               record_file_flush(I, obj, ret, t0, t1))} H5_API hid_t
+    H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                    hid_t dcpl, hid_t dapl, hid_t es){
+        H5_BODY(hid_t, H5Dcreate_async, (SRC, loc, name, type, space, lcpl, dcpl, dapl, es),
+                record_dset_open(I, ret, t0, t1))} H5_API hid_t
+    H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl,
+                  hid_t es){H5_BODY(hid_t, H5Dopen_async, (SRC, loc, name, dapl, es),
+                                    record_dset_open(I, ret, t0, t1))} H5_API herr_t
+    H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf,
+                  hid_t es){
+        H5_BODY(herr_t, H5Dread_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
+                record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))} H5_API herr_t
+    H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf,
+                   hid_t es){
+        H5_BODY(herr_t, H5Dwrite_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
+                record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))} H5_API herr_t
+    H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es) {
   H5_BODY(herr_t, H5Dclose_async, (SRC, d, es), if (ret >= 0) record_dset_close(I, d, t0, t1))
 }

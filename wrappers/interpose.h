@@ -12,26 +12,25 @@
 void *iochar_resolve(const char *name, const void *self);
 
 /* IOCHAR_WRAP(ret, name, (params)) { ... body using IOCHAR_REAL(name) ... } */
-#define IOCHAR_WRAP(ret, name, params)                                         \
-  static __typeof__(&name) real_##name;                                        \
+#define IOCHAR_WRAP(ret, name, params)  \
+  static __typeof__(&name) real_##name; \
   __attribute__((visibility("default"))) ret name params
 
-#define IOCHAR_REAL(name)                                                      \
-  ({                                                                           \
-    if (__builtin_expect(real_##name == 0, 0))                                 \
-      real_##name = (__typeof__(real_##name))iochar_resolve(                   \
-          #name, (const void *)&name);                                         \
-    real_##name;                                                               \
+#define IOCHAR_REAL(name)                                                                \
+  ({                                                                                     \
+    if (__builtin_expect(real_##name == 0, 0))                                           \
+      real_##name = (__typeof__(real_##name))iochar_resolve(#name, (const void *)&name); \
+    real_##name;                                                                         \
   })
 
 /* Run the record step with the caller's errno preserved and re-entry blocked. */
-#define IOCHAR_RECORD(stmt)                                                    \
-  do {                                                                         \
-    int saved_errno_ = errno;                                                  \
-    iochar_in_tool++;                                                          \
-    stmt;                                                                      \
-    iochar_in_tool--;                                                          \
-    errno = saved_errno_;                                                      \
+#define IOCHAR_RECORD(stmt)   \
+  do {                        \
+    int saved_errno_ = errno; \
+    iochar_in_tool++;         \
+    stmt;                     \
+    iochar_in_tool--;         \
+    errno = saved_errno_;     \
   } while (0)
 
 #endif

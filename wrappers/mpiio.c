@@ -23,26 +23,18 @@ static const iochar_counter_def flts[] = {MPIIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
 /* One layout per call kind: they differ only in which op counter moves. */
 enum { K_INDEP, K_COLL, K_SPLIT, K_NB };
-#define MPIIO_LAYOUT(R, W)                                                     \
-  {                                                                            \
-      .ops = {R, W},                                                           \
-      .bytes = {MPIIO_BYTES_READ, MPIIO_BYTES_WRITTEN},                        \
-      .max_byte = {-1, -1},                                                    \
-      .consec = {-1, -1},                                                      \
-      .seq = {-1, -1},                                                         \
-      .size_bin0 = {MPIIO_SIZE_READ_0_100, MPIIO_SIZE_WRITE_0_100},            \
-      .max_time_size = {MPIIO_MAX_READ_TIME_SIZE, MPIIO_MAX_WRITE_TIME_SIZE},  \
-      .rw_switches = MPIIO_RW_SWITCHES,                                        \
-      .access1 = MPIIO_ACCESS1_ACCESS,                                         \
-      .stride1 = -1,                                                           \
-      .file_not_aligned = -1,                                                  \
-      .file_alignment = -1,                                                    \
-      .mem_not_aligned = -1,                                                   \
-      .mem_alignment = -1,                                                     \
-      .f_time = {MPIIO_F_READ_TIME, MPIIO_F_WRITE_TIME, MPIIO_F_META_TIME},    \
-      .f_max_time = {MPIIO_F_MAX_READ_TIME, MPIIO_F_MAX_WRITE_TIME},           \
-      .f_start = {MPIIO_F_READ_START_TIMESTAMP, MPIIO_F_WRITE_START_TIMESTAMP}, \
-      .f_end = {MPIIO_F_READ_END_TIMESTAMP, MPIIO_F_WRITE_END_TIMESTAMP},      \
+#define MPIIO_LAYOUT(R, W)                                                                    \
+  {                                                                                           \
+    .ops = {R, W}, .bytes = {MPIIO_BYTES_READ, MPIIO_BYTES_WRITTEN}, .max_byte = {-1, -1},    \
+    .consec = {-1, -1}, .seq = {-1, -1},                                                      \
+    .size_bin0 = {MPIIO_SIZE_READ_0_100, MPIIO_SIZE_WRITE_0_100},                             \
+    .max_time_size = {MPIIO_MAX_READ_TIME_SIZE, MPIIO_MAX_WRITE_TIME_SIZE},                   \
+    .rw_switches = MPIIO_RW_SWITCHES, .access1 = MPIIO_ACCESS1_ACCESS, .stride1 = -1,         \
+    .file_not_aligned = -1, .file_alignment = -1, .mem_not_aligned = -1, .mem_alignment = -1, \
+    .f_time = {MPIIO_F_READ_TIME, MPIIO_F_WRITE_TIME, MPIIO_F_META_TIME},                     \
+    .f_max_time = {MPIIO_F_MAX_READ_TIME, MPIIO_F_MAX_WRITE_TIME},                            \
+    .f_start = {MPIIO_F_READ_START_TIMESTAMP, MPIIO_F_WRITE_START_TIMESTAMP},                 \
+    .f_end = {MPIIO_F_READ_END_TIMESTAMP, MPIIO_F_WRITE_END_TIMESTAMP},                       \
   }
 static const iochar_rw_layout layouts[4] = {
     [K_INDEP] = MPIIO_LAYOUT(MPIIO_INDEP_READS, MPIIO_INDEP_WRITES),
@@ -89,16 +81,15 @@ int iochar_pmpi_load(void) {
 }
 
 /* MPI_WRAP(ret, MPI_x, (params)): the wrapper of MPI_x; PREAL(MPI_x) is PMPI_x. */
-#define MPI_WRAP(ret, name, params)                                            \
-  static __typeof__(&P##name) real_##name;                                     \
+#define MPI_WRAP(ret, name, params)        \
+  static __typeof__(&P##name) real_##name; \
   __attribute__((visibility("default"))) ret name params
 
-#define PREAL(name)                                                            \
-  ({                                                                           \
-    if (__builtin_expect(real_##name == 0, 0))                                 \
-      real_##name = (__typeof__(real_##name))iochar_resolve(                   \
-          "P" #name, (const void *)&name);                                     \
-    real_##name;                                                               \
+#define PREAL(name)                                                                          \
+  ({                                                                                         \
+    if (__builtin_expect(real_##name == 0, 0))                                               \
+      real_##name = (__typeof__(real_##name))iochar_resolve("P" #name, (const void *)&name); \
+    real_##name;                                                                             \
   })
 
 static inline uint64_t hkey(const void *h, size_t n) {
@@ -130,8 +121,10 @@ static atomic_int npending; /* 0: completion wrappers pass straight through */
 static pending *pending_new(void) {
   iochar_spin_lock(&pool_lock);
   pending *p = pool_free;
-  if (p) pool_free = p->next_free;
-  else if (pool_next < NPENDING) p = &pool[pool_next++];
+  if (p)
+    pool_free = p->next_free;
+  else if (pool_next < NPENDING)
+    p = &pool[pool_next++];
   iochar_spin_unlock(&pool_lock);
   return p;
 }
@@ -155,9 +148,8 @@ static int64_t type_bytes(MPI_Datatype dt, int64_t count) {
   return (int64_t)sz * count;
 }
 
-static void record_rw(iochar_record *r, int kind, int dir, int ret, int64_t count,
-                      MPI_Datatype dt, const void *buf, MPI_Request *req,
-                      double t0, double t1) {
+static void record_rw(iochar_record *r, int kind, int dir, int ret, int64_t count, MPI_Datatype dt,
+                      const void *buf, MPI_Request *req, double t0, double t1) {
   int64_t len = ret == MPI_SUCCESS ? type_bytes(dt, count) : -1;
   mpiio_state *s = r->state;
   iochar_spin_lock(&r->lock);
@@ -171,8 +163,10 @@ static void record_rw(iochar_record *r, int kind, int dir, int ret, int64_t coun
   pending *p = pending_new();
   if (!p) return; /* more in flight than we track: the post time stays */
   *p = (pending){r, t0, len, dir, NULL};
-  if (iochar_hmap_put(requests, REQ_KEY(*req), p) == 0) atomic_fetch_add(&npending, 1);
-  else pending_release(p);
+  if (iochar_hmap_put(requests, REQ_KEY(*req), p) == 0)
+    atomic_fetch_add(&npending, 1);
+  else
+    pending_release(p);
 }
 
 /* An operation [t0, t1] (nonblocking post to completion, or a split
@@ -216,7 +210,11 @@ static int64_t hint_switch(const char *v) {
 
 /* Effective hints of an open file, kept the first time they are seen. */
 static void record_hints(iochar_record *r, MPI_File fh) {
-  static const struct { const char *key; int idx; int sw; } H[] = {
+  static const struct {
+    const char *key;
+    int idx;
+    int sw;
+  } H[] = {
       {"cb_nodes", MPIIO_HINT_CB_NODES, 0},
       {"cb_buffer_size", MPIIO_HINT_CB_BUFFER_SIZE, 0},
       {"cb_config_list", MPIIO_HINT_CB_CONFIG_NODES, 0},
@@ -230,21 +228,21 @@ static void record_hints(iochar_record *r, MPI_File fh) {
       {"striping_unit", MPIIO_HINT_STRIPING_UNIT, 0},
   };
   MPI_Info info = MPI_INFO_NULL;
-  if (iochar_pmpi.File_get_info(fh, &info) != MPI_SUCCESS || info == MPI_INFO_NULL)
-    return;
+  if (iochar_pmpi.File_get_info(fh, &info) != MPI_SUCCESS || info == MPI_INFO_NULL) return;
   int64_t v[sizeof H / sizeof H[0]] = {0};
   for (size_t i = 0; i < sizeof H / sizeof H[0]; i++) {
     char val[256];
     int flag = 0;
-    if (iochar_pmpi.Info_get(info, H[i].key, sizeof val - 1, val, &flag) != MPI_SUCCESS ||
-        !flag)
+    if (iochar_pmpi.Info_get(info, H[i].key, sizeof val - 1, val, &flag) != MPI_SUCCESS || !flag)
       continue;
     val[sizeof val - 1] = 0;
-    if (H[i].sw) v[i] = hint_switch(val);
+    if (H[i].sw)
+      v[i] = hint_switch(val);
     else if (H[i].idx == MPIIO_HINT_CB_CONFIG_NODES) { /* "*:N" or "*:*" */
       const char *c = strrchr(val, ':');
       v[i] = c ? (c[1] == '*' ? -1 : atoll(c + 1)) : 0;
-    } else v[i] = atoll(val);
+    } else
+      v[i] = atoll(val);
   }
   iochar_pmpi.Info_free(&info);
   iochar_spin_lock(&r->lock);
@@ -253,8 +251,8 @@ static void record_hints(iochar_record *r, MPI_File fh) {
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
-                        MPI_File fh, double t0, double t1) {
+static void record_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File fh,
+                        double t0, double t1) {
   char abs[IOCHAR_PATH_MAX];
   if (!files || iochar_pmpi_load()) return;
   if (iochar_path_resolve(AT_FDCWD, strip_fs_prefix(name), abs, sizeof abs) ||
@@ -306,8 +304,7 @@ void iochar_shutdown(void); /* runtime/core.c: this process's log, once */
 
 static void after_init(int ret) {
   iochar_job *j = &iochar_job_info;
-  if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load())
-    return;
+  if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
   iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
   iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
   int len = 0;
@@ -381,15 +378,15 @@ MPI_WRAP(int, MPI_File_close, (MPI_File * fh)) {
 }
 
 /* The shape of every metadata wrapper: guard, clock, real call, clock, record. */
-#define META(name, idx, params, call, also)                                    \
-  MPI_WRAP(int, name, params) {                                                \
-    iochar_record *r = iochar_active() ? file_rec(fh) : NULL;                  \
-    if (!r) return PREAL(name) call;                                           \
-    double t0 = iochar_now();                                                  \
-    int ret = PREAL(name) call;                                                \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD(record_meta(r, idx, also, t0, t1));                          \
-    return ret;                                                                \
+#define META(name, idx, params, call, also)                   \
+  MPI_WRAP(int, name, params) {                               \
+    iochar_record *r = iochar_active() ? file_rec(fh) : NULL; \
+    if (!r) return PREAL(name) call;                          \
+    double t0 = iochar_now();                                 \
+    int ret = PREAL(name) call;                               \
+    double t1 = iochar_now();                                 \
+    IOCHAR_RECORD(record_meta(r, idx, also, t0, t1));         \
+    return ret;                                               \
   }
 META(MPI_File_sync, MPIIO_SYNCS, (MPI_File fh), (fh), -1)
 META(MPI_File_set_info, MPIIO_HINTS, (MPI_File fh, MPI_Info info), (fh, info), -1)
@@ -398,72 +395,124 @@ META(MPI_File_preallocate, -1, (MPI_File fh, MPI_Offset n), (fh, n), -1)
 META(MPI_File_seek, -1, (MPI_File fh, MPI_Offset o, int w), (fh, o, w), -1)
 META(MPI_File_seek_shared, -1, (MPI_File fh, MPI_Offset o, int w), (fh, o, w), -1)
 META(MPI_File_set_view, MPIIO_VIEWS,
-     (MPI_File fh, MPI_Offset disp, MPI_Datatype et, MPI_Datatype ft,
-      const char *rep, MPI_Info info),
+     (MPI_File fh, MPI_Offset disp, MPI_Datatype et, MPI_Datatype ft, const char *rep,
+      MPI_Info info),
      (fh, disp, et, ft, rep, info), info != MPI_INFO_NULL ? MPIIO_HINTS : -1)
 
 /* ---- data ------------------------------------------------------------------ */
 
 /* The shape of every data wrapper; req is NULL for the blocking forms. */
-#define DATA(name, kind, dir, params, call, count, dt, req)                    \
-  MPI_WRAP(int, name, params) {                                                \
-    iochar_record *r = iochar_active() ? file_rec(fh) : NULL;                  \
-    if (!r) return PREAL(name) call;                                           \
-    double t0 = iochar_now();                                                  \
-    int ret = PREAL(name) call;                                                \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD(record_rw(r, kind, dir, ret, count, dt, buf, req, t0, t1));  \
-    return ret;                                                                \
+#define DATA(name, kind, dir, params, call, count, dt, req)                   \
+  MPI_WRAP(int, name, params) {                                               \
+    iochar_record *r = iochar_active() ? file_rec(fh) : NULL;                 \
+    if (!r) return PREAL(name) call;                                          \
+    double t0 = iochar_now();                                                 \
+    int ret = PREAL(name) call;                                               \
+    double t1 = iochar_now();                                                 \
+    IOCHAR_RECORD(record_rw(r, kind, dir, ret, count, dt, buf, req, t0, t1)); \
+    return ret;                                                               \
   }
 
 /* Each read/write family in its four addressing forms; CNT is int or MPI_Count. */
-#define RW_FORMS(SFX, CNT, BUF)                                                \
-  /* individual file pointer, explicit offset, shared pointer, blocking */     \
-  DATA(MPI_File_read##SFX, K_INDEP, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write##SFX, K_INDEP, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_read_at##SFX, K_INDEP, 0, (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, o, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write_at##SFX, K_INDEP, 1, (MPI_File fh, MPI_Offset o, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, o, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_read_shared##SFX, K_INDEP, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write_shared##SFX, K_INDEP, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  /* collective */                                                             \
-  DATA(MPI_File_read_all##SFX, K_COLL, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write_all##SFX, K_COLL, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_read_at_all##SFX, K_COLL, 0, (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, o, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write_at_all##SFX, K_COLL, 1, (MPI_File fh, MPI_Offset o, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, o, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_read_ordered##SFX, K_COLL, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  DATA(MPI_File_write_ordered##SFX, K_COLL, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n, dt, NULL) \
-  /* nonblocking: counted at post, timed until the completion is seen */      \
-  DATA(MPI_File_iread##SFX, K_NB, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iwrite##SFX, K_NB, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iread_at##SFX, K_NB, 0, (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, o, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iwrite_at##SFX, K_NB, 1, (MPI_File fh, MPI_Offset o, BUF *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, o, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iread_shared##SFX, K_NB, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iwrite_shared##SFX, K_NB, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iread_all##SFX, K_NB, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iwrite_all##SFX, K_NB, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iread_at_all##SFX, K_NB, 0, (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, o, buf, n, dt, rq), n, dt, rq) \
-  DATA(MPI_File_iwrite_at_all##SFX, K_NB, 1, (MPI_File fh, MPI_Offset o, BUF *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, o, buf, n, dt, rq), n, dt, rq) \
-  /* split collectives: counted at begin, timed from begin to end */          \
-  DATA(MPI_File_read_all_begin##SFX, K_SPLIT, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL) \
-  DATA(MPI_File_write_all_begin##SFX, K_SPLIT, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL) \
-  DATA(MPI_File_read_at_all_begin##SFX, K_SPLIT, 0, (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt), (fh, o, buf, n, dt), n, dt, NULL) \
-  DATA(MPI_File_write_at_all_begin##SFX, K_SPLIT, 1, (MPI_File fh, MPI_Offset o, BUF *buf, CNT n, MPI_Datatype dt), (fh, o, buf, n, dt), n, dt, NULL) \
-  DATA(MPI_File_read_ordered_begin##SFX, K_SPLIT, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL) \
-  DATA(MPI_File_write_ordered_begin##SFX, K_SPLIT, 1, (MPI_File fh, BUF *buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL)
+#define RW_FORMS(SFX, CNT, BUF)                                                                    \
+  /* individual file pointer, explicit offset, shared pointer, blocking */                         \
+  DATA(MPI_File_read##SFX, K_INDEP, 0,                                                             \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n,  \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_write##SFX, K_INDEP, 1,                                                            \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st), (fh, buf, n, dt, st), n, \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_read_at##SFX, K_INDEP, 0,                                                          \
+       (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st),             \
+       (fh, o, buf, n, dt, st), n, dt, NULL)                                                       \
+  DATA(MPI_File_write_at##SFX, K_INDEP, 1,                                                         \
+       (MPI_File fh, MPI_Offset o, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st),            \
+       (fh, o, buf, n, dt, st), n, dt, NULL)                                                       \
+  DATA(MPI_File_read_shared##SFX, K_INDEP, 0,                                                      \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n,  \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_write_shared##SFX, K_INDEP, 1,                                                     \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st), (fh, buf, n, dt, st), n, \
+       dt, NULL)                                                                                   \
+  /* collective */                                                                                 \
+  DATA(MPI_File_read_all##SFX, K_COLL, 0,                                                          \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n,  \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_write_all##SFX, K_COLL, 1,                                                         \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st), (fh, buf, n, dt, st), n, \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_read_at_all##SFX, K_COLL, 0,                                                       \
+       (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st),             \
+       (fh, o, buf, n, dt, st), n, dt, NULL)                                                       \
+  DATA(MPI_File_write_at_all##SFX, K_COLL, 1,                                                      \
+       (MPI_File fh, MPI_Offset o, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st),            \
+       (fh, o, buf, n, dt, st), n, dt, NULL)                                                       \
+  DATA(MPI_File_read_ordered##SFX, K_COLL, 0,                                                      \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Status *st), (fh, buf, n, dt, st), n,  \
+       dt, NULL)                                                                                   \
+  DATA(MPI_File_write_ordered##SFX, K_COLL, 1,                                                     \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Status * st), (fh, buf, n, dt, st), n, \
+       dt, NULL)                                                                                   \
+  /* nonblocking: counted at post, timed until the completion is seen */                           \
+  DATA(MPI_File_iread##SFX, K_NB, 0,                                                               \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, \
+       dt, rq)                                                                                     \
+  DATA(MPI_File_iwrite##SFX, K_NB, 1,                                                              \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Request * rq), (fh, buf, n, dt, rq),   \
+       n, dt, rq)                                                                                  \
+  DATA(MPI_File_iread_at##SFX, K_NB, 0,                                                            \
+       (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq),            \
+       (fh, o, buf, n, dt, rq), n, dt, rq)                                                         \
+  DATA(MPI_File_iwrite_at##SFX, K_NB, 1,                                                           \
+       (MPI_File fh, MPI_Offset o, BUF * buf, CNT n, MPI_Datatype dt, MPI_Request * rq),           \
+       (fh, o, buf, n, dt, rq), n, dt, rq)                                                         \
+  DATA(MPI_File_iread_shared##SFX, K_NB, 0,                                                        \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, \
+       dt, rq)                                                                                     \
+  DATA(MPI_File_iwrite_shared##SFX, K_NB, 1,                                                       \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Request * rq), (fh, buf, n, dt, rq),   \
+       n, dt, rq)                                                                                  \
+  DATA(MPI_File_iread_all##SFX, K_NB, 0,                                                           \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq), (fh, buf, n, dt, rq), n, \
+       dt, rq)                                                                                     \
+  DATA(MPI_File_iwrite_all##SFX, K_NB, 1,                                                          \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt, MPI_Request * rq), (fh, buf, n, dt, rq),   \
+       n, dt, rq)                                                                                  \
+  DATA(MPI_File_iread_at_all##SFX, K_NB, 0,                                                        \
+       (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt, MPI_Request *rq),            \
+       (fh, o, buf, n, dt, rq), n, dt, rq)                                                         \
+  DATA(MPI_File_iwrite_at_all##SFX, K_NB, 1,                                                       \
+       (MPI_File fh, MPI_Offset o, BUF * buf, CNT n, MPI_Datatype dt, MPI_Request * rq),           \
+       (fh, o, buf, n, dt, rq), n, dt, rq)                                                         \
+  /* split collectives: counted at begin, timed from begin to end */                               \
+  DATA(MPI_File_read_all_begin##SFX, K_SPLIT, 0, (MPI_File fh, void *buf, CNT n, MPI_Datatype dt), \
+       (fh, buf, n, dt), n, dt, NULL)                                                              \
+  DATA(MPI_File_write_all_begin##SFX, K_SPLIT, 1,                                                  \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL)            \
+  DATA(MPI_File_read_at_all_begin##SFX, K_SPLIT, 0,                                                \
+       (MPI_File fh, MPI_Offset o, void *buf, CNT n, MPI_Datatype dt), (fh, o, buf, n, dt), n, dt, \
+       NULL)                                                                                       \
+  DATA(MPI_File_write_at_all_begin##SFX, K_SPLIT, 1,                                               \
+       (MPI_File fh, MPI_Offset o, BUF * buf, CNT n, MPI_Datatype dt), (fh, o, buf, n, dt), n, dt, \
+       NULL)                                                                                       \
+  DATA(MPI_File_read_ordered_begin##SFX, K_SPLIT, 0,                                               \
+       (MPI_File fh, void *buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL)            \
+  DATA(MPI_File_write_ordered_begin##SFX, K_SPLIT, 1,                                              \
+       (MPI_File fh, BUF * buf, CNT n, MPI_Datatype dt), (fh, buf, n, dt), n, dt, NULL)
 
 RW_FORMS(, int, const void)
 #if MPI_VERSION >= 4 /* large-count forms */
 RW_FORMS(_c, MPI_Count, const void)
 #endif
 
-#define SPLIT_END(name, dir, BUF)                                              \
-  MPI_WRAP(int, name, (MPI_File fh, BUF *buf, MPI_Status *st)) {               \
-    iochar_record *r = iochar_active() ? file_rec(fh) : NULL;                  \
-    if (!r) return PREAL(name)(fh, buf, st);                                   \
-    int ret = PREAL(name)(fh, buf, st);                                        \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD(record_split_end(r, dir, t1));                               \
-    return ret;                                                                \
+#define SPLIT_END(name, dir, BUF)                                  \
+  MPI_WRAP(int, name, (MPI_File fh, BUF * buf, MPI_Status * st)) { \
+    iochar_record *r = iochar_active() ? file_rec(fh) : NULL;      \
+    if (!r) return PREAL(name)(fh, buf, st);                       \
+    int ret = PREAL(name)(fh, buf, st);                            \
+    double t1 = iochar_now();                                      \
+    IOCHAR_RECORD(record_split_end(r, dir, t1));                   \
+    return ret;                                                    \
   }
 SPLIT_END(MPI_File_read_all_end, 0, void)
 SPLIT_END(MPI_File_write_all_end, 1, const void)
@@ -498,18 +547,18 @@ MPI_WRAP(int, MPI_Test, (MPI_Request * rq, int *flag, MPI_Status *st)) {
   return ret;
 }
 
-#define MULTI(name, params, call, done)                                        \
-  MPI_WRAP(int, name, params) {                                                \
-    if (!tracking() || n <= 0) return PREAL(name) call;                        \
-    MPI_Request small_[64];                                                    \
+#define MULTI(name, params, call, done)                                          \
+  MPI_WRAP(int, name, params) {                                                  \
+    if (!tracking() || n <= 0) return PREAL(name) call;                          \
+    MPI_Request small_[64];                                                      \
     MPI_Request *h = n <= 64 ? small_ : malloc(sizeof(MPI_Request) * (size_t)n); \
-    if (!h) return PREAL(name) call;                                           \
-    memcpy(h, rq, sizeof(MPI_Request) * (size_t)n);                            \
-    int ret = PREAL(name) call;                                                \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD(done);                                                       \
-    if (h != small_) free(h);                                                  \
-    return ret;                                                                \
+    if (!h) return PREAL(name) call;                                             \
+    memcpy(h, rq, sizeof(MPI_Request) * (size_t)n);                              \
+    int ret = PREAL(name) call;                                                  \
+    double t1 = iochar_now();                                                    \
+    IOCHAR_RECORD(done);                                                         \
+    if (h != small_) free(h);                                                    \
+    return ret;                                                                  \
   }
 
 static void done_all(const MPI_Request *h, int n, double t1) {
@@ -521,10 +570,10 @@ static void done_some(const MPI_Request *h, int out, const int *idx, double t1) 
 
 MULTI(MPI_Waitall, (int n, MPI_Request rq[], MPI_Status st[]), (n, rq, st),
       if (ret == MPI_SUCCESS) done_all(h, n, t1))
-MULTI(MPI_Testall, (int n, MPI_Request rq[], int *flag, MPI_Status st[]),
-      (n, rq, flag, st), if (ret == MPI_SUCCESS && *flag) done_all(h, n, t1))
-MULTI(MPI_Waitany, (int n, MPI_Request rq[], int *idx, MPI_Status *st),
-      (n, rq, idx, st), if (ret == MPI_SUCCESS && *idx != MPI_UNDEFINED) request_done(h[*idx], t1))
+MULTI(MPI_Testall, (int n, MPI_Request rq[], int *flag, MPI_Status st[]), (n, rq, flag, st),
+      if (ret == MPI_SUCCESS && *flag) done_all(h, n, t1))
+MULTI(MPI_Waitany, (int n, MPI_Request rq[], int *idx, MPI_Status *st), (n, rq, idx, st),
+      if (ret == MPI_SUCCESS && *idx != MPI_UNDEFINED) request_done(h[*idx], t1))
 MULTI(MPI_Testany, (int n, MPI_Request rq[], int *idx, int *flag, MPI_Status *st),
       (n, rq, idx, flag, st),
       if (ret == MPI_SUCCESS && *flag && *idx != MPI_UNDEFINED) request_done(h[*idx], t1))

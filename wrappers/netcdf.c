@@ -16,25 +16,43 @@ static const iochar_counter_def f_flts[] = {NC_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)
 static const iochar_counter_def v_ints[] = {NC_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {NC_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 {-1, -1}
+#define NONE2 \
+  { -1, -1 }
 static const iochar_rw_layout f_layout = {
-    .ops = NONE2, .bytes = NONE2, .max_byte = NONE2, .consec = NONE2,
-    .seq = NONE2, .size_bin0 = NONE2, .max_time_size = NONE2,
-    .rw_switches = -1, .access1 = -1, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .ops = NONE2,
+    .bytes = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
+    .size_bin0 = NONE2,
+    .max_time_size = NONE2,
+    .rw_switches = -1,
+    .access1 = -1,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {-1, -1, NC_FILE_F_META_TIME},
-    .f_max_time = NONE2, .f_start = NONE2, .f_end = NONE2,
+    .f_max_time = NONE2,
+    .f_start = NONE2,
+    .f_end = NONE2,
 };
 static const iochar_rw_layout v_layout = {
     .ops = {NC_VAR_GETS, NC_VAR_PUTS},
     .bytes = {NC_VAR_BYTES_READ, NC_VAR_BYTES_WRITTEN},
-    .max_byte = NONE2, .consec = NONE2, .seq = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
     .size_bin0 = {NC_VAR_SIZE_READ_0_100, NC_VAR_SIZE_WRITE_0_100},
     .max_time_size = NONE2,
-    .rw_switches = -1, .access1 = NC_VAR_ACCESS1_ACCESS, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .rw_switches = -1,
+    .access1 = NC_VAR_ACCESS1_ACCESS,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {NC_VAR_F_READ_TIME, NC_VAR_F_WRITE_TIME, NC_VAR_F_META_TIME},
     .f_max_time = NONE2,
     .f_start = {NC_VAR_F_READ_START_TIMESTAMP, NC_VAR_F_WRITE_START_TIMESTAMP},
@@ -42,16 +60,24 @@ static const iochar_rw_layout v_layout = {
 };
 
 const iochar_module iochar_mod_nc_file = {
-    .name = "NC_FILE", .version = 1,
-    .n_int = NC_FILE_NUM_INDICES, .n_flt = NC_FILE_F_NUM_INDICES,
-    .ints = f_ints, .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &f_layout,
+    .name = "NC_FILE",
+    .version = 1,
+    .n_int = NC_FILE_NUM_INDICES,
+    .n_flt = NC_FILE_F_NUM_INDICES,
+    .ints = f_ints,
+    .flts = f_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &f_layout,
 };
 const iochar_module iochar_mod_nc_var = {
-    .name = "NC_VAR", .version = 1,
-    .n_int = NC_VAR_NUM_INDICES, .n_flt = NC_VAR_F_NUM_INDICES,
-    .ints = v_ints, .flts = v_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &v_layout,
+    .name = "NC_VAR",
+    .version = 1,
+    .n_int = NC_VAR_NUM_INDICES,
+    .n_flt = NC_VAR_F_NUM_INDICES,
+    .ints = v_ints,
+    .flts = v_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &v_layout,
 };
 
 /* ---- the netCDF-C API we use, as in netcdf.h ------------------------------ */
@@ -66,8 +92,7 @@ typedef void *mpi_handle; /* MPI_Comm/MPI_Info: int (MPICH) or pointer (Open MPI
 #define NC_GROUP_MASK 0xFFFF
 
 int nc_create(const char *path, int cmode, int *ncidp);
-int nc__create(const char *path, int cmode, size_t initialsz, size_t *chunksizehintp,
-               int *ncidp);
+int nc__create(const char *path, int cmode, size_t initialsz, size_t *chunksizehintp, int *ncidp);
 int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info, int *ncidp);
 int nc_open(const char *path, int mode, int *ncidp);
 int nc__open(const char *path, int mode, size_t *chunksizehintp, int *ncidp);
@@ -102,7 +127,7 @@ int nc_inq_grpname_full(int ncid, size_t *lenp, char *full_name);
 #define NCP_var1 const size_t *start,
 #define NCP_vara const size_t *start, const size_t *count,
 #define NCP_vars const size_t *start, const size_t *count, const ptrdiff_t *stride,
-#define NCP_varm                                                               \
+#define NCP_varm \
   const size_t *start, const size_t *count, const ptrdiff_t *stride, const ptrdiff_t *imap,
 #define NCA_var
 #define NCA_var1 start,
@@ -118,28 +143,27 @@ enum { WHOLE, ONE, BOX };
 
 /* THE table of data calls: every form x every element type, put and get.
  * M(form, put name, get name, element type); void is the untyped form. */
-#define NC_TYPED(M, f)                                                         \
-  M(f, nc_put_##f##_text, nc_get_##f##_text, char)                             \
-  M(f, nc_put_##f##_schar, nc_get_##f##_schar, signed char)                    \
-  M(f, nc_put_##f##_uchar, nc_get_##f##_uchar, unsigned char)                  \
-  M(f, nc_put_##f##_ubyte, nc_get_##f##_ubyte, unsigned char)                  \
-  M(f, nc_put_##f##_short, nc_get_##f##_short, short)                          \
-  M(f, nc_put_##f##_ushort, nc_get_##f##_ushort, unsigned short)               \
-  M(f, nc_put_##f##_int, nc_get_##f##_int, int)                                \
-  M(f, nc_put_##f##_uint, nc_get_##f##_uint, unsigned int)                     \
-  M(f, nc_put_##f##_long, nc_get_##f##_long, long)                             \
-  M(f, nc_put_##f##_float, nc_get_##f##_float, float)                          \
-  M(f, nc_put_##f##_double, nc_get_##f##_double, double)                       \
-  M(f, nc_put_##f##_longlong, nc_get_##f##_longlong, long long)                \
-  M(f, nc_put_##f##_ulonglong, nc_get_##f##_ulonglong, unsigned long long)     \
-  M(f, nc_put_##f##_string, nc_get_##f##_string, char *)                       \
+#define NC_TYPED(M, f)                                                     \
+  M(f, nc_put_##f##_text, nc_get_##f##_text, char)                         \
+  M(f, nc_put_##f##_schar, nc_get_##f##_schar, signed char)                \
+  M(f, nc_put_##f##_uchar, nc_get_##f##_uchar, unsigned char)              \
+  M(f, nc_put_##f##_ubyte, nc_get_##f##_ubyte, unsigned char)              \
+  M(f, nc_put_##f##_short, nc_get_##f##_short, short)                      \
+  M(f, nc_put_##f##_ushort, nc_get_##f##_ushort, unsigned short)           \
+  M(f, nc_put_##f##_int, nc_get_##f##_int, int)                            \
+  M(f, nc_put_##f##_uint, nc_get_##f##_uint, unsigned int)                 \
+  M(f, nc_put_##f##_long, nc_get_##f##_long, long)                         \
+  M(f, nc_put_##f##_float, nc_get_##f##_float, float)                      \
+  M(f, nc_put_##f##_double, nc_get_##f##_double, double)                   \
+  M(f, nc_put_##f##_longlong, nc_get_##f##_longlong, long long)            \
+  M(f, nc_put_##f##_ulonglong, nc_get_##f##_ulonglong, unsigned long long) \
+  M(f, nc_put_##f##_string, nc_get_##f##_string, char *)                   \
   M(f, nc_put_##f, nc_get_##f, void)
-#define NC_DATA(M)                                                             \
-  NC_TYPED(M, var) NC_TYPED(M, var1) NC_TYPED(M, vara) NC_TYPED(M, vars)       \
-  NC_TYPED(M, varm)
+#define NC_DATA(M) \
+  NC_TYPED(M, var) NC_TYPED(M, var1) NC_TYPED(M, vara) NC_TYPED(M, vars) NC_TYPED(M, varm)
 
-#define NC_DATA_PROTO(f, put, get, T)                                          \
-  int put(int ncid, int varid, NCP_##f const T *buf);                          \
+#define NC_DATA_PROTO(f, put, get, T)                 \
+  int put(int ncid, int varid, NCP_##f const T *buf); \
   int get(int ncid, int varid, NCP_##f T *buf);
 NC_DATA(NC_DATA_PROTO)
 
@@ -253,8 +277,7 @@ static void var_settings(iochar_dlinst *I, int ncid, int varid, nc_var *v) {
   if (ndims && NC(I, nc_inq_var_chunking)(ncid, varid, &storage, chunks) == NC_NOERR &&
       storage == NC_CHUNKED)
     for (int i = 0; i < 5 && i < ndims; i++) s[NC_VAR_CHUNK_SIZE_D1 + i] = (int64_t)chunks[i];
-  if (NC(I, nc_inq_var_deflate)(ncid, varid, &shuffle, &deflate, &level) == NC_NOERR &&
-      deflate)
+  if (NC(I, nc_inq_var_deflate)(ncid, varid, &shuffle, &deflate, &level) == NC_NOERR && deflate)
     s[NC_VAR_DEFLATE_LEVEL] = level;
   v->ndims = ndims;
   v->type_size = (int64_t)tsize;
@@ -308,8 +331,8 @@ static void file_meta(iochar_record *r, int idx, double t0, double t1) {
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp,
-                        int idx, double t0, double t1) {
+static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
+                        double t0, double t1) {
   nc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
   if (!fs) return;
   iochar_record *r = fs->rec;
@@ -319,8 +342,7 @@ static void record_open(iochar_dlinst *I, int ret, const char *path, const int *
   file_meta(r, idx, t0, t1);
 }
 
-static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0,
-                             double t1) {
+static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
   nc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
   if (fs) file_meta(fs->rec, idx, t0, t1);
 }
@@ -348,8 +370,7 @@ static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
 }
 
 /* nc_def_var and the chunking/deflate settings: (re)read the settings. */
-static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0,
-                       double t1) {
+static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0, double t1) {
   if (ret != NC_NOERR) return;
   nc_var *v = var_track(I, ncid, varid);
   if (!v) return;
@@ -359,8 +380,8 @@ static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0
   iochar_meta_account(r, &v_layout, r->state, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
-static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret,
-                           double t0, double t1) {
+static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
+                           double t1) {
   if (ret == NC_NOERR && varidp) record_def(I, ncid, *varidp, ret, t0, t1);
 }
 
@@ -384,9 +405,8 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const nc_var *v, 
   return n;
 }
 
-static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind,
-                      const size_t *count, const ptrdiff_t *stride, int ret, double t0,
-                      double t1) {
+static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind, const size_t *count,
+                      const ptrdiff_t *stride, int ret, double t0, double t1) {
   nc_var *v = var_track(I, ncid, varid);
   if (!v) return;
   int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
@@ -405,92 +425,68 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind,
 
 /* Find the copy the caller binds to; pass through when not recording or
  * nested; else clock, real call, clock, record. */
-#define NC_BODY(name, args, record)                                            \
+#define NC_BODY(name, args, record)                                                    \
   iochar_dlinst *I = iochar_dl_instance(&ncl, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? NC(I, name) : NULL;                             \
-  if (!real) return NC_ENOTBUILT;                                              \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                 \
-  if (!iochar_active() || nc_depth) {                                         \
-    __typeof__(real args) r_ = real args;                                      \
-    iochar_dl_leave(outer_);                                                   \
-    return r_;                                                                 \
-  }                                                                            \
-  nc_depth++;                                                                  \
-  double t0 = iochar_now();                                                    \
-  int ret = real args;                                                         \
-  double t1 = iochar_now();                                                    \
-  nc_depth--;                                                                  \
-  iochar_dl_leave(outer_);                                                     \
-  IOCHAR_RECORD(record);                                                       \
+  __typeof__(&name) real = I ? NC(I, name) : NULL;                                     \
+  if (!real) return NC_ENOTBUILT;                                                      \
+  iochar_dlinst *outer_ = iochar_dl_enter(I);                                          \
+  if (!iochar_active() || nc_depth) {                                                  \
+    __typeof__(real args) r_ = real args;                                              \
+    iochar_dl_leave(outer_);                                                           \
+    return r_;                                                                         \
+  }                                                                                    \
+  nc_depth++;                                                                          \
+  double t0 = iochar_now();                                                            \
+  int ret = real args;                                                                 \
+  double t1 = iochar_now();                                                            \
+  nc_depth--;                                                                          \
+  iochar_dl_leave(outer_);                                                             \
+  IOCHAR_RECORD(record);                                                               \
   return ret;
 
-NC_API int nc_create(const char *path, int cmode, int *ncidp) {
-  NC_BODY(nc_create, (path, cmode, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
-}
-NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint,
-                      int *ncidp) {
-  NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
-}
-NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info,
-                         int *ncidp) {
-  NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))
-}
-NC_API int nc_open(const char *path, int mode, int *ncidp) {
-  NC_BODY(nc_open, (path, mode, ncidp), record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
-}
-NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
-  NC_BODY(nc__open, (path, mode, hint, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
-}
-NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info,
-                       int *ncidp) {
-  NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))
-}
-NC_API int nc_redef(int ncid) {
-  NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1))
-}
-NC_API int nc_enddef(int ncid) {
-  NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))
-}
-NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree,
-                      size_t r_align) {
-  NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-          record_file_meta(I, ncid, ret, -1, t0, t1))
-}
-NC_API int nc_sync(int ncid) {
-  NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1))
-}
-NC_API int nc_close(int ncid) {
-  NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1))
-}
-NC_API int nc_abort(int ncid) {
-  NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1))
-}
-NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
-                      const int *dimidsp, int *varidp) {
-  NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
-          record_def_var(I, ncid, varidp, ret, t0, t1))
-}
-NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks) {
-  NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
-          record_def(I, ncid, varid, ret, t0, t1))
-}
-NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level) {
-  NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
-          record_def(I, ncid, varid, ret, t0, t1))
-}
+NC_API int nc_create(const char *path, int cmode, int *ncidp){
+    NC_BODY(nc_create, (path, cmode, ncidp),
+            record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
+    int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint, int *ncidp){
+        NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
+                record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
+    int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info, int *ncidp){
+        NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
+                record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
+    int nc_open(const char *path, int mode,
+                int *ncidp){NC_BODY(nc_open, (path, mode, ncidp),
+                                    record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
+    int nc__open(const char *path, int mode, size_t *hint, int *ncidp){
+        NC_BODY(nc__open, (path, mode, hint, ncidp),
+                record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
+    int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp){
+        NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
+                record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
+    int nc_redef(int ncid){
+        NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1))} NC_API
+    int nc_enddef(int ncid){
+        NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))} NC_API
+    int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree, size_t r_align){
+        NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+                record_file_meta(I, ncid, ret, -1, t0, t1))} NC_API int nc_sync(int ncid){
+        NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1))} NC_API
+    int nc_close(int ncid){NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1))} NC_API
+    int nc_abort(int ncid){NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1))} NC_API
+    int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+                   int *varidp){NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
+                                        record_def_var(I, ncid, varidp, ret, t0, t1))} NC_API
+    int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks){
+        NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
+                record_def(I, ncid, varid, ret, t0, t1))} NC_API
+    int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level){
+        NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
+                record_def(I, ncid, varid, ret, t0, t1))}
 
-#define NC_DATA_WRAP(f, put, get, T)                                           \
-  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                  \
-    NC_BODY(put, (ncid, varid, NCA_##f buf),                                   \
-            record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1))                \
-  }                                                                            \
-  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                        \
-    NC_BODY(get, (ncid, varid, NCA_##f buf),                                   \
-            record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1))                \
+#define NC_DATA_WRAP(f, put, get, T)                                                             \
+  NC_API int put(int ncid, int varid, NCP_##f const T *buf){                                     \
+      NC_BODY(put, (ncid, varid, NCA_##f buf),                                                   \
+              record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1))} NC_API int                    \
+  get(int ncid, int varid, NCP_##f T *buf) {                                                     \
+    NC_BODY(get, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1)) \
   }
 NC_DATA(NC_DATA_WRAP)

@@ -15,25 +15,43 @@ static const iochar_counter_def f_flts[] = {PNETCDF_FILE_F_COUNTERS(IOCHAR_DEF_E
 static const iochar_counter_def v_ints[] = {PNETCDF_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {PNETCDF_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 {-1, -1}
+#define NONE2 \
+  { -1, -1 }
 static const iochar_rw_layout f_layout = {
-    .ops = NONE2, .bytes = NONE2, .max_byte = NONE2, .consec = NONE2,
-    .seq = NONE2, .size_bin0 = NONE2, .max_time_size = NONE2,
-    .rw_switches = -1, .access1 = -1, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .ops = NONE2,
+    .bytes = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
+    .size_bin0 = NONE2,
+    .max_time_size = NONE2,
+    .rw_switches = -1,
+    .access1 = -1,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {-1, -1, PNETCDF_FILE_F_META_TIME},
-    .f_max_time = NONE2, .f_start = NONE2, .f_end = NONE2,
+    .f_max_time = NONE2,
+    .f_start = NONE2,
+    .f_end = NONE2,
 };
 static const iochar_rw_layout v_layout = {
     .ops = {PNETCDF_VAR_GETS, PNETCDF_VAR_PUTS},
     .bytes = {PNETCDF_VAR_BYTES_READ, PNETCDF_VAR_BYTES_WRITTEN},
-    .max_byte = NONE2, .consec = NONE2, .seq = NONE2,
+    .max_byte = NONE2,
+    .consec = NONE2,
+    .seq = NONE2,
     .size_bin0 = {PNETCDF_VAR_SIZE_READ_0_100, PNETCDF_VAR_SIZE_WRITE_0_100},
     .max_time_size = NONE2,
-    .rw_switches = -1, .access1 = PNETCDF_VAR_ACCESS1_ACCESS, .stride1 = -1,
-    .file_not_aligned = -1, .file_alignment = -1,
-    .mem_not_aligned = -1, .mem_alignment = -1,
+    .rw_switches = -1,
+    .access1 = PNETCDF_VAR_ACCESS1_ACCESS,
+    .stride1 = -1,
+    .file_not_aligned = -1,
+    .file_alignment = -1,
+    .mem_not_aligned = -1,
+    .mem_alignment = -1,
     .f_time = {PNETCDF_VAR_F_READ_TIME, PNETCDF_VAR_F_WRITE_TIME, PNETCDF_VAR_F_META_TIME},
     .f_max_time = NONE2,
     .f_start = {PNETCDF_VAR_F_READ_START_TIMESTAMP, PNETCDF_VAR_F_WRITE_START_TIMESTAMP},
@@ -41,16 +59,24 @@ static const iochar_rw_layout v_layout = {
 };
 
 const iochar_module iochar_mod_pnetcdf_file = {
-    .name = "PNETCDF_FILE", .version = 1,
-    .n_int = PNETCDF_FILE_NUM_INDICES, .n_flt = PNETCDF_FILE_F_NUM_INDICES,
-    .ints = f_ints, .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &f_layout,
+    .name = "PNETCDF_FILE",
+    .version = 1,
+    .n_int = PNETCDF_FILE_NUM_INDICES,
+    .n_flt = PNETCDF_FILE_F_NUM_INDICES,
+    .ints = f_ints,
+    .flts = f_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &f_layout,
 };
 const iochar_module iochar_mod_pnetcdf_var = {
-    .name = "PNETCDF_VAR", .version = 1,
-    .n_int = PNETCDF_VAR_NUM_INDICES, .n_flt = PNETCDF_VAR_F_NUM_INDICES,
-    .ints = v_ints, .flts = v_flts,
-    .state_size = sizeof(iochar_rw_state), .rw = &v_layout,
+    .name = "PNETCDF_VAR",
+    .version = 1,
+    .n_int = PNETCDF_VAR_NUM_INDICES,
+    .n_flt = PNETCDF_VAR_F_NUM_INDICES,
+    .ints = v_ints,
+    .flts = v_flts,
+    .state_size = sizeof(iochar_rw_state),
+    .rw = &v_layout,
 };
 
 /* ---- the PnetCDF API we use, as in pnetcdf.h ------------------------------ */
@@ -90,8 +116,8 @@ int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset *lenp);
 #define PNCP_var1 const MPI_Offset *start,
 #define PNCP_vara const MPI_Offset *start, const MPI_Offset *count,
 #define PNCP_vars const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride,
-#define PNCP_varm                                                              \
-  const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride,   \
+#define PNCP_varm                                                             \
+  const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride, \
       const MPI_Offset *imap,
 #define PNCA_var
 #define PNCA_var1 start,
@@ -119,33 +145,32 @@ enum { INDEP, COLL, NB };
 /* THE table of data calls.  W(name, form, buffer type, tail, blocking, dir,
  * mode) for every form x element type x {put, get, put_all, get_all, iput,
  * iget, bput}; void with the flex tail is the flexible (untyped) API. */
-#define PNC_SEVEN(W, f, sfx, T, tag)                                           \
-  W(ncmpi_put_##f##sfx, f, const T, tag, bl, 1, INDEP)                         \
-  W(ncmpi_get_##f##sfx, f, T, tag, bl, 0, INDEP)                               \
-  W(ncmpi_put_##f##sfx##_all, f, const T, tag, bl, 1, COLL)                    \
-  W(ncmpi_get_##f##sfx##_all, f, T, tag, bl, 0, COLL)                          \
-  W(ncmpi_iput_##f##sfx, f, const T, tag, nb, 1, NB)                           \
-  W(ncmpi_iget_##f##sfx, f, T, tag, nb, 0, NB)                                 \
+#define PNC_SEVEN(W, f, sfx, T, tag)                        \
+  W(ncmpi_put_##f##sfx, f, const T, tag, bl, 1, INDEP)      \
+  W(ncmpi_get_##f##sfx, f, T, tag, bl, 0, INDEP)            \
+  W(ncmpi_put_##f##sfx##_all, f, const T, tag, bl, 1, COLL) \
+  W(ncmpi_get_##f##sfx##_all, f, T, tag, bl, 0, COLL)       \
+  W(ncmpi_iput_##f##sfx, f, const T, tag, nb, 1, NB)        \
+  W(ncmpi_iget_##f##sfx, f, T, tag, nb, 0, NB)              \
   W(ncmpi_bput_##f##sfx, f, const T, tag, nb, 1, NB)
-#define PNC_TYPES(W, f)                                                        \
-  PNC_SEVEN(W, f, _text, char, typed)                                          \
-  PNC_SEVEN(W, f, _schar, signed char, typed)                                  \
-  PNC_SEVEN(W, f, _uchar, unsigned char, typed)                                \
-  PNC_SEVEN(W, f, _short, short, typed)                                        \
-  PNC_SEVEN(W, f, _ushort, unsigned short, typed)                              \
-  PNC_SEVEN(W, f, _int, int, typed)                                            \
-  PNC_SEVEN(W, f, _uint, unsigned int, typed)                                  \
-  PNC_SEVEN(W, f, _long, long, typed)                                          \
-  PNC_SEVEN(W, f, _float, float, typed)                                        \
-  PNC_SEVEN(W, f, _double, double, typed)                                      \
-  PNC_SEVEN(W, f, _longlong, long long, typed)                                 \
-  PNC_SEVEN(W, f, _ulonglong, unsigned long long, typed)                       \
+#define PNC_TYPES(W, f)                                  \
+  PNC_SEVEN(W, f, _text, char, typed)                    \
+  PNC_SEVEN(W, f, _schar, signed char, typed)            \
+  PNC_SEVEN(W, f, _uchar, unsigned char, typed)          \
+  PNC_SEVEN(W, f, _short, short, typed)                  \
+  PNC_SEVEN(W, f, _ushort, unsigned short, typed)        \
+  PNC_SEVEN(W, f, _int, int, typed)                      \
+  PNC_SEVEN(W, f, _uint, unsigned int, typed)            \
+  PNC_SEVEN(W, f, _long, long, typed)                    \
+  PNC_SEVEN(W, f, _float, float, typed)                  \
+  PNC_SEVEN(W, f, _double, double, typed)                \
+  PNC_SEVEN(W, f, _longlong, long long, typed)           \
+  PNC_SEVEN(W, f, _ulonglong, unsigned long long, typed) \
   PNC_SEVEN(W, f, , void, flex)
-#define PNC_DATA(W)                                                            \
-  PNC_TYPES(W, var) PNC_TYPES(W, var1) PNC_TYPES(W, vara) PNC_TYPES(W, vars)   \
-  PNC_TYPES(W, varm)
+#define PNC_DATA(W) \
+  PNC_TYPES(W, var) PNC_TYPES(W, var1) PNC_TYPES(W, vara) PNC_TYPES(W, vars) PNC_TYPES(W, varm)
 
-#define PNC_PROTO(name, f, BT, tag, nb, dir, mode)                             \
+#define PNC_PROTO(name, f, BT, tag, nb, dir, mode) \
   int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb);
 PNC_DATA(PNC_PROTO)
 
@@ -191,9 +216,7 @@ static int maps_ready(void) {
   if (!vars) vars = iochar_hmap_create(1 << 16);
   return files && vars;
 }
-static uint64_t file_key(iochar_dlinst *I, int ncid) {
-  return iochar_dl_key(I, (uint32_t)ncid);
-}
+static uint64_t file_key(iochar_dlinst *I, int ncid) { return iochar_dl_key(I, (uint32_t)ncid); }
 static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
   return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
 }
@@ -289,20 +312,19 @@ static void file_meta(iochar_record *r, int idx, double t0, double t1) {
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp,
-                        int idx, double t0, double t1) {
+static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
+                        double t0, double t1) {
   pnc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
   if (!fs) return;
   iochar_record *r = fs->rec;
   iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP],
-            &r->f[PNETCDF_FILE_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_ts(&r->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP], &r->f[PNETCDF_FILE_F_OPEN_END_TIMESTAMP],
+            t0, t1);
   iochar_spin_unlock(&r->lock);
   file_meta(r, idx, t0, t1);
 }
 
-static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0,
-                             double t1) {
+static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
   pnc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
   if (fs) file_meta(fs->rec, idx, t0, t1);
 }
@@ -323,8 +345,8 @@ static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
   if (!fs) return;
   iochar_record *r = fs->rec;
   iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[PNETCDF_FILE_F_CLOSE_START_TIMESTAMP],
-            &r->f[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_ts(&r->f[PNETCDF_FILE_F_CLOSE_START_TIMESTAMP], &r->f[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP],
+            t0, t1);
   iochar_meta_account(r, &f_layout, r->state, t0, t1);
   iochar_spin_unlock(&r->lock);
   iochar_spin_lock(&vars_lock);
@@ -340,8 +362,8 @@ static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
   free(fs);
 }
 
-static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret,
-                           double t0, double t1) {
+static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
+                           double t1) {
   pnc_var *v = ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL;
   if (!v) return;
   iochar_record *r = v->rec;
@@ -369,12 +391,11 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const pnc_var *v,
 }
 
 static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
-                      const MPI_Offset *count, const MPI_Offset *stride, int ret,
-                      double t0, double t1) {
-  static const int by_mode[3][2] = {
-      {PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
-      {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
-      {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
+                      const MPI_Offset *count, const MPI_Offset *stride, int ret, double t0,
+                      double t1) {
+  static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
+                                    {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
+                                    {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
   pnc_var *v = var_track(I, ncid, varid);
   if (!v) return;
   int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
@@ -392,69 +413,57 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, 
 
 #define PNC_API __attribute__((visibility("default")))
 
-#define PNC_BODY(name, args, record)                                           \
+#define PNC_BODY(name, args, record)                                                    \
   iochar_dlinst *I = iochar_dl_instance(&pncl, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? PNC(I, name) : NULL;                            \
-  if (!real) return NC_ENOTBUILT;                                              \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                  \
-  if (!iochar_active() || pnc_depth) {                                         \
-    int r_ = real args;                                                        \
-    iochar_dl_leave(outer_);                                                   \
-    return r_;                                                                 \
-  }                                                                            \
-  pnc_depth++;                                                                 \
-  double t0 = iochar_now();                                                    \
-  int ret = real args;                                                         \
-  double t1 = iochar_now();                                                    \
-  pnc_depth--;                                                                 \
-  iochar_dl_leave(outer_);                                                     \
-  IOCHAR_RECORD(record);                                                       \
+  __typeof__(&name) real = I ? PNC(I, name) : NULL;                                     \
+  if (!real) return NC_ENOTBUILT;                                                       \
+  iochar_dlinst *outer_ = iochar_dl_enter(I);                                           \
+  if (!iochar_active() || pnc_depth) {                                                  \
+    int r_ = real args;                                                                 \
+    iochar_dl_leave(outer_);                                                            \
+    return r_;                                                                          \
+  }                                                                                     \
+  pnc_depth++;                                                                          \
+  double t0 = iochar_now();                                                             \
+  int ret = real args;                                                                  \
+  double t1 = iochar_now();                                                             \
+  pnc_depth--;                                                                          \
+  iochar_dl_leave(outer_);                                                              \
+  IOCHAR_RECORD(record);                                                                \
   return ret;
 
-PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info,
-                         int *ncidp) {
-  PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
-           record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1))
-}
-PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info,
-                       int *ncidp) {
-  PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
-           record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1))
-}
-PNC_API int ncmpi_close(int ncid) {
-  PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1))
-}
-PNC_API int ncmpi_enddef(int ncid) {
-  PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))
-}
-PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align,
-                          MPI_Offset v_minfree, MPI_Offset r_align) {
-  PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-           record_file_meta(I, ncid, ret, -1, t0, t1))
-}
-PNC_API int ncmpi_redef(int ncid) {
-  PNC_BODY(ncmpi_redef, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1))
-}
-PNC_API int ncmpi_sync(int ncid) {
-  PNC_BODY(ncmpi_sync, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1))
-}
-PNC_API int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]) {
-  PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
-           record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1))
-}
-PNC_API int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]) {
-  PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
-           record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1))
-}
-PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims,
-                          const int *dimidsp, int *varidp) {
-  PNC_BODY(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
-           record_def_var(I, ncid, varidp, ret, t0, t1))
-}
+PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info, int *ncidp){
+    PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
+             record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1))} PNC_API
+    int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp){
+        PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
+                 record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1))} PNC_API
+    int ncmpi_close(int ncid){PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1))} PNC_API
+    int ncmpi_enddef(int ncid){
+        PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))} PNC_API
+    int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                      MPI_Offset r_align){
+        PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+                 record_file_meta(I, ncid, ret, -1, t0, t1))} PNC_API int ncmpi_redef(int ncid){
+        PNC_BODY(ncmpi_redef, (ncid),
+                 record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1))} PNC_API
+    int ncmpi_sync(int ncid){
+        PNC_BODY(ncmpi_sync, (ncid),
+                 record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1))} PNC_API
+    int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]){
+        PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
+                 record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1))} PNC_API
+    int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]){
+        PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
+                 record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1))} PNC_API
+    int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+                      int *varidp){PNC_BODY(ncmpi_def_var,
+                                            (ncid, name, xtype, ndims, dimidsp, varidp),
+                                            record_def_var(I, ncid, varidp, ret, t0, t1))}
 
-#define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                              \
+#define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                                         \
   PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \
-    PNC_BODY(name, (ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb),  \
-             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1))      \
+    PNC_BODY(name, (ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb),             \
+             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1))                 \
   }
 PNC_DATA(PNC_WRAP)

@@ -62,8 +62,7 @@ int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
 static iochar_record *path_record(int dirfd, const char *path) {
   char abs[IOCHAR_PATH_MAX];
-  if (iochar_path_resolve(dirfd, path, abs, sizeof abs) || iochar_path_excluded(abs))
-    return NULL;
+  if (iochar_path_resolve(dirfd, path, abs, sizeof abs) || iochar_path_excluded(abs)) return NULL;
   iochar_record *r = iochar_record_get(IOCHAR_MOD_POSIX, abs);
   if (r && r->c[POSIX_FILE_ALIGNMENT] == 0 && r->id != IOCHAR_AGG_ID) {
     int64_t bs = iochar_fs_block_size(abs);
@@ -74,8 +73,8 @@ static iochar_record *path_record(int dirfd, const char *path) {
   return r;
 }
 
-static void record_open(int fd, int dirfd, const char *path, int flags,
-                        mode_t mode, double t0, double t1) {
+static void record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0,
+                        double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
   int64_t off = 0;
@@ -96,9 +95,9 @@ static void record_open(int fd, int dirfd, const char *path, int flags,
 /* Data path: inlined per direction so the layout lookups fold to constants.
  * The guard matters for signal handlers: one doing I/O while this thread
  * holds the record lock passes straight through instead of deadlocking. */
-static inline __attribute__((always_inline)) void
-record_rw(iochar_fdesc *d, int dir, int64_t off, ssize_t ret, const void *buf,
-          double t0, double t1) {
+static inline __attribute__((always_inline)) void record_rw(iochar_fdesc *d, int dir, int64_t off,
+                                                            ssize_t ret, const void *buf, double t0,
+                                                            double t1) {
   int saved = errno;
   iochar_in_tool++;
   iochar_record *r = d->rec;
@@ -112,14 +111,12 @@ record_rw(iochar_fdesc *d, int dir, int64_t off, ssize_t ret, const void *buf,
   iochar_in_tool--;
   errno = saved;
 }
-static __attribute__((noinline)) void record_read(iochar_fdesc *d, int64_t off,
-                                                  ssize_t ret, const void *buf,
-                                                  double t0, double t1) {
+static __attribute__((noinline)) void record_read(iochar_fdesc *d, int64_t off, ssize_t ret,
+                                                  const void *buf, double t0, double t1) {
   record_rw(d, 0, off, ret, buf, t0, t1);
 }
-static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off,
-                                                   ssize_t ret, const void *buf,
-                                                   double t0, double t1) {
+static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off, ssize_t ret,
+                                                   const void *buf, double t0, double t1) {
   record_rw(d, 1, off, ret, buf, t0, t1);
 }
 
@@ -145,59 +142,58 @@ static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {
   record_meta(d->rec, POSIX_DUPS, t0, t1);
 }
 
-static void record_path_meta(int dirfd, const char *path, int idx, double t0,
-                             double t1) {
+static void record_path_meta(int dirfd, const char *path, int idx, double t0, double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (r) record_meta(r, idx, t0, t1);
 }
 
 /* ---- open family -------------------------------------------------------- */
 
-#define OPEN_MODE(flags, mode)                                                 \
-  if ((flags) & (O_CREAT | O_TMPFILE)) {                                       \
-    va_list ap;                                                                \
-    va_start(ap, flags);                                                       \
-    mode = va_arg(ap, mode_t);                                                 \
-    va_end(ap);                                                                \
+#define OPEN_MODE(flags, mode)           \
+  if ((flags) & (O_CREAT | O_TMPFILE)) { \
+    va_list ap;                          \
+    va_start(ap, flags);                 \
+    mode = va_arg(ap, mode_t);           \
+    va_end(ap);                          \
   }
 
-#define DEFINE_OPEN(name)                                                      \
-  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                 \
-    mode_t mode = 0;                                                           \
-    OPEN_MODE(flags, mode);                                                    \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);         \
-    double t0 = iochar_now();                                                  \
-    int fd = IOCHAR_REAL(name)(path, flags, mode);                             \
-    double t1 = iochar_now();                                                  \
+#define DEFINE_OPEN(name)                                                             \
+  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                        \
+    mode_t mode = 0;                                                                  \
+    OPEN_MODE(flags, mode);                                                           \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);                \
+    double t0 = iochar_now();                                                         \
+    int fd = IOCHAR_REAL(name)(path, flags, mode);                                    \
+    double t1 = iochar_now();                                                         \
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
-    return fd;                                                                 \
+    return fd;                                                                        \
   }
 DEFINE_OPEN(open)
 DEFINE_OPEN(open64)
 
-#define DEFINE_OPENAT(name)                                                    \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {      \
-    mode_t mode = 0;                                                           \
-    OPEN_MODE(flags, mode);                                                    \
-    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);  \
-    double t0 = iochar_now();                                                  \
-    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                      \
-    double t1 = iochar_now();                                                  \
+#define DEFINE_OPENAT(name)                                                        \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
+    mode_t mode = 0;                                                               \
+    OPEN_MODE(flags, mode);                                                        \
+    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);      \
+    double t0 = iochar_now();                                                      \
+    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                          \
+    double t1 = iochar_now();                                                      \
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
-    return fd;                                                                 \
+    return fd;                                                                     \
   }
 DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
 
-#define DEFINE_CREAT(name)                                                     \
-  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                    \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                \
-    double t0 = iochar_now();                                                  \
-    int fd = IOCHAR_REAL(name)(path, mode);                                    \
-    double t1 = iochar_now();                                                  \
-    int flags = O_CREAT | O_WRONLY | O_TRUNC;                                  \
+#define DEFINE_CREAT(name)                                                            \
+  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                           \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                       \
+    double t0 = iochar_now();                                                         \
+    int fd = IOCHAR_REAL(name)(path, mode);                                           \
+    double t1 = iochar_now();                                                         \
+    int flags = O_CREAT | O_WRONLY | O_TRUNC;                                         \
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
-    return fd;                                                                 \
+    return fd;                                                                        \
   }
 DEFINE_CREAT(creat)
 DEFINE_CREAT(creat64)
@@ -218,155 +214,189 @@ IOCHAR_WRAP(int, close, (int fd)) {
 /* ---- data --------------------------------------------------------------- */
 
 /* The shape of every data wrapper: guard, clock, real call, clock, record. */
-#define DATA_CALL(name, dir, off, buf, call)                                   \
-  iochar_fdesc *d = iochar_fd_get(fd);                                         \
-  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;                   \
-  double t0 = iochar_now();                                                    \
-  ssize_t ret = IOCHAR_REAL(name) call;                                        \
-  double t1 = iochar_now();                                                    \
-  (dir ? record_write : record_read)(d, off, ret, buf, t0, t1);                \
+#define DATA_CALL(name, dir, off, buf, call)                    \
+  iochar_fdesc *d = iochar_fd_get(fd);                          \
+  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;    \
+  double t0 = iochar_now();                                     \
+  ssize_t ret = IOCHAR_REAL(name) call;                         \
+  double t1 = iochar_now();                                     \
+  (dir ? record_write : record_read)(d, off, ret, buf, t0, t1); \
   return ret;
 
-IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
-  DATA_CALL(read, 0, -1, buf, (fd, buf, n))
-}
-IOCHAR_WRAP(ssize_t, write, (int fd, const void *buf, size_t n)) {
-  DATA_CALL(write, 1, -1, buf, (fd, buf, n))
-}
-IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)) {
-  DATA_CALL(pread, 0, off, buf, (fd, buf, n, off))
-}
-IOCHAR_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off)) {
-  DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off))
-}
-IOCHAR_WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off)) {
-  DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off))
-}
-IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off)) {
-  DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off))
-}
+IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)){
+    DATA_CALL(read, 0, -1, buf, (fd, buf, n))} IOCHAR_WRAP(ssize_t, write,
+                                                           (int fd, const void *buf, size_t n)){
+    DATA_CALL(write, 1, -1, buf,
+              (fd, buf, n))} IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)){
+    DATA_CALL(pread, 0, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pwrite,
+                                                                  (int fd, const void *buf,
+                                                                   size_t n, off_t off)){
+    DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pread64,
+                                                                   (int fd, void *buf, size_t n,
+                                                                    off64_t off)){
+    DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pwrite64,
+                                                                    (int fd, const void *buf,
+                                                                     size_t n, off64_t off)){
+    DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off))}
 
 /* Vector calls: the first buffer decides memory alignment. */
 #define IOV0(iov, n) ((n) > 0 ? (iov)[0].iov_base : NULL)
-IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)) {
-  DATA_CALL(readv, 0, -1, IOV0(iov, n), (fd, iov, n))
-}
-IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
-  DATA_CALL(writev, 1, -1, IOV0(iov, n), (fd, iov, n))
-}
-IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)) {
-  DATA_CALL(preadv, 0, off, IOV0(iov, n), (fd, iov, n, off))
-}
-IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off)) {
-  DATA_CALL(pwritev, 1, off, IOV0(iov, n), (fd, iov, n, off))
-}
-IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off)) {
-  DATA_CALL(preadv64, 0, off, IOV0(iov, n), (fd, iov, n, off))
-}
-IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off)) {
-  DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off))
-}
+IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)){
+    DATA_CALL(readv, 0, -1, IOV0(iov, n),
+              (fd, iov, n))} IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)){
+    DATA_CALL(writev, 1, -1, IOV0(iov, n),
+              (fd, iov, n))} IOCHAR_WRAP(ssize_t, preadv,
+                                         (int fd, const struct iovec *iov, int n, off_t off)){
+    DATA_CALL(preadv, 0, off, IOV0(iov, n),
+              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, pwritev,
+                                              (int fd, const struct iovec *iov, int n, off_t off)){
+    DATA_CALL(pwritev, 1, off, IOV0(iov, n),
+              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, preadv64,
+                                              (int fd, const struct iovec *iov, int n,
+                                               off64_t off)){
+    DATA_CALL(preadv64, 0, off, IOV0(iov, n),
+              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, pwritev64,
+                                              (int fd, const struct iovec *iov, int n,
+                                               off64_t off)){
+    DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off))}
 /* v2: offset -1 means the current file offset. */
-IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
-  DATA_CALL(preadv2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl))
-}
-IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
-  DATA_CALL(pwritev2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))
-}
-IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
-  DATA_CALL(preadv64v2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl))
-}
-IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
-  DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))
-}
+IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)){
+    DATA_CALL(preadv2, 0, off, IOV0(iov, n),
+              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, pwritev2,
+                                                  (int fd, const struct iovec *iov, int n,
+                                                   off_t off, int fl)){
+    DATA_CALL(pwritev2, 1, off, IOV0(iov, n),
+              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, preadv64v2,
+                                                  (int fd, const struct iovec *iov, int n,
+                                                   off64_t off, int fl)){
+    DATA_CALL(preadv64v2, 0, off, IOV0(iov, n),
+              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, pwritev64v2,
+                                                  (int fd, const struct iovec *iov, int n,
+                                                   off64_t off, int fl)){
+    DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))}
 
 /* ---- offsets ------------------------------------------------------------ */
 
-#define DEFINE_LSEEK(name, type)                                               \
-  IOCHAR_WRAP(type, name, (int fd, type off, int whence)) {                    \
-    iochar_fdesc *d = iochar_fd_get(fd);                                       \
-    if (!d || !iochar_active()) {                                              \
-      type r = IOCHAR_REAL(name)(fd, off, whence);                             \
-      if (d && r >= 0) atomic_store(&d->offset, (int64_t)r);                   \
-      return r;                                                                \
-    }                                                                          \
-    double t0 = iochar_now();                                                  \
-    type r = IOCHAR_REAL(name)(fd, off, whence);                               \
-    double t1 = iochar_now();                                                  \
-    if (r >= 0) {                                                              \
-      atomic_store(&d->offset, (int64_t)r);                                    \
-      IOCHAR_RECORD(record_meta(d->rec, POSIX_SEEKS, t0, t1));                 \
-    }                                                                          \
-    return r;                                                                  \
+#define DEFINE_LSEEK(name, type)                               \
+  IOCHAR_WRAP(type, name, (int fd, type off, int whence)) {    \
+    iochar_fdesc *d = iochar_fd_get(fd);                       \
+    if (!d || !iochar_active()) {                              \
+      type r = IOCHAR_REAL(name)(fd, off, whence);             \
+      if (d && r >= 0) atomic_store(&d->offset, (int64_t)r);   \
+      return r;                                                \
+    }                                                          \
+    double t0 = iochar_now();                                  \
+    type r = IOCHAR_REAL(name)(fd, off, whence);               \
+    double t1 = iochar_now();                                  \
+    if (r >= 0) {                                              \
+      atomic_store(&d->offset, (int64_t)r);                    \
+      IOCHAR_RECORD(record_meta(d->rec, POSIX_SEEKS, t0, t1)); \
+    }                                                          \
+    return r;                                                  \
   }
-DEFINE_LSEEK(lseek, off_t)
-DEFINE_LSEEK(lseek64, off64_t)
+DEFINE_LSEEK(lseek, off_t) DEFINE_LSEEK(lseek64, off64_t)
 
 /* ---- sync, truncate, mmap ---------------------------------------------- */
 
-#define FD_META(name, idx, params, call)                                       \
-  IOCHAR_WRAP(int, name, params) {                                             \
-    iochar_fdesc *d = iochar_fd_get(fd);                                       \
-    if (!d || !iochar_active()) return IOCHAR_REAL(name) call;                 \
-    double t0 = iochar_now();                                                  \
-    int r = IOCHAR_REAL(name) call;                                            \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD(record_meta(d->rec, idx, t0, t1));                           \
-    return r;                                                                  \
+#define FD_META(name, idx, params, call)                       \
+  IOCHAR_WRAP(int, name, params) {                             \
+    iochar_fdesc *d = iochar_fd_get(fd);                       \
+    if (!d || !iochar_active()) return IOCHAR_REAL(name) call; \
+    double t0 = iochar_now();                                  \
+    int r = IOCHAR_REAL(name) call;                            \
+    double t1 = iochar_now();                                  \
+    IOCHAR_RECORD(record_meta(d->rec, idx, t0, t1));           \
+    return r;                                                  \
   }
-FD_META(fsync, POSIX_FSYNCS, (int fd), (fd))
-FD_META(fdatasync, POSIX_FDSYNCS, (int fd), (fd))
-FD_META(ftruncate, POSIX_TRUNCATES, (int fd, off_t len), (fd, len))
-FD_META(ftruncate64, POSIX_TRUNCATES, (int fd, off64_t len), (fd, len))
-FD_META(fstat, POSIX_STATS, (int fd, struct stat *st), (fd, st))
-FD_META(fstat64, POSIX_STATS, (int fd, struct stat64 *st), (fd, st))
-FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st), (v, fd, st))
-FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st))
+    FD_META(fsync, POSIX_FSYNCS, (int fd), (fd)) FD_META(fdatasync, POSIX_FDSYNCS, (int fd), (fd))
+        FD_META(ftruncate, POSIX_TRUNCATES, (int fd, off_t len),
+                (fd, len)) FD_META(ftruncate64, POSIX_TRUNCATES, (int fd, off64_t len), (fd, len))
+            FD_META(fstat, POSIX_STATS, (int fd, struct stat *st), (fd, st))
+                FD_META(fstat64, POSIX_STATS, (int fd, struct stat64 *st),
+                        (fd, st)) FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st),
+                                          (v, fd, st)) FD_META(__fxstat64, POSIX_STATS,
+                                                               (int v, int fd, struct stat64 *st),
+                                                               (v, fd, st))
 
-#define DEFINE_MMAP(name, type)                                                \
+#define DEFINE_MMAP(name, type)                                                        \
   IOCHAR_WRAP(void *, name, (void *a, size_t n, int prot, int fl, int fd, type off)) { \
-    iochar_fdesc *d = iochar_fd_get(fd);                                       \
-    if (!d || !iochar_active()) return IOCHAR_REAL(name)(a, n, prot, fl, fd, off); \
-    double t0 = iochar_now();                                                  \
-    void *r = IOCHAR_REAL(name)(a, n, prot, fl, fd, off);                      \
-    double t1 = iochar_now();                                                  \
-    if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1)); \
-    return r;                                                                  \
+    iochar_fdesc *d = iochar_fd_get(fd);                                               \
+    if (!d || !iochar_active()) return IOCHAR_REAL(name)(a, n, prot, fl, fd, off);     \
+    double t0 = iochar_now();                                                          \
+    void *r = IOCHAR_REAL(name)(a, n, prot, fl, fd, off);                              \
+    double t1 = iochar_now();                                                          \
+    if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1));      \
+    return r;                                                                          \
   }
-DEFINE_MMAP(mmap, off_t)
-DEFINE_MMAP(mmap64, off64_t)
+                    DEFINE_MMAP(mmap, off_t) DEFINE_MMAP(mmap64, off64_t)
 
 /* ---- path metadata ------------------------------------------------------ */
 
 /* Path calls record only successes: failed probes create no records. */
-#define PATH_META(name, idx, dirfd, path, params, call)                        \
-  IOCHAR_WRAP(int, name, params) {                                             \
-    if (!iochar_active()) return IOCHAR_REAL(name) call;                       \
-    double t0 = iochar_now();                                                  \
-    int r = IOCHAR_REAL(name) call;                                            \
-    double t1 = iochar_now();                                                  \
-    if (r == 0) IOCHAR_RECORD(record_path_meta(dirfd, path, idx, t0, t1));     \
-    return r;                                                                  \
+#define PATH_META(name, idx, dirfd, path, params, call)                    \
+  IOCHAR_WRAP(int, name, params) {                                         \
+    if (!iochar_active()) return IOCHAR_REAL(name) call;                   \
+    double t0 = iochar_now();                                              \
+    int r = IOCHAR_REAL(name) call;                                        \
+    double t1 = iochar_now();                                              \
+    if (r == 0) IOCHAR_RECORD(record_path_meta(dirfd, path, idx, t0, t1)); \
+    return r;                                                              \
   }
-PATH_META(stat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
-PATH_META(lstat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
-PATH_META(stat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
-PATH_META(lstat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
-PATH_META(fstatat, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat *s, int f), (dfd, p, s, f))
-PATH_META(fstatat64, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat64 *s, int f), (dfd, p, s, f))
-PATH_META(__xstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
-PATH_META(__lxstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
-PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
-PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
-PATH_META(__fxstatat, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat *s, int f), (v, dfd, p, s, f))
-PATH_META(__fxstatat64, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat64 *s, int f), (v, dfd, p, s, f))
-PATH_META(truncate, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off_t n), (p, n))
-PATH_META(truncate64, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off64_t n), (p, n))
-PATH_META(unlink, POSIX_UNLINKS, AT_FDCWD, p, (const char *p), (p))
-PATH_META(unlinkat, POSIX_UNLINKS, dfd, p, (int dfd, const char *p, int f), (dfd, p, f))
+                        PATH_META(stat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s),
+                                  (p, s)) PATH_META(lstat, POSIX_STATS, AT_FDCWD, p,
+                                                    (const char *p, struct stat *s), (p, s))
+                            PATH_META(stat64, POSIX_STATS, AT_FDCWD, p,
+                                      (const char *p, struct stat64 *s),
+                                      (p, s)) PATH_META(lstat64, POSIX_STATS, AT_FDCWD, p,
+                                                        (const char *p, struct stat64 *s), (p, s))
+                                PATH_META(fstatat, POSIX_STATS, dfd, p,
+                                          (int dfd, const char *p, struct stat *s, int f),
+                                          (dfd, p, s, f)) PATH_META(fstatat64, POSIX_STATS, dfd, p,
+                                                                    (int dfd, const char *p,
+                                                                     struct stat64 *s, int f),
+                                                                    (dfd, p, s, f))
+                                    PATH_META(__xstat, POSIX_STATS, AT_FDCWD, p,
+                                              (int v, const char *p, struct stat *s), (v, p, s))
+                                        PATH_META(__lxstat, POSIX_STATS, AT_FDCWD, p,
+                                                  (int v, const char *p, struct stat *s), (v, p, s))
+                                            PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p,
+                                                      (int v, const char *p, struct stat64 *s),
+                                                      (v, p, s))
+                                                PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p,
+                                                          (int v, const char *p, struct stat64 *s),
+                                                          (v, p, s)) PATH_META(__fxstatat,
+                                                                               POSIX_STATS, dfd, p,
+                                                                               (int v, int dfd,
+                                                                                const char *p,
+                                                                                struct stat *s,
+                                                                                int f),
+                                                                               (v, dfd, p, s, f))
+                                                    PATH_META(__fxstatat64, POSIX_STATS, dfd, p,
+                                                              (int v, int dfd, const char *p,
+                                                               struct stat64 *s, int f),
+                                                              (v, dfd, p, s, f))
+                                                        PATH_META(truncate, POSIX_TRUNCATES,
+                                                                  AT_FDCWD, p,
+                                                                  (const char *p, off_t n),
+                                                                  (p, n)) PATH_META(truncate64,
+                                                                                    POSIX_TRUNCATES,
+                                                                                    AT_FDCWD, p,
+                                                                                    (const char *p,
+                                                                                     off64_t n),
+                                                                                    (p, n))
+                                                            PATH_META(unlink, POSIX_UNLINKS,
+                                                                      AT_FDCWD, p, (const char *p),
+                                                                      (p))
+                                                                PATH_META(unlinkat, POSIX_UNLINKS,
+                                                                          dfd, p,
+                                                                          (int dfd, const char *p,
+                                                                           int f),
+                                                                          (dfd, p, f))
 
-static void record_rename(int sdir, const char *src, int ddir, const char *dst,
-                          double t0, double t1) {
+                                                                    static void record_rename(
+                                                                        int sdir, const char *src,
+                                                                        int ddir, const char *dst,
+                                                                        double t0, double t1) {
   record_path_meta(sdir, src, POSIX_RENAME_SOURCES, t0, t1);
   record_path_meta(ddir, dst, POSIX_RENAME_TARGETS, t0, t1);
 }
@@ -401,22 +431,24 @@ IOCHAR_WRAP(int, dup, (int fd)) {
 }
 
 /* dup2/dup3 onto a tracked fd close it implicitly: forget it either way. */
-#define DEFINE_DUP2(name, params, call)                                        \
-  IOCHAR_WRAP(int, name, params) {                                             \
-    iochar_fdesc *d = iochar_fd_get(fd);                                       \
-    if (!iochar_active()) {                                                    \
-      int r = IOCHAR_REAL(name) call;                                          \
-      if (r >= 0 && r != fd) iochar_fd_set(r, d);                              \
-      return r;                                                                \
-    }                                                                          \
-    double t0 = iochar_now();                                                  \
-    int r = IOCHAR_REAL(name) call;                                            \
-    double t1 = iochar_now();                                                  \
-    if (r >= 0 && r != fd) {                                                   \
-      if (d) IOCHAR_RECORD(record_dup(r, d, t0, t1));                          \
-      else iochar_fd_clear(r);                                                 \
-    }                                                                          \
-    return r;                                                                  \
+#define DEFINE_DUP2(name, params, call)           \
+  IOCHAR_WRAP(int, name, params) {                \
+    iochar_fdesc *d = iochar_fd_get(fd);          \
+    if (!iochar_active()) {                       \
+      int r = IOCHAR_REAL(name) call;             \
+      if (r >= 0 && r != fd) iochar_fd_set(r, d); \
+      return r;                                   \
+    }                                             \
+    double t0 = iochar_now();                     \
+    int r = IOCHAR_REAL(name) call;               \
+    double t1 = iochar_now();                     \
+    if (r >= 0 && r != fd) {                      \
+      if (d)                                      \
+        IOCHAR_RECORD(record_dup(r, d, t0, t1));  \
+      else                                        \
+        iochar_fd_clear(r);                       \
+    }                                             \
+    return r;                                     \
   }
 DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))
 DEFINE_DUP2(dup3, (int fd, int nfd, int fl), (fd, nfd, fl))
@@ -461,4 +493,50 @@ IOCHAR_WRAP(int, fchdir, (int fd)) {
   int r = IOCHAR_REAL(fchdir)(fd);
   if (r == 0 && iochar_ready) IOCHAR_RECORD(iochar_cwd_changed());
   return r;
+}
+
+/* ---- fortified entry points --------------------------------------------- */
+/* -D_FORTIFY_SOURCE builds call glibc's checked variants instead of the plain
+ * names; the real checked function still does the check. */
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+ssize_t __read_chk(int, void *, size_t, size_t);
+ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
+
+#define DEFINE_OPEN_2(name)                                                        \
+  IOCHAR_WRAP(int, name, (const char *path, int flags)) {                          \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags);                   \
+    double t0 = iochar_now();                                                      \
+    int fd = IOCHAR_REAL(name)(path, flags);                                       \
+    double t1 = iochar_now();                                                      \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1)); \
+    return fd;                                                                     \
+  }
+DEFINE_OPEN_2(__open_2)
+DEFINE_OPEN_2(__open64_2)
+
+#define DEFINE_OPENAT_2(name)                                                   \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
+    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags);         \
+    double t0 = iochar_now();                                                   \
+    int fd = IOCHAR_REAL(name)(dirfd, path, flags);                             \
+    double t1 = iochar_now();                                                   \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1)); \
+    return fd;                                                                  \
+  }
+DEFINE_OPENAT_2(__openat_2)
+DEFINE_OPENAT_2(__openat64_2)
+
+IOCHAR_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t len)){
+    DATA_CALL(__read_chk, 0, -1, buf, (fd, buf, n, len))} IOCHAR_WRAP(ssize_t, __pread_chk,
+                                                                      (int fd, void *buf, size_t n,
+                                                                       off_t off, size_t len)){
+    DATA_CALL(__pread_chk, 0, off, buf, (fd, buf, n, off, len))} IOCHAR_WRAP(ssize_t, __pread64_chk,
+                                                                             (int fd, void *buf,
+                                                                              size_t n, off64_t off,
+                                                                              size_t len)) {
+  DATA_CALL(__pread64_chk, 0, off, buf, (fd, buf, n, off, len))
 }

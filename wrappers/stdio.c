@@ -51,8 +51,8 @@ const iochar_module iochar_mod_stdio = {
 typedef struct stream {
   iochar_record *rec;
   FILE *fp;
-  int64_t offset;  /* guarded by rec->lock */
-  double t_last;   /* end of the last timed call, for untimed ones */
+  int64_t offset; /* guarded by rec->lock */
+  double t_last;  /* end of the last timed call, for untimed ones */
   uint32_t untimed;
 } stream;
 
@@ -92,23 +92,22 @@ int _IO_putc(int, FILE *);
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
 
-static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
-                        int is_fdopen, double t0, double t1) {
+static void record_open(FILE *fp, const char *path, int fd_in, const char *mode, int is_fdopen,
+                        double t0, double t1) {
   int fd = fileno(fp);
   if (fd < 0 || fd >= NSTREAMS) return;
   if (!streams) {
     void *p = mmap(NULL, sizeof(stream) * NSTREAMS, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return;
-    if (!__atomic_compare_exchange_n(&streams, &(stream *){NULL}, p, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (!__atomic_compare_exchange_n(&streams, &(stream *){NULL}, p, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
       munmap(p, sizeof(stream) * NSTREAMS);
   }
   char abs[IOCHAR_PATH_MAX];
   iochar_record *r = NULL;
   if (path) {
-    if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) == 0 &&
-        !iochar_path_excluded(abs))
+    if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) == 0 && !iochar_path_excluded(abs))
       r = iochar_record_get(IOCHAR_MOD_STDIO, abs);
   } else { /* fdopen: name it after what the descriptor is */
     iochar_fdesc *d = iochar_fd_get(fd_in);
@@ -135,8 +134,8 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
   iochar_spin_unlock(&r->lock);
 }
 
-static inline __attribute__((always_inline)) void
-stream_rw(stream *s, int dir, int64_t n, double t0, double t1) {
+static inline __attribute__((always_inline)) void stream_rw(stream *s, int dir, int64_t n,
+                                                            double t0, double t1) {
   iochar_record *r = s->rec;
   int saved = errno;
   iochar_in_tool++; /* a signal handler's I/O must not wait on our lock */
@@ -148,8 +147,8 @@ stream_rw(stream *s, int dir, int64_t n, double t0, double t1) {
   iochar_in_tool--;
   errno = saved;
 }
-static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n,
-                                                double t0, double t1) {
+static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n, double t0,
+                                                double t1) {
   s->t_last = t1;
   stream_rw(s, dir, n, t0, t1);
 }
@@ -192,8 +191,7 @@ static inline int buffered_line(stream *s, FILE *fp, int n) {
 #ifdef __GLIBC__
   size_t avail = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
   if (n <= 1 || (fp->_flags & (FL_UNBUFFERED | FL_PUTTING))) return 0;
-  if (avail >= (size_t)n - 1 || memchr(fp->_IO_read_ptr, '\n', avail))
-    return ++s->untimed & 63;
+  if (avail >= (size_t)n - 1 || memchr(fp->_IO_read_ptr, '\n', avail)) return ++s->untimed & 63;
 #else
   (void)s, (void)fp, (void)n;
 #endif
@@ -228,14 +226,14 @@ static void record_close(stream *s, double t0, double t1) {
 
 /* ---- open and close ----------------------------------------------------- */
 
-#define DEFINE_FOPEN(name)                                                     \
-  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode)) {            \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                \
-    double t0 = iochar_now();                                                  \
-    FILE *fp = IOCHAR_REAL(name)(path, mode);                                  \
-    double t1 = iochar_now();                                                  \
-    if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1));         \
-    return fp;                                                                 \
+#define DEFINE_FOPEN(name)                                             \
+  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode)) {    \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);        \
+    double t0 = iochar_now();                                          \
+    FILE *fp = IOCHAR_REAL(name)(path, mode);                          \
+    double t1 = iochar_now();                                          \
+    if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1)); \
+    return fp;                                                         \
   }
 DEFINE_FOPEN(fopen)
 DEFINE_FOPEN(fopen64)
@@ -287,85 +285,68 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
 /* Guard, clock, real call, clock, then the bytes the call moved. */
 /* Guard, then either the buffered path (no clock) or clock, real call, clock;
  * then the bytes the call moved. */
-#define STDIO_DATA(name, fp, dir, call, bytes_expr, predict)                   \
-  stream *s = iochar_active() ? stream_get(fp) : NULL;                         \
-  if (!s) return IOCHAR_REAL(name) call;                                       \
-  if (predict) {                                                               \
-    __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;           \
-    record_untimed(s, dir, (bytes_expr));                                      \
-    return ret;                                                                \
-  }                                                                            \
-  double t0 = iochar_now();                                                    \
-  __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;             \
-  double t1 = iochar_now();                                                    \
-  record_rw(s, dir, (bytes_expr), t0, t1);                                     \
+#define STDIO_DATA(name, fp, dir, call, bytes_expr, predict)         \
+  stream *s = iochar_active() ? stream_get(fp) : NULL;               \
+  if (!s) return IOCHAR_REAL(name) call;                             \
+  if (predict) {                                                     \
+    __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call; \
+    record_untimed(s, dir, (bytes_expr));                            \
+    return ret;                                                      \
+  }                                                                  \
+  double t0 = iochar_now();                                          \
+  __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;   \
+  double t1 = iochar_now();                                          \
+  record_rw(s, dir, (bytes_expr), t0, t1);                           \
   return ret;
 
 /* Formatted output: assume no flush when 256 bytes of buffer are free. */
 #define FMT_ROOM 256
 
-IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz * n))
-}
-IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz * n))
-}
-IOCHAR_WRAP(int, fgetc, (FILE * fp)) {
-  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
-}
-IOCHAR_WRAP(int, getc, (FILE * fp)) {
-  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
-}
-IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) {
-  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1))
-}
-IOCHAR_WRAP(int, getw, (FILE * fp)) {
-  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
-             buffered(s, fp, 0, sizeof(int)))
-}
-IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
-  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
-             buffered_line(s, fp, n))
-}
-IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) {
-  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
-}
-IOCHAR_WRAP(int, putc, (int c, FILE *fp)) {
-  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
-}
-IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) {
-  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1))
-}
-IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
-  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
-             buffered(s, fp, 1, sizeof(int)))
-}
-IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
-  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
-             buffered(s, fp, 1, strlen(str)))
-}
-IOCHAR_WRAP(int, puts, (const char *str)) {
-  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
-             buffered(s, stdout, 1, strlen(str) + 1))
-}
-IOCHAR_WRAP(int, putchar, (int c)) {
-  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1))
-}
-IOCHAR_WRAP(int, getchar, (void)) {
-  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1))
-}
-IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
-  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM))
-}
-IOCHAR_WRAP(int, vprintf, (const char *fmt, va_list ap)) {
+IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)){
+    STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret *sz),
+               buffered(s, fp, 0, sz *n))} IOCHAR_WRAP(size_t, fwrite,
+                                                       (const void *p, size_t sz, size_t n,
+                                                        FILE *fp)){
+    STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret *sz),
+               buffered(s, fp, 1, sz *n))} IOCHAR_WRAP(int, fgetc, (FILE * fp)){
+    STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1,
+               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, getc, (FILE * fp)){
+    STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1,
+               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, _IO_getc, (FILE * fp)){
+    STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1,
+               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, getw, (FILE * fp)){
+    STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
+               buffered(s, fp, 0, sizeof(int)))} IOCHAR_WRAP(char *, fgets,
+                                                             (char *buf, int n, FILE *fp)){
+    STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
+               buffered_line(s, fp, n))} IOCHAR_WRAP(int, fputc, (int c, FILE *fp)){
+    STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
+               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, putc, (int c, FILE *fp)){
+    STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
+               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)){
+    STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
+               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, putw, (int w, FILE *fp)){
+    STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
+               buffered(s, fp, 1, sizeof(int)))} IOCHAR_WRAP(int, fputs,
+                                                             (const char *str, FILE *fp)){
+    STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
+               buffered(s, fp, 1, strlen(str)))} IOCHAR_WRAP(int, puts, (const char *str)){
+    STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
+               buffered(s, stdout, 1, strlen(str) + 1))} IOCHAR_WRAP(int, putchar, (int c)){
+    STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1,
+               buffered(s, stdout, 1, 1))} IOCHAR_WRAP(int, getchar, (void)){
+    STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1,
+               buffered(s, stdin, 0, 1))} IOCHAR_WRAP(int, vfprintf,
+                                                      (FILE * fp, const char *fmt, va_list ap)){
+    STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret,
+               buffered(s, fp, 1, FMT_ROOM))} IOCHAR_WRAP(int, vprintf,
+                                                          (const char *fmt, va_list ap)) {
   STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM))
 }
 
 /* Variadic forms forward to the v-forms of libc directly (not our wrappers,
  * which would count twice). */
-static __typeof__(&vfprintf) libc_vfprintf(void) {
-  return IOCHAR_REAL(vfprintf);
-}
+static __typeof__(&vfprintf) libc_vfprintf(void) { return IOCHAR_REAL(vfprintf); }
 
 __attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ...) {
   va_list ap;
@@ -375,8 +356,10 @@ __attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ..
   double t0 = s && !untimed ? iochar_now() : 0;
   int ret = libc_vfprintf()(fp, fmt, ap);
   va_end(ap);
-  if (untimed) record_untimed(s, 1, ret);
-  else if (s) record_rw(s, 1, ret, t0, iochar_now());
+  if (untimed)
+    record_untimed(s, 1, ret);
+  else if (s)
+    record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
 __attribute__((visibility("default"))) int printf(const char *fmt, ...) {
@@ -387,8 +370,10 @@ __attribute__((visibility("default"))) int printf(const char *fmt, ...) {
   double t0 = s && !untimed ? iochar_now() : 0;
   int ret = libc_vfprintf()(stdout, fmt, ap);
   va_end(ap);
-  if (untimed) record_untimed(s, 1, ret);
-  else if (s) record_rw(s, 1, ret, t0, iochar_now());
+  if (untimed)
+    record_untimed(s, 1, ret);
+  else if (s)
+    record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
 
@@ -410,25 +395,23 @@ static int scan_common(vscan_fn real, FILE *fp, const char *fmt, va_list ap) {
 }
 /* glibc's headers rename the scanf family to __isoc99_*, so the exported
  * names are given explicitly; each resolves its own real function. */
-#define DEFINE_VSCAN(fn, sym)                                                  \
-  int fn(FILE *, const char *, va_list) __asm__(sym);                          \
-  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt,     \
-                                                va_list ap) {                  \
-    static vscan_fn real;                                                      \
-    if (!real) real = (vscan_fn)iochar_resolve(sym, (const void *)fn);         \
-    return scan_common(real, fp, fmt, ap);                                     \
+#define DEFINE_VSCAN(fn, sym)                                                            \
+  int fn(FILE *, const char *, va_list) __asm__(sym);                                    \
+  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt, va_list ap) { \
+    static vscan_fn real;                                                                \
+    if (!real) real = (vscan_fn)iochar_resolve(sym, (const void *)fn);                   \
+    return scan_common(real, fp, fmt, ap);                                               \
   }
-#define DEFINE_SCAN(fn, sym, vsym)                                             \
-  int fn(FILE *, const char *, ...) __asm__(sym);                              \
-  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt,     \
-                                                ...) {                         \
-    static vscan_fn real;                                                      \
-    if (!real) real = (vscan_fn)iochar_resolve(vsym, NULL);                    \
-    va_list ap;                                                                \
-    va_start(ap, fmt);                                                         \
-    int r = scan_common(real, fp, fmt, ap);                                    \
-    va_end(ap);                                                                \
-    return r;                                                                  \
+#define DEFINE_SCAN(fn, sym, vsym)                                                \
+  int fn(FILE *, const char *, ...) __asm__(sym);                                 \
+  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt, ...) { \
+    static vscan_fn real;                                                         \
+    if (!real) real = (vscan_fn)iochar_resolve(vsym, NULL);                       \
+    va_list ap;                                                                   \
+    va_start(ap, fmt);                                                            \
+    int r = scan_common(real, fp, fmt, ap);                                       \
+    va_end(ap);                                                                   \
+    return r;                                                                     \
   }
 DEFINE_VSCAN(wrap_vfscanf, "vfscanf")
 DEFINE_VSCAN(wrap_isoc99_vfscanf, "__isoc99_vfscanf")
@@ -437,15 +420,15 @@ DEFINE_SCAN(wrap_isoc99_fscanf, "__isoc99_fscanf", "__isoc99_vfscanf")
 
 /* ---- positioning and flushing ------------------------------------------- */
 
-#define STDIO_SEEK(name, params, call, ok)                                     \
-  IOCHAR_WRAP(int, name, params) {                                             \
-    stream *s = iochar_active() ? stream_get(fp) : NULL;                       \
-    if (!s) return IOCHAR_REAL(name) call;                                     \
-    double t0 = iochar_now();                                                  \
-    int ret = IOCHAR_REAL(name) call;                                          \
-    double t1 = iochar_now();                                                  \
-    if (ok) IOCHAR_RECORD(record_seek(s, fp, t0, t1));                         \
-    return ret;                                                                \
+#define STDIO_SEEK(name, params, call, ok)               \
+  IOCHAR_WRAP(int, name, params) {                       \
+    stream *s = iochar_active() ? stream_get(fp) : NULL; \
+    if (!s) return IOCHAR_REAL(name) call;               \
+    double t0 = iochar_now();                            \
+    int ret = IOCHAR_REAL(name) call;                    \
+    double t1 = iochar_now();                            \
+    if (ok) IOCHAR_RECORD(record_seek(s, fp, t0, t1));   \
+    return ret;                                          \
   }
 STDIO_SEEK(fseek, (FILE * fp, long off, int wh), (fp, off, wh), ret == 0)
 STDIO_SEEK(fseeko, (FILE * fp, off_t off, int wh), (fp, off, wh), ret == 0)
@@ -483,5 +466,60 @@ IOCHAR_WRAP(int, fflush, (FILE * fp)) {
   int r = IOCHAR_REAL(fflush)(fp);
   double t1 = iochar_now();
   IOCHAR_RECORD(record_meta(s, STDIO_FLUSHES, t0, t1));
+  return r;
+}
+
+/* ---- fortified entry points --------------------------------------------- */
+/* -D_FORTIFY_SOURCE builds call glibc's checked variants; each forwards to the
+ * real checked function, so the checks stay. */
+int __fprintf_chk(FILE *, int, const char *, ...);
+int __printf_chk(int, const char *, ...);
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+int __vprintf_chk(int, const char *, va_list);
+size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
+char *__fgets_chk(char *, size_t, int, FILE *);
+
+IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list ap)){
+    STDIO_DATA(__vfprintf_chk, fp, 1, (fp, flag, fmt, ap), ret,
+               buffered(s, fp, 1, FMT_ROOM))} IOCHAR_WRAP(int, __vprintf_chk,
+                                                          (int flag, const char *fmt, va_list ap)){
+    STDIO_DATA(__vprintf_chk, stdout, 1, (flag, fmt, ap), ret,
+               buffered(s, stdout, 1, FMT_ROOM))} IOCHAR_WRAP(size_t, __fread_chk,
+                                                              (void *p, size_t plen, size_t sz,
+                                                               size_t n, FILE *fp)){
+    STDIO_DATA(__fread_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret *sz),
+               buffered(s, fp, 0, sz *n))} IOCHAR_WRAP(char *, __fgets_chk,
+                                                       (char *buf, size_t blen, int n, FILE *fp)) {
+  STDIO_DATA(__fgets_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
+             buffered_line(s, fp, n))
+}
+
+/* The variadic checked forms go to the real __vfprintf_chk (not our wrapper,
+ * which would count twice). */
+static int fprintf_chk_common(FILE *fp, int flag, const char *fmt, va_list ap) {
+  static __typeof__(&__vfprintf_chk) real;
+  if (!real) real = (__typeof__(real))iochar_resolve("__vfprintf_chk", NULL);
+  stream *s = iochar_active() ? stream_get(fp) : NULL;
+  int untimed = s && buffered(s, fp, 1, FMT_ROOM);
+  double t0 = s && !untimed ? iochar_now() : 0;
+  int ret = real(fp, flag, fmt, ap);
+  if (untimed)
+    record_untimed(s, 1, ret);
+  else if (s)
+    record_rw(s, 1, ret, t0, iochar_now());
+  return ret;
+}
+__attribute__((visibility("default"))) int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fprintf_chk_common(fp, flag, fmt, ap);
+  va_end(ap);
+  return r;
+}
+__attribute__((visibility("default"))) int __printf_chk(int flag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fprintf_chk_common(stdout, flag, fmt, ap);
+  va_end(ap);
   return r;
 }

@@ -3,43 +3,43 @@
 #define IOCHAR_STDIO_COUNTERS_H
 #include "../runtime/counters.h"
 
-#define STDIO_COUNTERS(X)                                                      \
-  X(STDIO_OPENS, SUM)               /* fopen/fdopen/freopen that succeeded */  \
-  X(STDIO_FDOPENS, SUM)             /* of which fdopen */                      \
-  X(STDIO_READS, SUM)               /* fread/fgetc/getc/fgets/fscanf calls */  \
-  X(STDIO_WRITES, SUM)              /* fwrite/fputc/putc/fputs/fprintf calls */ \
-  X(STDIO_SEEKS, SUM)               /* fseek/fseeko/rewind/fsetpos */          \
-  X(STDIO_FLUSHES, SUM)             /* fflush */                               \
-  X(STDIO_BYTES_READ, BYTES)                                                   \
-  X(STDIO_BYTES_WRITTEN, BYTES)                                                \
-  X(STDIO_MAX_BYTE_READ, MAX)                                                  \
-  X(STDIO_MAX_BYTE_WRITTEN, MAX)                                               \
-  X(STDIO_CONSEC_READS, SUM)                                                   \
-  X(STDIO_CONSEC_WRITES, SUM)                                                  \
-  X(STDIO_SEQ_READS, SUM)                                                      \
-  X(STDIO_SEQ_WRITES, SUM)                                                     \
-  X(STDIO_RW_SWITCHES, SUM)                                                    \
-  X(STDIO_MAX_READ_TIME_SIZE, MAXT_SIZE)                                       \
-  X(STDIO_MAX_WRITE_TIME_SIZE, MAXT_SIZE)                                      \
-  IOCHAR_SIZE_BINS(X, STDIO, READ)                                             \
-  IOCHAR_SIZE_BINS(X, STDIO, WRITE)                                            \
-  IOCHAR_TOP4(X, STDIO, ACCESS)                                                \
+#define STDIO_COUNTERS(X)                                           \
+  X(STDIO_OPENS, SUM)   /* fopen/fdopen/freopen that succeeded */   \
+  X(STDIO_FDOPENS, SUM) /* of which fdopen */                       \
+  X(STDIO_READS, SUM)   /* fread/fgetc/getc/fgets/fscanf calls */   \
+  X(STDIO_WRITES, SUM)  /* fwrite/fputc/putc/fputs/fprintf calls */ \
+  X(STDIO_SEEKS, SUM)   /* fseek/fseeko/rewind/fsetpos */           \
+  X(STDIO_FLUSHES, SUM) /* fflush */                                \
+  X(STDIO_BYTES_READ, BYTES)                                        \
+  X(STDIO_BYTES_WRITTEN, BYTES)                                     \
+  X(STDIO_MAX_BYTE_READ, MAX)                                       \
+  X(STDIO_MAX_BYTE_WRITTEN, MAX)                                    \
+  X(STDIO_CONSEC_READS, SUM)                                        \
+  X(STDIO_CONSEC_WRITES, SUM)                                       \
+  X(STDIO_SEQ_READS, SUM)                                           \
+  X(STDIO_SEQ_WRITES, SUM)                                          \
+  X(STDIO_RW_SWITCHES, SUM)                                         \
+  X(STDIO_MAX_READ_TIME_SIZE, MAXT_SIZE)                            \
+  X(STDIO_MAX_WRITE_TIME_SIZE, MAXT_SIZE)                           \
+  IOCHAR_SIZE_BINS(X, STDIO, READ)                                  \
+  IOCHAR_SIZE_BINS(X, STDIO, WRITE)                                 \
+  IOCHAR_TOP4(X, STDIO, ACCESS)                                     \
   IOCHAR_RANK_STATS(X, STDIO)
 
-#define STDIO_F_COUNTERS(X)                                                    \
-  X(STDIO_F_OPEN_START_TIMESTAMP, TS_START)                                     \
-  X(STDIO_F_READ_START_TIMESTAMP, TS_START)                                     \
-  X(STDIO_F_WRITE_START_TIMESTAMP, TS_START)                                    \
-  X(STDIO_F_CLOSE_START_TIMESTAMP, TS_START)                                    \
-  X(STDIO_F_OPEN_END_TIMESTAMP, TS_END)                                        \
-  X(STDIO_F_READ_END_TIMESTAMP, TS_END)                                        \
-  X(STDIO_F_WRITE_END_TIMESTAMP, TS_END)                                       \
-  X(STDIO_F_CLOSE_END_TIMESTAMP, TS_END)                                       \
-  X(STDIO_F_READ_TIME, TIME)                                                   \
-  X(STDIO_F_WRITE_TIME, TIME)                                                  \
-  X(STDIO_F_META_TIME, TIME)        /* fopen/fclose/fseek/fflush */            \
-  X(STDIO_F_MAX_READ_TIME, MAXT)                                               \
-  X(STDIO_F_MAX_WRITE_TIME, MAXT)                                              \
+#define STDIO_F_COUNTERS(X)                                  \
+  X(STDIO_F_OPEN_START_TIMESTAMP, TS_START)                  \
+  X(STDIO_F_READ_START_TIMESTAMP, TS_START)                  \
+  X(STDIO_F_WRITE_START_TIMESTAMP, TS_START)                 \
+  X(STDIO_F_CLOSE_START_TIMESTAMP, TS_START)                 \
+  X(STDIO_F_OPEN_END_TIMESTAMP, TS_END)                      \
+  X(STDIO_F_READ_END_TIMESTAMP, TS_END)                      \
+  X(STDIO_F_WRITE_END_TIMESTAMP, TS_END)                     \
+  X(STDIO_F_CLOSE_END_TIMESTAMP, TS_END)                     \
+  X(STDIO_F_READ_TIME, TIME)                                 \
+  X(STDIO_F_WRITE_TIME, TIME)                                \
+  X(STDIO_F_META_TIME, TIME) /* fopen/fclose/fseek/fflush */ \
+  X(STDIO_F_MAX_READ_TIME, MAXT)                             \
+  X(STDIO_F_MAX_WRITE_TIME, MAXT)                            \
   IOCHAR_F_RANK_STATS(X, STDIO)
 
 enum { STDIO_COUNTERS(IOCHAR_ENUM_ENTRY) STDIO_NUM_INDICES };

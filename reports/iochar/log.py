@@ -361,6 +361,9 @@ def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
     return out
 
 
+MAX_SHIFT_BINS = 1 << 20  # a rank's log starting later than that is not one job
+
+
 def _coarsen(width: float, arr: np.ndarray, target: float, shift_s: float, what: str):
     """Re-bin a (4, nbins) series from `width` to `target` and shift it by shift_s seconds."""
     f = target / width
@@ -372,6 +375,8 @@ def _coarsen(width: float, arr: np.ndarray, target: float, shift_s: float, what:
     pad[:, :arr.shape[1]] = arr
     out = pad.reshape(4, n, f).sum(axis=2)
     s = round(shift_s / target)
+    if s > MAX_SHIFT_BINS:
+        raise LogError(f"{what}: SERIES would start {s} bins after the job start")
     if s > 0:
         out = np.concatenate([np.zeros((4, s), np.int64), out], axis=1)
     return out

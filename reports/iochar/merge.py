@@ -6,6 +6,8 @@ Ties are broken toward the lowest rank; top-4 tables order by count desc, value 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +32,14 @@ def merge_jobs(jobs: list, files: list) -> dict:
         if len(vals) > 1:
             raise LogError(f"cannot merge logs of different jobs ({key} differs: "
                            f"{', '.join(map(str, sorted(vals, key=str)))})")
+    for j, f in zip(jobs, files):
+        for key in ("start_time", "end_time"):
+            v = j.get(key, 0.0)
+            # epoch seconds within a century of now: anything else would shift
+            # counters and series by absurd amounts
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) \
+                    or not (0 <= v < 1e11):
+                raise LogError(f"cannot merge {f}: its JOB {key} {v!r} is not a time")
     order = sorted(range(len(jobs)), key=lambda i: ranks[i])
     job = dict(jobs[order[0]])  # lowest rank's (rank 0's when present) for the rest
     del job["rank"]

@@ -77,7 +77,7 @@ def test_misaligned_with_hdf5_recommendation():
     h5 = frame([{"path": "/s/x.h5", "rank": 0, "H5F_OPENS": 1}])
     (a,) = run_advice(job(), {"POSIX": df, "H5F": h5})["misaligned"]
     assert a.evidence == {"POSIX_FILE_NOT_ALIGNED": 600, "POSIX_FILE_ALIGNMENT": 4096,
-                          "accesses": 1000}
+                          "accesses": 1000, "eof_probes_not_counted": 0}
     assert a.severity == "high" and "H5Pset_alignment" in a.recommendation
 
 

@@ -134,3 +134,18 @@ def test_refuses_to_merge_unrelated_logs(tmp_path, logs):
                                                        "records": pd.DataFrame([R0])}})
     with pytest.raises(iochar.LogError, match="nprocs differs"):
         iochar.open([logs[0], diff])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "yesterday", 1e300])
+def test_bad_start_time_of_a_rank_log_is_named(tmp_path, bad):
+    """Per-rank logs are merged with time shifts: a rank whose start time is not
+    a time is refused with a named LogError, never a crash."""
+    paths = []
+    for rank in (0, 1):
+        job = {"nprocs": 2, "rank": rank, "exe": "/a", "partial": 2,
+               "start_time": 1.7e9 if rank == 0 else bad, "end_time": 1.7e9 + 5}
+        p = tmp_path / f"r{rank}.iochar"
+        write_log(p, job, {})
+        paths.append(str(p))
+    with pytest.raises(iochar.LogError, match="not a time"):
+        iochar.open(paths)

@@ -165,3 +165,32 @@ def test_library_exports_only_wrappers():
     names = {ln.split()[-1] for ln in out.splitlines()}
     assert {"open", "write", "pwrite64", "fwrite", "fprintf"} <= names
     assert not any(n.startswith("iochar_record") for n in names)
+
+
+def test_fortified_entry_points_counted(tmp_path):
+    """-D_FORTIFY_SOURCE=2 builds call __read_chk, __fprintf_chk...: counted as
+    the plain calls would be."""
+    exe = workload("fortify_workload")
+    syms = subprocess.run(["nm", "-D", exe], capture_output=True, text=True).stdout
+    for name in ("__read_chk", "__pread_chk", "__fprintf_chk", "__printf_chk",
+                 "__fgets_chk", "__fread_chk", "__vfprintf_chk"):
+        assert name in syms, name  # the workload really goes through them
+    p, log = run_log([exe, str(tmp_path), "100"], tmp_path)
+    assert p.stdout == b"done 1\n"
+    r = one(log.records("POSIX"), "/fort.dat")
+    assert (r["POSIX_OPENS"], r["POSIX_READS"], r["POSIX_BYTES_READ"]) == (2, 2, 200)
+    df = log.records("STDIO")
+    t = one(df, "/fort.txt")
+    assert (t["STDIO_WRITES"], t["STDIO_BYTES_WRITTEN"]) == (2, 13)
+    assert (t["STDIO_READS"], t["STDIO_BYTES_READ"]) == (2, 13)
+    out = one(df, "<STDOUT>")
+    assert (out["STDIO_WRITES"], out["STDIO_BYTES_WRITTEN"]) == (1, 7)
+
+
+def test_vfork_child_exit_does_not_take_parent_log(tmp_path):
+    p = run([W, "vfork", str(tmp_path)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (lg,) = logs_in(tmp_path)
+    df = iochar.open(str(lg)).records("POSIX")
+    assert one(df, "/before.dat")["POSIX_BYTES_WRITTEN"] == 5
+    assert one(df, "/after.dat")["POSIX_BYTES_WRITTEN"] == 6
