@@ -13,11 +13,11 @@ BUILD = Path(os.environ.get("IOCHAR_BUILD", ROOT / "build"))
 IOR = BUILD / "bench" / "ior"
 QUICK = "--quick" in sys.argv
 CASES = [  # (label, args)
-    ("posix fpp 1KiB", ["-a", "posix", "-F", "-t", "1024", "-b", str(8 << 20)]),
-    ("posix fpp 64KiB", ["-a", "posix", "-F", "-t", "65536", "-b", str(64 << 20)]),
-    ("posix shared 64KiB", ["-a", "posix", "-t", "65536", "-b", str(64 << 20)]),
-    ("mpiio shared 1KiB", ["-a", "mpiio", "-t", "1024", "-b", str(4 << 20)]),
-    ("mpiio fpp 64KiB", ["-a", "mpiio", "-F", "-t", "65536", "-b", str(64 << 20)]),
+    ("posix fpp 1KiB", ["-a", "posix", "-F", "-t", "1024", "-b", str(32 << 20)]),
+    ("posix fpp 64KiB", ["-a", "posix", "-F", "-t", "65536", "-b", str(512 << 20)]),
+    ("posix shared 64KiB", ["-a", "posix", "-t", "65536", "-b", str(512 << 20)]),
+    ("mpiio shared 1KiB", ["-a", "mpiio", "-t", "1024", "-b", str(16 << 20)]),
+    ("mpiio fpp 64KiB", ["-a", "mpiio", "-F", "-t", "65536", "-b", str(512 << 20)]),
 ]
 
 

@@ -48,6 +48,19 @@ static inline void iochar_topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
 /* Write the 4 largest (count desc, value asc) into c[first..first+7]. */
 void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
 
+/* The layout of a module whose records see metadata calls only (H5F, NC_FILE,
+ * PNETCDF_FILE): every data counter absent, meta time at index `meta`. */
+#define IOCHAR_NO2 \
+  { -1, -1 }
+#define IOCHAR_META_LAYOUT(meta)                                                                \
+  {                                                                                             \
+    .ops = IOCHAR_NO2, .bytes = IOCHAR_NO2, .max_byte = IOCHAR_NO2, .consec = IOCHAR_NO2,       \
+    .seq = IOCHAR_NO2, .size_bin0 = IOCHAR_NO2, .max_time_size = IOCHAR_NO2, .rw_switches = -1, \
+    .access1 = -1, .stride1 = -1, .file_not_aligned = -1, .file_alignment = -1,                 \
+    .mem_not_aligned = -1, .mem_alignment = -1, .f_time = {-1, -1, (meta)},                     \
+    .f_max_time = IOCHAR_NO2, .f_start = IOCHAR_NO2, .f_end = IOCHAR_NO2,                       \
+  }
+
 /* Per-record state of the shared accounting; modules put it first in theirs. */
 typedef struct iochar_rw_state {
   /* I/O-over-time bytes and ops not yet added to the module's series: they

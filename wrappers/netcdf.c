@@ -16,28 +16,8 @@ static const iochar_counter_def f_flts[] = {NC_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)
 static const iochar_counter_def v_ints[] = {NC_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {NC_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 \
-  { -1, -1 }
-static const iochar_rw_layout f_layout = {
-    .ops = NONE2,
-    .bytes = NONE2,
-    .max_byte = NONE2,
-    .consec = NONE2,
-    .seq = NONE2,
-    .size_bin0 = NONE2,
-    .max_time_size = NONE2,
-    .rw_switches = -1,
-    .access1 = -1,
-    .stride1 = -1,
-    .file_not_aligned = -1,
-    .file_alignment = -1,
-    .mem_not_aligned = -1,
-    .mem_alignment = -1,
-    .f_time = {-1, -1, NC_FILE_F_META_TIME},
-    .f_max_time = NONE2,
-    .f_start = NONE2,
-    .f_end = NONE2,
-};
+#define NONE2 IOCHAR_NO2
+static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(NC_FILE_F_META_TIME);
 static const iochar_rw_layout v_layout = {
     .ops = {NC_VAR_GETS, NC_VAR_PUTS},
     .bytes = {NC_VAR_BYTES_READ, NC_VAR_BYTES_WRITTEN},

@@ -344,38 +344,44 @@ IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)){
   STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM))
 }
 
-/* Variadic forms forward to the v-forms of libc directly (not our wrappers,
- * which would count twice). */
-static __typeof__(&vfprintf) libc_vfprintf(void) { return IOCHAR_REAL(vfprintf); }
-
-__attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+/* Variadic forms: one body for fprintf, printf and their checked forms; each
+ * calls libc's v-form directly (our v-wrappers would count twice). */
+typedef int (*vfmt_fn)(FILE *, int, const char *, va_list);
+static int plain_vfprintf(FILE *fp, int flag, const char *fmt, va_list ap) {
+  (void)flag;
+  return IOCHAR_REAL(vfprintf)(fp, fmt, ap);
+}
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+static int checked_vfprintf(FILE *fp, int flag, const char *fmt, va_list ap) {
+  static vfmt_fn real;
+  if (!real) real = (vfmt_fn)iochar_resolve("__vfprintf_chk", NULL);
+  return real(fp, flag, fmt, ap);
+}
+static int fmt_out(vfmt_fn out, FILE *fp, int flag, const char *fmt, va_list ap) {
   stream *s = iochar_active() ? stream_get(fp) : NULL;
   int untimed = s && buffered(s, fp, 1, FMT_ROOM);
   double t0 = s && !untimed ? iochar_now() : 0;
-  int ret = libc_vfprintf()(fp, fmt, ap);
-  va_end(ap);
+  int ret = out(fp, flag, fmt, ap);
   if (untimed)
     record_untimed(s, 1, ret);
   else if (s)
     record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
-__attribute__((visibility("default"))) int printf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  stream *s = iochar_active() ? stream_get(stdout) : NULL;
-  int untimed = s && buffered(s, stdout, 1, FMT_ROOM);
-  double t0 = s && !untimed ? iochar_now() : 0;
-  int ret = libc_vfprintf()(stdout, fmt, ap);
-  va_end(ap);
-  if (untimed)
-    record_untimed(s, 1, ret);
-  else if (s)
-    record_rw(s, 1, ret, t0, iochar_now());
-  return ret;
-}
+#define DEFINE_FMT(name, out, fp, params, flag)            \
+  __attribute__((visibility("default"))) int name params { \
+    va_list ap;                                            \
+    va_start(ap, fmt);                                     \
+    int r = fmt_out(out, fp, flag, fmt, ap);               \
+    va_end(ap);                                            \
+    return r;                                              \
+  }
+DEFINE_FMT(fprintf, plain_vfprintf, fp, (FILE * fp, const char *fmt, ...), 0)
+DEFINE_FMT(printf, plain_vfprintf, stdout, (const char *fmt, ...), 0)
+int __fprintf_chk(FILE *, int, const char *, ...);
+int __printf_chk(int, const char *, ...);
+DEFINE_FMT(__fprintf_chk, checked_vfprintf, fp, (FILE * fp, int flag, const char *fmt, ...), flag)
+DEFINE_FMT(__printf_chk, checked_vfprintf, stdout, (int flag, const char *fmt, ...), flag)
 
 /* fscanf family: the bytes consumed are the change of the stream position. */
 typedef int (*vscan_fn)(FILE *, const char *, va_list);
@@ -472,9 +478,6 @@ IOCHAR_WRAP(int, fflush, (FILE * fp)) {
 /* ---- fortified entry points --------------------------------------------- */
 /* -D_FORTIFY_SOURCE builds call glibc's checked variants; each forwards to the
  * real checked function, so the checks stay. */
-int __fprintf_chk(FILE *, int, const char *, ...);
-int __printf_chk(int, const char *, ...);
-int __vfprintf_chk(FILE *, int, const char *, va_list);
 int __vprintf_chk(int, const char *, va_list);
 size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_chk(char *, size_t, int, FILE *);
@@ -492,34 +495,4 @@ IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list 
                                                        (char *buf, size_t blen, int n, FILE *fp)) {
   STDIO_DATA(__fgets_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
              buffered_line(s, fp, n))
-}
-
-/* The variadic checked forms go to the real __vfprintf_chk (not our wrapper,
- * which would count twice). */
-static int fprintf_chk_common(FILE *fp, int flag, const char *fmt, va_list ap) {
-  static __typeof__(&__vfprintf_chk) real;
-  if (!real) real = (__typeof__(real))iochar_resolve("__vfprintf_chk", NULL);
-  stream *s = iochar_active() ? stream_get(fp) : NULL;
-  int untimed = s && buffered(s, fp, 1, FMT_ROOM);
-  double t0 = s && !untimed ? iochar_now() : 0;
-  int ret = real(fp, flag, fmt, ap);
-  if (untimed)
-    record_untimed(s, 1, ret);
-  else if (s)
-    record_rw(s, 1, ret, t0, iochar_now());
-  return ret;
-}
-__attribute__((visibility("default"))) int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int r = fprintf_chk_common(fp, flag, fmt, ap);
-  va_end(ap);
-  return r;
-}
-__attribute__((visibility("default"))) int __printf_chk(int flag, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int r = fprintf_chk_common(stdout, flag, fmt, ap);
-  va_end(ap);
-  return r;
 }
