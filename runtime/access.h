@@ -75,6 +75,7 @@ typedef struct iochar_rw_state {
   /* A run of untimed repeats (same direction and size, each at the end of
    * the previous) is counted in bulk: run_k repeats are not yet applied. */
   int8_t run_dir;
+  int8_t run_timed; /* 1: the repeats' ops and times are already counted */
   int64_t run_len, run_next, run_k;
   double run_t;
   iochar_topk access, stride;
@@ -182,11 +183,13 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   if (!k) return;
   s->run_k = 0;
   int64_t off = s->run_next - k * n;
-  c[L->ops[dir]] += k;
-  iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
-  if (L->f_start[dir] >= 0)
-    iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
-  iochar_series_note(r, s, dir, s->run_t, k * n, k);
+  if (!s->run_timed) {
+    c[L->ops[dir]] += k;
+    iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
+    if (L->f_start[dir] >= 0)
+      iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
+    iochar_series_note(r, s, dir, s->run_t, k * n, k);
+  }
   c[L->bytes[dir]] += k * n;
   c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
   if (L->access1 >= 0) iochar_topk_add_k(&s->access, n, k);
@@ -208,9 +211,38 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
  * accounts it normally.  Caller holds r->lock.  Off while observers run, as
  * they want every op. */
 static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int64_t len, double t) {
-  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir || iochar_observing)
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
+      iochar_observing || (s->run_k && s->run_timed))
     return 0;
   if (!s->run_k) s->run_t = t;
+  s->run_timed = 0;
+  s->run_k++;
+  s->run_next += len;
+  return 1;
+}
+
+/* The same for a timed op (a system call) that repeats the last one and does
+ * not overlap it: its op, time, timestamps and series count now; only the
+ * size and pattern work (bins, top-4 tables, consecutive...) waits for the
+ * run to end.  Returns 0 when the caller must account it normally. */
+static inline __attribute__((always_inline)) int
+iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
+                      int64_t off, int64_t len, const void *buf, double t0, double t1) {
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
+      iochar_observing || (s->run_k && !s->run_timed) || t0 < s->last_end[dir])
+    return 0;
+  int64_t *c = r->c;
+  double *f = r->f;
+  c[L->ops[dir]]++;
+  iochar_time_add(r, L, s, dir, t0, t1);
+  if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
+  if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
+    f[L->f_max_time[dir]] = t1 - t0;
+    if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;
+  }
+  if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
+  iochar_series_note(r, s, dir, t0, len, 1);
+  s->run_timed = 1;
   s->run_k++;
   s->run_next += len;
   return 1;

@@ -189,6 +189,35 @@ int main(void) {
     for (int i = 0; i < NFLT; i++) EXPECT(f[i] * 1e9, f1[i] * 1e9);
   }
 
+  /* timed runs: the same, with real durations, one overlapping call, a
+   * slowest call inside the run, and an unaligned buffer */
+  {
+    int64_t c1[NINT];
+    double f1[NFLT];
+    static const double t0s[] = {1, 2, 3, 3.5, 5, 6, 7.5, 9};
+    static const double t1s[] = {1.5, 2.5, 4, 3.9, 5.1, 7.4, 8, 9.2}; /* #3 overlaps #2 */
+    for (int pass = 0; pass < 2; pass++) {
+      reset();
+      for (int i = 0; i < 8; i++) {
+        void *b = (void *)(uintptr_t)(i == 5 ? 9 : 8);
+        if (pass == 0 || i == 0 ||
+            !iochar_rw_defer_timed(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]))
+          iochar_rw_account(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]);
+      }
+      w(4096 * 3, 7, 10, 11);
+      iochar_rw_finish(&rec, &L);
+      if (pass == 0) {
+        memcpy(c1, c, sizeof c);
+        memcpy(f1, f, sizeof f);
+      }
+    }
+    for (int i = 0; i < NINT; i++) EXPECT(c[i], c1[i]);
+    for (int i = 0; i < NFLT; i++) EXPECT(f[i] * 1e9, f1[i] * 1e9);
+    EXPECT(c[WRITES], 9);
+    EXPECT(c[MNA], 1);
+    EXPECT(f[MTW] * 10, 14); /* the 1.4 s call, inside the run */
+  }
+
   if (failures) return 1;
   printf("unit_access: all passed\n");
   return 0;

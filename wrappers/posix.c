@@ -106,7 +106,8 @@ static inline __attribute__((always_inline)) void record_rw(iochar_fdesc *d, int
     off = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
   }
-  iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
+  if (!iochar_rw_defer_timed(r, &layout, r->state, dir, off, ret, buf, t0, t1))
+    iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
   iochar_spin_unlock(&r->lock);
   iochar_in_tool--;
   errno = saved;
