@@ -136,8 +136,23 @@ static void pending_release(pending *p) {
   iochar_spin_unlock(&pool_lock);
 }
 
+/* Each thread remembers its last file handle (the same one, call after call,
+ * in a loop); any open or close anywhere bumps the generation, forgetting all. */
+static _Atomic unsigned files_gen;
+static __thread struct {
+  uint64_t key;
+  iochar_record *rec;
+  unsigned gen;
+} last_file __attribute__((tls_model("initial-exec")));
+
 static inline iochar_record *file_rec(MPI_File fh) {
-  return files ? iochar_hmap_get(files, FILE_KEY(fh)) : NULL;
+  if (!files) return NULL;
+  uint64_t k = FILE_KEY(fh);
+  unsigned g = atomic_load_explicit(&files_gen, memory_order_acquire);
+  if (last_file.rec && last_file.key == k && last_file.gen == g) return last_file.rec;
+  iochar_record *r = iochar_hmap_get(files, k);
+  last_file.key = k, last_file.rec = r, last_file.gen = g;
+  return r;
 }
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
@@ -271,6 +286,7 @@ static void record_open(MPI_Comm comm, const char *name, int amode, MPI_Info inf
   iochar_spin_unlock(&r->lock);
   if (r->id != IOCHAR_AGG_ID) record_hints(r, fh);
   iochar_hmap_put(files, FILE_KEY(fh), r);
+  atomic_fetch_add_explicit(&files_gen, 1, memory_order_release);
 }
 
 /* Metadata call: bump counter idx (when >= 0, twice when `also` >= 0). */
@@ -373,7 +389,8 @@ MPI_WRAP(int, MPI_File_close, (MPI_File * fh)) {
   double t0 = iochar_now();
   int ret = PREAL(MPI_File_close)(fh);
   double t1 = iochar_now();
-  IOCHAR_RECORD(record_close(r, t0, t1); iochar_hmap_del(files, FILE_KEY(h)));
+  IOCHAR_RECORD(record_close(r, t0, t1); iochar_hmap_del(files, FILE_KEY(h));
+                atomic_fetch_add_explicit(&files_gen, 1, memory_order_release));
   return ret;
 }
 
