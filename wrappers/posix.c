@@ -169,8 +169,10 @@ static void record_path_meta(int dirfd, const char *path, int idx, double t0, do
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
     return fd;                                                                        \
   }
+// clang-format off
 DEFINE_OPEN(open)
 DEFINE_OPEN(open64)
+// clang-format on
 
 #define DEFINE_OPENAT(name)                                                        \
   IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
@@ -183,8 +185,10 @@ DEFINE_OPEN(open64)
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
     return fd;                                                                     \
   }
+// clang-format off
 DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
+// clang-format on
 
 #define DEFINE_CREAT(name)                                                            \
   IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                           \
@@ -196,8 +200,10 @@ DEFINE_OPENAT(openat64)
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
     return fd;                                                                        \
   }
+// clang-format off
 DEFINE_CREAT(creat)
 DEFINE_CREAT(creat64)
+// clang-format on
 
 IOCHAR_WRAP(int, close, (int fd)) {
   iochar_fdesc *d = iochar_fd_get(fd);
@@ -222,59 +228,60 @@ IOCHAR_WRAP(int, close, (int fd)) {
   ssize_t ret = IOCHAR_REAL(name) call;                         \
   double t1 = iochar_now();                                     \
   (dir ? record_write : record_read)(d, off, ret, buf, t0, t1); \
-  return ret;
+  return ret
 
-IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)){
-    DATA_CALL(read, 0, -1, buf, (fd, buf, n))} IOCHAR_WRAP(ssize_t, write,
-                                                           (int fd, const void *buf, size_t n)){
-    DATA_CALL(write, 1, -1, buf,
-              (fd, buf, n))} IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)){
-    DATA_CALL(pread, 0, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pwrite,
-                                                                  (int fd, const void *buf,
-                                                                   size_t n, off_t off)){
-    DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pread64,
-                                                                   (int fd, void *buf, size_t n,
-                                                                    off64_t off)){
-    DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off))} IOCHAR_WRAP(ssize_t, pwrite64,
-                                                                    (int fd, const void *buf,
-                                                                     size_t n, off64_t off)){
-    DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off))}
+IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
+  DATA_CALL(read, 0, -1, buf, (fd, buf, n));
+}
+IOCHAR_WRAP(ssize_t, write, (int fd, const void *buf, size_t n)) {
+  DATA_CALL(write, 1, -1, buf, (fd, buf, n));
+}
+IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)) {
+  DATA_CALL(pread, 0, off, buf, (fd, buf, n, off));
+}
+IOCHAR_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off)) {
+  DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off));
+}
+IOCHAR_WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off)) {
+  DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off));
+}
+IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off)) {
+  DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off));
+}
 
 /* Vector calls: the first buffer decides memory alignment. */
 #define IOV0(iov, n) ((n) > 0 ? (iov)[0].iov_base : NULL)
-IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)){
-    DATA_CALL(readv, 0, -1, IOV0(iov, n),
-              (fd, iov, n))} IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)){
-    DATA_CALL(writev, 1, -1, IOV0(iov, n),
-              (fd, iov, n))} IOCHAR_WRAP(ssize_t, preadv,
-                                         (int fd, const struct iovec *iov, int n, off_t off)){
-    DATA_CALL(preadv, 0, off, IOV0(iov, n),
-              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, pwritev,
-                                              (int fd, const struct iovec *iov, int n, off_t off)){
-    DATA_CALL(pwritev, 1, off, IOV0(iov, n),
-              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, preadv64,
-                                              (int fd, const struct iovec *iov, int n,
-                                               off64_t off)){
-    DATA_CALL(preadv64, 0, off, IOV0(iov, n),
-              (fd, iov, n, off))} IOCHAR_WRAP(ssize_t, pwritev64,
-                                              (int fd, const struct iovec *iov, int n,
-                                               off64_t off)){
-    DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off))}
+IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)) {
+  DATA_CALL(readv, 0, -1, IOV0(iov, n), (fd, iov, n));
+}
+IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
+  DATA_CALL(writev, 1, -1, IOV0(iov, n), (fd, iov, n));
+}
+IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)) {
+  DATA_CALL(preadv, 0, off, IOV0(iov, n), (fd, iov, n, off));
+}
+IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off)) {
+  DATA_CALL(pwritev, 1, off, IOV0(iov, n), (fd, iov, n, off));
+}
+IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off)) {
+  DATA_CALL(preadv64, 0, off, IOV0(iov, n), (fd, iov, n, off));
+}
+IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off)) {
+  DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off));
+}
 /* v2: offset -1 means the current file offset. */
-IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)){
-    DATA_CALL(preadv2, 0, off, IOV0(iov, n),
-              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, pwritev2,
-                                                  (int fd, const struct iovec *iov, int n,
-                                                   off_t off, int fl)){
-    DATA_CALL(pwritev2, 1, off, IOV0(iov, n),
-              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, preadv64v2,
-                                                  (int fd, const struct iovec *iov, int n,
-                                                   off64_t off, int fl)){
-    DATA_CALL(preadv64v2, 0, off, IOV0(iov, n),
-              (fd, iov, n, off, fl))} IOCHAR_WRAP(ssize_t, pwritev64v2,
-                                                  (int fd, const struct iovec *iov, int n,
-                                                   off64_t off, int fl)){
-    DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl))}
+IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
+  DATA_CALL(preadv2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl));
+}
+IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
+  DATA_CALL(pwritev2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl));
+}
+IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
+  DATA_CALL(preadv64v2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl));
+}
+IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
+  DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl));
+}
 
 /* ---- offsets ------------------------------------------------------------ */
 
@@ -295,7 +302,10 @@ IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off
     }                                                          \
     return r;                                                  \
   }
-DEFINE_LSEEK(lseek, off_t) DEFINE_LSEEK(lseek64, off64_t)
+// clang-format off
+DEFINE_LSEEK(lseek, off_t)
+DEFINE_LSEEK(lseek64, off64_t)
+// clang-format on
 
 /* ---- sync, truncate, mmap ---------------------------------------------- */
 
@@ -309,15 +319,16 @@ DEFINE_LSEEK(lseek, off_t) DEFINE_LSEEK(lseek64, off64_t)
     IOCHAR_RECORD(record_meta(d->rec, idx, t0, t1));           \
     return r;                                                  \
   }
-    FD_META(fsync, POSIX_FSYNCS, (int fd), (fd)) FD_META(fdatasync, POSIX_FDSYNCS, (int fd), (fd))
-        FD_META(ftruncate, POSIX_TRUNCATES, (int fd, off_t len),
-                (fd, len)) FD_META(ftruncate64, POSIX_TRUNCATES, (int fd, off64_t len), (fd, len))
-            FD_META(fstat, POSIX_STATS, (int fd, struct stat *st), (fd, st))
-                FD_META(fstat64, POSIX_STATS, (int fd, struct stat64 *st),
-                        (fd, st)) FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st),
-                                          (v, fd, st)) FD_META(__fxstat64, POSIX_STATS,
-                                                               (int v, int fd, struct stat64 *st),
-                                                               (v, fd, st))
+// clang-format off
+FD_META(fsync, POSIX_FSYNCS, (int fd), (fd))
+FD_META(fdatasync, POSIX_FDSYNCS, (int fd), (fd))
+FD_META(ftruncate, POSIX_TRUNCATES, (int fd, off_t len), (fd, len))
+FD_META(ftruncate64, POSIX_TRUNCATES, (int fd, off64_t len), (fd, len))
+FD_META(fstat, POSIX_STATS, (int fd, struct stat *st), (fd, st))
+FD_META(fstat64, POSIX_STATS, (int fd, struct stat64 *st), (fd, st))
+FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st), (v, fd, st))
+FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st))
+// clang-format on
 
 #define DEFINE_MMAP(name, type)                                                        \
   IOCHAR_WRAP(void *, name, (void *a, size_t n, int prot, int fl, int fd, type off)) { \
@@ -329,7 +340,10 @@ DEFINE_LSEEK(lseek, off_t) DEFINE_LSEEK(lseek64, off64_t)
     if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1));      \
     return r;                                                                          \
   }
-                    DEFINE_MMAP(mmap, off_t) DEFINE_MMAP(mmap64, off64_t)
+// clang-format off
+DEFINE_MMAP(mmap, off_t)
+DEFINE_MMAP(mmap64, off64_t)
+// clang-format on
 
 /* ---- path metadata ------------------------------------------------------ */
 
@@ -343,61 +357,27 @@ DEFINE_LSEEK(lseek, off_t) DEFINE_LSEEK(lseek64, off64_t)
     if (r == 0) IOCHAR_RECORD(record_path_meta(dirfd, path, idx, t0, t1)); \
     return r;                                                              \
   }
-                        PATH_META(stat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s),
-                                  (p, s)) PATH_META(lstat, POSIX_STATS, AT_FDCWD, p,
-                                                    (const char *p, struct stat *s), (p, s))
-                            PATH_META(stat64, POSIX_STATS, AT_FDCWD, p,
-                                      (const char *p, struct stat64 *s),
-                                      (p, s)) PATH_META(lstat64, POSIX_STATS, AT_FDCWD, p,
-                                                        (const char *p, struct stat64 *s), (p, s))
-                                PATH_META(fstatat, POSIX_STATS, dfd, p,
-                                          (int dfd, const char *p, struct stat *s, int f),
-                                          (dfd, p, s, f)) PATH_META(fstatat64, POSIX_STATS, dfd, p,
-                                                                    (int dfd, const char *p,
-                                                                     struct stat64 *s, int f),
-                                                                    (dfd, p, s, f))
-                                    PATH_META(__xstat, POSIX_STATS, AT_FDCWD, p,
-                                              (int v, const char *p, struct stat *s), (v, p, s))
-                                        PATH_META(__lxstat, POSIX_STATS, AT_FDCWD, p,
-                                                  (int v, const char *p, struct stat *s), (v, p, s))
-                                            PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p,
-                                                      (int v, const char *p, struct stat64 *s),
-                                                      (v, p, s))
-                                                PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p,
-                                                          (int v, const char *p, struct stat64 *s),
-                                                          (v, p, s)) PATH_META(__fxstatat,
-                                                                               POSIX_STATS, dfd, p,
-                                                                               (int v, int dfd,
-                                                                                const char *p,
-                                                                                struct stat *s,
-                                                                                int f),
-                                                                               (v, dfd, p, s, f))
-                                                    PATH_META(__fxstatat64, POSIX_STATS, dfd, p,
-                                                              (int v, int dfd, const char *p,
-                                                               struct stat64 *s, int f),
-                                                              (v, dfd, p, s, f))
-                                                        PATH_META(truncate, POSIX_TRUNCATES,
-                                                                  AT_FDCWD, p,
-                                                                  (const char *p, off_t n),
-                                                                  (p, n)) PATH_META(truncate64,
-                                                                                    POSIX_TRUNCATES,
-                                                                                    AT_FDCWD, p,
-                                                                                    (const char *p,
-                                                                                     off64_t n),
-                                                                                    (p, n))
-                                                            PATH_META(unlink, POSIX_UNLINKS,
-                                                                      AT_FDCWD, p, (const char *p),
-                                                                      (p))
-                                                                PATH_META(unlinkat, POSIX_UNLINKS,
-                                                                          dfd, p,
-                                                                          (int dfd, const char *p,
-                                                                           int f),
-                                                                          (dfd, p, f))
+// clang-format off
+PATH_META(stat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
+PATH_META(lstat, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat *s), (p, s))
+PATH_META(stat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
+PATH_META(lstat64, POSIX_STATS, AT_FDCWD, p, (const char *p, struct stat64 *s), (p, s))
+PATH_META(fstatat, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat *s, int f), (dfd, p, s, f))
+PATH_META(fstatat64, POSIX_STATS, dfd, p, (int dfd, const char *p, struct stat64 *s, int f), (dfd, p, s, f))
+PATH_META(__xstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
+PATH_META(__lxstat, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat *s), (v, p, s))
+PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
+PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
+PATH_META(__fxstatat, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat *s, int f), (v, dfd, p, s, f))
+PATH_META(__fxstatat64, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat64 *s, int f), (v, dfd, p, s, f))
+PATH_META(truncate, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off_t n), (p, n))
+PATH_META(truncate64, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off64_t n), (p, n))
+PATH_META(unlink, POSIX_UNLINKS, AT_FDCWD, p, (const char *p), (p))
+PATH_META(unlinkat, POSIX_UNLINKS, dfd, p, (int dfd, const char *p, int f), (dfd, p, f))
+// clang-format on
 
-                                                                    static void record_rename(
-                                                                        int sdir, const char *src,
-                                                                        int ddir, const char *dst,
-                                                                        double t0, double t1) {
+static void record_rename(int sdir, const char *src, int ddir, const char *dst, double t0,
+                          double t1) {
   record_path_meta(sdir, src, POSIX_RENAME_SOURCES, t0, t1);
   record_path_meta(ddir, dst, POSIX_RENAME_TARGETS, t0, t1);
 }
@@ -451,8 +431,10 @@ IOCHAR_WRAP(int, dup, (int fd)) {
     }                                             \
     return r;                                     \
   }
+// clang-format off
 DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))
 DEFINE_DUP2(dup3, (int fd, int nfd, int fl), (fd, nfd, fl))
+// clang-format on
 
 IOCHAR_WRAP(int, fcntl, (int fd, int cmd, ...)) {
   va_list ap;
@@ -516,8 +498,10 @@ ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1)); \
     return fd;                                                                     \
   }
+// clang-format off
 DEFINE_OPEN_2(__open_2)
 DEFINE_OPEN_2(__open64_2)
+// clang-format on
 
 #define DEFINE_OPENAT_2(name)                                                   \
   IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
@@ -528,16 +512,17 @@ DEFINE_OPEN_2(__open64_2)
     if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1)); \
     return fd;                                                                  \
   }
+// clang-format off
 DEFINE_OPENAT_2(__openat_2)
 DEFINE_OPENAT_2(__openat64_2)
+// clang-format on
 
-IOCHAR_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t len)){
-    DATA_CALL(__read_chk, 0, -1, buf, (fd, buf, n, len))} IOCHAR_WRAP(ssize_t, __pread_chk,
-                                                                      (int fd, void *buf, size_t n,
-                                                                       off_t off, size_t len)){
-    DATA_CALL(__pread_chk, 0, off, buf, (fd, buf, n, off, len))} IOCHAR_WRAP(ssize_t, __pread64_chk,
-                                                                             (int fd, void *buf,
-                                                                              size_t n, off64_t off,
-                                                                              size_t len)) {
-  DATA_CALL(__pread64_chk, 0, off, buf, (fd, buf, n, off, len))
+IOCHAR_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t len)) {
+  DATA_CALL(__read_chk, 0, -1, buf, (fd, buf, n, len));
+}
+IOCHAR_WRAP(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t len)) {
+  DATA_CALL(__pread_chk, 0, off, buf, (fd, buf, n, off, len));
+}
+IOCHAR_WRAP(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t len)) {
+  DATA_CALL(__pread64_chk, 0, off, buf, (fd, buf, n, off, len));
 }

@@ -235,8 +235,10 @@ static void record_close(stream *s, double t0, double t1) {
     if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1)); \
     return fp;                                                         \
   }
+// clang-format off
 DEFINE_FOPEN(fopen)
 DEFINE_FOPEN(fopen64)
+// clang-format on
 
 IOCHAR_WRAP(FILE *, fdopen, (int fd, const char *mode)) {
   if (!iochar_active()) return IOCHAR_REAL(fdopen)(fd, mode);
@@ -260,8 +262,10 @@ IOCHAR_WRAP(FILE *, fdopen, (int fd, const char *mode)) {
     });                                                                        \
     return fp;                                                                 \
   }
+// clang-format off
 DEFINE_FREOPEN(freopen)
 DEFINE_FREOPEN(freopen64)
+// clang-format on
 
 IOCHAR_WRAP(int, fclose, (FILE * fp)) {
   stream *s = iochar_active() ? stream_get(fp) : NULL;
@@ -297,51 +301,65 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
   __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;   \
   double t1 = iochar_now();                                          \
   record_rw(s, dir, (bytes_expr), t0, t1);                           \
-  return ret;
+  return ret
 
 /* Formatted output: assume no flush when 256 bytes of buffer are free. */
 #define FMT_ROOM 256
 
-IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)){
-    STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret *sz),
-               buffered(s, fp, 0, sz *n))} IOCHAR_WRAP(size_t, fwrite,
-                                                       (const void *p, size_t sz, size_t n,
-                                                        FILE *fp)){
-    STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret *sz),
-               buffered(s, fp, 1, sz *n))} IOCHAR_WRAP(int, fgetc, (FILE * fp)){
-    STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1,
-               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, getc, (FILE * fp)){
-    STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1,
-               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, _IO_getc, (FILE * fp)){
-    STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1,
-               buffered(s, fp, 0, 1))} IOCHAR_WRAP(int, getw, (FILE * fp)){
-    STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
-               buffered(s, fp, 0, sizeof(int)))} IOCHAR_WRAP(char *, fgets,
-                                                             (char *buf, int n, FILE *fp)){
-    STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
-               buffered_line(s, fp, n))} IOCHAR_WRAP(int, fputc, (int c, FILE *fp)){
-    STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
-               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, putc, (int c, FILE *fp)){
-    STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
-               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)){
-    STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1,
-               buffered(s, fp, 1, 1))} IOCHAR_WRAP(int, putw, (int w, FILE *fp)){
-    STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
-               buffered(s, fp, 1, sizeof(int)))} IOCHAR_WRAP(int, fputs,
-                                                             (const char *str, FILE *fp)){
-    STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
-               buffered(s, fp, 1, strlen(str)))} IOCHAR_WRAP(int, puts, (const char *str)){
-    STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
-               buffered(s, stdout, 1, strlen(str) + 1))} IOCHAR_WRAP(int, putchar, (int c)){
-    STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1,
-               buffered(s, stdout, 1, 1))} IOCHAR_WRAP(int, getchar, (void)){
-    STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1,
-               buffered(s, stdin, 0, 1))} IOCHAR_WRAP(int, vfprintf,
-                                                      (FILE * fp, const char *fmt, va_list ap)){
-    STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret,
-               buffered(s, fp, 1, FMT_ROOM))} IOCHAR_WRAP(int, vprintf,
-                                                          (const char *fmt, va_list ap)) {
-  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM))
+IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz * n));
+}
+IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz * n));
+}
+IOCHAR_WRAP(int, fgetc, (FILE * fp)) {
+  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
+}
+IOCHAR_WRAP(int, getc, (FILE * fp)) {
+  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
+}
+IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) {
+  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
+}
+IOCHAR_WRAP(int, getw, (FILE * fp)) {
+  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
+             buffered(s, fp, 0, sizeof(int)));
+}
+IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
+  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0, buffered_line(s, fp, n));
+}
+IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) {
+  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
+}
+IOCHAR_WRAP(int, putc, (int c, FILE *fp)) {
+  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
+}
+IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) {
+  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
+}
+IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
+  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
+             buffered(s, fp, 1, sizeof(int)));
+}
+IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
+  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
+             buffered(s, fp, 1, strlen(str)));
+}
+IOCHAR_WRAP(int, puts, (const char *str)) {
+  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
+             buffered(s, stdout, 1, strlen(str) + 1));
+}
+IOCHAR_WRAP(int, putchar, (int c)) {
+  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1));
+}
+IOCHAR_WRAP(int, getchar, (void)) {
+  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1));
+}
+IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
+  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
+}
+IOCHAR_WRAP(int, vprintf, (const char *fmt, va_list ap)) {
+  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM));
 }
 
 /* Variadic forms: one body for fprintf, printf and their checked forms; each
@@ -376,12 +394,16 @@ static int fmt_out(vfmt_fn out, FILE *fp, int flag, const char *fmt, va_list ap)
     va_end(ap);                                            \
     return r;                                              \
   }
+// clang-format off
 DEFINE_FMT(fprintf, plain_vfprintf, fp, (FILE * fp, const char *fmt, ...), 0)
 DEFINE_FMT(printf, plain_vfprintf, stdout, (const char *fmt, ...), 0)
+// clang-format on
 int __fprintf_chk(FILE *, int, const char *, ...);
 int __printf_chk(int, const char *, ...);
+// clang-format off
 DEFINE_FMT(__fprintf_chk, checked_vfprintf, fp, (FILE * fp, int flag, const char *fmt, ...), flag)
 DEFINE_FMT(__printf_chk, checked_vfprintf, stdout, (int flag, const char *fmt, ...), flag)
+// clang-format on
 
 /* fscanf family: the bytes consumed are the change of the stream position. */
 typedef int (*vscan_fn)(FILE *, const char *, va_list);
@@ -419,10 +441,12 @@ static int scan_common(vscan_fn real, FILE *fp, const char *fmt, va_list ap) {
     va_end(ap);                                                                   \
     return r;                                                                     \
   }
+// clang-format off
 DEFINE_VSCAN(wrap_vfscanf, "vfscanf")
 DEFINE_VSCAN(wrap_isoc99_vfscanf, "__isoc99_vfscanf")
 DEFINE_SCAN(wrap_fscanf, "fscanf", "vfscanf")
 DEFINE_SCAN(wrap_isoc99_fscanf, "__isoc99_fscanf", "__isoc99_vfscanf")
+// clang-format on
 
 /* ---- positioning and flushing ------------------------------------------- */
 
@@ -482,17 +506,17 @@ int __vprintf_chk(int, const char *, va_list);
 size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_chk(char *, size_t, int, FILE *);
 
-IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list ap)){
-    STDIO_DATA(__vfprintf_chk, fp, 1, (fp, flag, fmt, ap), ret,
-               buffered(s, fp, 1, FMT_ROOM))} IOCHAR_WRAP(int, __vprintf_chk,
-                                                          (int flag, const char *fmt, va_list ap)){
-    STDIO_DATA(__vprintf_chk, stdout, 1, (flag, fmt, ap), ret,
-               buffered(s, stdout, 1, FMT_ROOM))} IOCHAR_WRAP(size_t, __fread_chk,
-                                                              (void *p, size_t plen, size_t sz,
-                                                               size_t n, FILE *fp)){
-    STDIO_DATA(__fread_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret *sz),
-               buffered(s, fp, 0, sz *n))} IOCHAR_WRAP(char *, __fgets_chk,
-                                                       (char *buf, size_t blen, int n, FILE *fp)) {
+IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list ap)) {
+  STDIO_DATA(__vfprintf_chk, fp, 1, (fp, flag, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
+}
+IOCHAR_WRAP(int, __vprintf_chk, (int flag, const char *fmt, va_list ap)) {
+  STDIO_DATA(__vprintf_chk, stdout, 1, (flag, fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM));
+}
+IOCHAR_WRAP(size_t, __fread_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(__fread_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz),
+             buffered(s, fp, 0, sz * n));
+}
+IOCHAR_WRAP(char *, __fgets_chk, (char *buf, size_t blen, int n, FILE *fp)) {
   STDIO_DATA(__fgets_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
-             buffered_line(s, fp, n))
+             buffered_line(s, fp, n));
 }
