@@ -99,6 +99,7 @@ static void job_identity(iochar_job *j) {
 
 int iochar_use_tsc;
 uint64_t iochar_tsc0;
+uint64_t iochar_mono0_ns;
 double iochar_tsc_scale;
 
 static double mono_diff(const struct timespec *a, const struct timespec *b) {
@@ -134,6 +135,7 @@ static void start_clocks(void) {
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   clock_gettime(CLOCK_MONOTONIC, &iochar_mono0);
+  iochar_mono0_ns = (uint64_t)iochar_mono0.tv_sec * 1000000000u + (uint64_t)iochar_mono0.tv_nsec;
 #if defined(__x86_64__)
   iochar_tsc0 = __builtin_ia32_rdtsc();
 #endif

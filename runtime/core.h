@@ -110,17 +110,31 @@ extern int iochar_use_tsc;
 extern uint64_t iochar_tsc0;
 extern double iochar_tsc_scale; /* seconds per tick */
 
-/* Seconds since the job start. */
-static inline double iochar_now(void) {
+extern uint64_t iochar_mono0_ns; /* CLOCK_MONOTONIC at job start, in ns */
+
+/* A raw clock reading: TSC ticks, or monotonic ns without a TSC.  Hot paths
+ * keep readings raw and convert later, so nothing waits on the (slow)
+ * rdtsc result before the real call starts. */
+static inline uint64_t iochar_ticks(void) {
 #if defined(__x86_64__)
-  if (__builtin_expect(iochar_use_tsc, 1))
-    return (double)(int64_t)(__builtin_ia32_rdtsc() - iochar_tsc0) * iochar_tsc_scale;
+  if (__builtin_expect(iochar_use_tsc, 1)) return __builtin_ia32_rdtsc();
 #endif
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)(ts.tv_sec - iochar_mono0.tv_sec) +
-         (double)(ts.tv_nsec - iochar_mono0.tv_nsec) * 1e-9;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* A raw reading as seconds since the job start. */
+static inline double iochar_ticks_s(uint64_t k) {
+#if defined(__x86_64__)
+  if (__builtin_expect(iochar_use_tsc, 1))
+    return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
+#endif
+  return (double)(int64_t)(k - iochar_mono0_ns) * 1e-9;
+}
+
+/* Seconds since the job start. */
+static inline double iochar_now(void) { return iochar_ticks_s(iochar_ticks()); }
 
 /* Lazily initialise (safe from any wrapper, any thread). */
 void iochar_init(void);

@@ -113,12 +113,12 @@ static inline __attribute__((always_inline)) void record_rw(iochar_fdesc *d, int
   errno = saved;
 }
 static __attribute__((noinline)) void record_read(iochar_fdesc *d, int64_t off, ssize_t ret,
-                                                  const void *buf, double t0, double t1) {
-  record_rw(d, 0, off, ret, buf, t0, t1);
+                                                  const void *buf, uint64_t k0, uint64_t k1) {
+  record_rw(d, 0, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
 }
 static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off, ssize_t ret,
-                                                   const void *buf, double t0, double t1) {
-  record_rw(d, 1, off, ret, buf, t0, t1);
+                                                   const void *buf, uint64_t k0, uint64_t k1) {
+  record_rw(d, 1, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
 }
 
 /* Metadata call on a tracked record: bump counter idx and meta time. */
@@ -224,10 +224,10 @@ IOCHAR_WRAP(int, close, (int fd)) {
 #define DATA_CALL(name, dir, off, buf, call)                    \
   iochar_fdesc *d = iochar_fd_get(fd);                          \
   if (!d || !iochar_active()) return IOCHAR_REAL(name) call;    \
-  double t0 = iochar_now();                                     \
+  uint64_t k0 = iochar_ticks();                                 \
   ssize_t ret = IOCHAR_REAL(name) call;                         \
-  double t1 = iochar_now();                                     \
-  (dir ? record_write : record_read)(d, off, ret, buf, t0, t1); \
+  uint64_t k1 = iochar_ticks();                                 \
+  (dir ? record_write : record_read)(d, off, ret, buf, k0, k1); \
   return ret
 
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
