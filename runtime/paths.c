@@ -90,7 +90,12 @@ int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
     out[blen] = '/';
     memcpy(out + blen + 1, path, plen + 1);
   }
-  clean(out);
+  /* most paths need no cleaning: look for "//" or "/." one component at a time */
+  for (const char *s = out; (s = strchr(s, '/')) != NULL; s++)
+    if (s[1] == '/' || s[1] == '.') {
+      clean(out);
+      break;
+    }
   return 0;
 }
 

@@ -110,11 +110,20 @@ iochar_record *iochar_record_find(int mi, uint64_t id) {
   return r;
 }
 
+/* Each thread's last record per module: reopening or re-stat'ing the same
+ * file skips the table and its mutex.  Records live as long as the process
+ * (a fork child keeps them), so a remembered pointer stays valid. */
+static __thread struct {
+  uint64_t id;
+  iochar_record *rec;
+} last_rec[IOCHAR_MOD_COUNT] __attribute__((tls_model("initial-exec")));
+
 iochar_record *iochar_record_get(int mi, const char *name) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !arena) return NULL;
   uint64_t id = iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
+  if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
   pthread_mutex_lock(&rec_mutex);
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
   for (r = *b; r && r->id != id; r = r->next)
@@ -138,6 +147,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     }
   }
   pthread_mutex_unlock(&rec_mutex);
+  if (r && r->id == id) last_rec[mi].id = id, last_rec[mi].rec = r;
   return r;
 }
 

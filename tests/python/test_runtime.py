@@ -194,3 +194,18 @@ def test_vfork_child_exit_does_not_take_parent_log(tmp_path):
     df = iochar.open(str(lg)).records("POSIX")
     assert one(df, "/before.dat")["POSIX_BYTES_WRITTEN"] == 5
     assert one(df, "/after.dat")["POSIX_BYTES_WRITTEN"] == 6
+
+
+def test_relative_and_unclean_paths_are_normalised(tmp_path):
+    (tmp_path / "sub").mkdir()
+    code = ("open('./sub/../a.dat', 'w').write('x'); open('sub//b.dat', 'w').write('yy');"
+            f"open({str(tmp_path)!r} + '/./sub/./c.dat', 'w').write('zzz')")
+    p = run(["python3", "-c", code], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (lg,) = logs_in(tmp_path)
+    df = iochar.open(str(lg)).records("POSIX")
+    paths = set(df["path"])
+    for name, size in (("a.dat", 1), ("sub/b.dat", 2), ("sub/c.dat", 3)):
+        full = str(tmp_path / name)
+        assert full in paths, (full, paths)
+        assert one(df, "/" + name)["POSIX_BYTES_WRITTEN"] == size
