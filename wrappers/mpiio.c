@@ -555,6 +555,23 @@ MPI_WRAP(int, MPI_Wait, (MPI_Request * rq, MPI_Status *st)) {
   return ret;
 }
 
+/* A request freed before its completion is seen: forget it (its handle may
+ * be reused), keeping the time up to the post.  A cancelled one still
+ * completes through Wait/Test. */
+static void request_forget(MPI_Request h) {
+  pending *p = iochar_hmap_del(requests, REQ_KEY(h));
+  if (!p) return;
+  atomic_fetch_sub(&npending, 1);
+  pending_release(p);
+}
+MPI_WRAP(int, MPI_Request_free, (MPI_Request * rq)) {
+  if (!tracking()) return PREAL(MPI_Request_free)(rq);
+  MPI_Request h = *rq;
+  int ret = PREAL(MPI_Request_free)(rq);
+  if (ret == MPI_SUCCESS) IOCHAR_RECORD(request_forget(h));
+  return ret;
+}
+
 MPI_WRAP(int, MPI_Test, (MPI_Request * rq, int *flag, MPI_Status *st)) {
   if (!tracking()) return PREAL(MPI_Test)(rq, flag, st);
   MPI_Request h = *rq;
