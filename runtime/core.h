@@ -60,6 +60,14 @@ typedef struct iochar_module {
   int16_t more_ops[2][4];
 } iochar_module;
 
+/* A module's descriptor from its X-macro prefix P (P_NUM_INDICES...); extra
+ * designated initializers may follow. */
+#define IOCHAR_MODULE_DEF(P, ints_, flts_, state_t, layout_, ...)                                  \
+  {                                                                                                \
+    .name = #P, .version = 1, .n_int = P##_NUM_INDICES, .n_flt = P##_F_NUM_INDICES, .ints = ints_, \
+    .flts = flts_, .state_size = sizeof(state_t), .rw = layout_, __VA_ARGS__                       \
+  }
+
 extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
 
 typedef struct iochar_spin {

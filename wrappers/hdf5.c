@@ -39,26 +39,10 @@ static const iochar_rw_layout d_layout = {
     .f_end = {H5D_F_READ_END_TIMESTAMP, H5D_F_WRITE_END_TIMESTAMP},
 };
 
-const iochar_module iochar_mod_h5f = {
-    .name = "H5F",
-    .version = 1,
-    .n_int = H5F_NUM_INDICES,
-    .n_flt = H5F_F_NUM_INDICES,
-    .ints = f_ints,
-    .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &f_layout,
-};
-const iochar_module iochar_mod_h5d = {
-    .name = "H5D",
-    .version = 1,
-    .n_int = H5D_NUM_INDICES,
-    .n_flt = H5D_F_NUM_INDICES,
-    .ints = d_ints,
-    .flts = d_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &d_layout,
-};
+const iochar_module iochar_mod_h5f =
+    IOCHAR_MODULE_DEF(H5F, f_ints, f_flts, iochar_rw_state, &f_layout);
+const iochar_module iochar_mod_h5d =
+    IOCHAR_MODULE_DEF(H5D, d_ints, d_flts, iochar_rw_state, &d_layout);
 
 /* ---- the HDF5 API we use, as in H5*public.h (same in 1.10, 1.14, 2.0) ---- */
 typedef int64_t hid_t;

@@ -49,19 +49,10 @@ typedef struct mpiio_state {
   int64_t split_len[2];
 } mpiio_state;
 
-const iochar_module iochar_mod_mpiio = {
-    .name = "MPIIO",
-    .version = 1,
-    .n_int = MPIIO_NUM_INDICES,
-    .n_flt = MPIIO_F_NUM_INDICES,
-    .ints = ints,
-    .flts = flts,
-    .state_size = sizeof(mpiio_state),
-    .rw = &layouts[K_INDEP],
-    .n_more_ops = 3,
-    .more_ops = {{MPIIO_COLL_READS, MPIIO_SPLIT_READS, MPIIO_NB_READS},
-                 {MPIIO_COLL_WRITES, MPIIO_SPLIT_WRITES, MPIIO_NB_WRITES}},
-};
+const iochar_module iochar_mod_mpiio =
+    IOCHAR_MODULE_DEF(MPIIO, ints, flts, mpiio_state, &layouts[K_INDEP], .n_more_ops = 3,
+                      .more_ops = {{MPIIO_COLL_READS, MPIIO_SPLIT_READS, MPIIO_NB_READS},
+                                   {MPIIO_COLL_WRITES, MPIIO_SPLIT_WRITES, MPIIO_NB_WRITES}});
 
 /* ---- PMPI resolution ------------------------------------------------------ */
 

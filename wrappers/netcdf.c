@@ -39,26 +39,10 @@ static const iochar_rw_layout v_layout = {
     .f_end = {NC_VAR_F_READ_END_TIMESTAMP, NC_VAR_F_WRITE_END_TIMESTAMP},
 };
 
-const iochar_module iochar_mod_nc_file = {
-    .name = "NC_FILE",
-    .version = 1,
-    .n_int = NC_FILE_NUM_INDICES,
-    .n_flt = NC_FILE_F_NUM_INDICES,
-    .ints = f_ints,
-    .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &f_layout,
-};
-const iochar_module iochar_mod_nc_var = {
-    .name = "NC_VAR",
-    .version = 1,
-    .n_int = NC_VAR_NUM_INDICES,
-    .n_flt = NC_VAR_F_NUM_INDICES,
-    .ints = v_ints,
-    .flts = v_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &v_layout,
-};
+const iochar_module iochar_mod_nc_file =
+    IOCHAR_MODULE_DEF(NC_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);
+const iochar_module iochar_mod_nc_var =
+    IOCHAR_MODULE_DEF(NC_VAR, v_ints, v_flts, iochar_rw_state, &v_layout);
 
 /* ---- the netCDF-C API we use, as in netcdf.h ------------------------------ */
 typedef int nc_type;

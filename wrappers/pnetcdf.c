@@ -38,26 +38,10 @@ static const iochar_rw_layout v_layout = {
     .f_end = {PNETCDF_VAR_F_READ_END_TIMESTAMP, PNETCDF_VAR_F_WRITE_END_TIMESTAMP},
 };
 
-const iochar_module iochar_mod_pnetcdf_file = {
-    .name = "PNETCDF_FILE",
-    .version = 1,
-    .n_int = PNETCDF_FILE_NUM_INDICES,
-    .n_flt = PNETCDF_FILE_F_NUM_INDICES,
-    .ints = f_ints,
-    .flts = f_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &f_layout,
-};
-const iochar_module iochar_mod_pnetcdf_var = {
-    .name = "PNETCDF_VAR",
-    .version = 1,
-    .n_int = PNETCDF_VAR_NUM_INDICES,
-    .n_flt = PNETCDF_VAR_F_NUM_INDICES,
-    .ints = v_ints,
-    .flts = v_flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &v_layout,
-};
+const iochar_module iochar_mod_pnetcdf_file =
+    IOCHAR_MODULE_DEF(PNETCDF_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);
+const iochar_module iochar_mod_pnetcdf_var =
+    IOCHAR_MODULE_DEF(PNETCDF_VAR, v_ints, v_flts, iochar_rw_state, &v_layout);
 
 /* ---- the PnetCDF API we use, as in pnetcdf.h ------------------------------ */
 typedef long long MPI_Offset;

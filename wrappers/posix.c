@@ -36,16 +36,8 @@ static const iochar_rw_layout layout = {
     .f_end = {POSIX_F_READ_END_TIMESTAMP, POSIX_F_WRITE_END_TIMESTAMP},
 };
 
-const iochar_module iochar_mod_posix = {
-    .name = "POSIX",
-    .version = 1,
-    .n_int = POSIX_NUM_INDICES,
-    .n_flt = POSIX_F_NUM_INDICES,
-    .ints = ints,
-    .flts = flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &layout,
-};
+const iochar_module iochar_mod_posix =
+    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
 
 /* glibc < 2.33 routes stat calls through these; newer headers no longer
  * declare them, but old binaries still call them. */

@@ -35,16 +35,8 @@ static const iochar_rw_layout layout = {
     .f_end = {STDIO_F_READ_END_TIMESTAMP, STDIO_F_WRITE_END_TIMESTAMP},
 };
 
-const iochar_module iochar_mod_stdio = {
-    .name = "STDIO",
-    .version = 1,
-    .n_int = STDIO_NUM_INDICES,
-    .n_flt = STDIO_F_NUM_INDICES,
-    .ints = ints,
-    .flts = flts,
-    .state_size = sizeof(iochar_rw_state),
-    .rw = &layout,
-};
+const iochar_module iochar_mod_stdio =
+    IOCHAR_MODULE_DEF(STDIO, ints, flts, iochar_rw_state, &layout);
 
 /* Per-stream state, found through the stream's descriptor (fileno is a plain
  * field read in glibc): an array lookup on the hot path, no hashing. */
