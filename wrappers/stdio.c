@@ -146,7 +146,11 @@ static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n, d
 }
 /* A call served from the stream buffer: counted exactly, stamped with the
  * stream's last timed instant, and adding no time (it costs a memcpy). */
-static __attribute__((noinline)) void record_untimed(stream *s, int dir, int64_t n) {
+static __attribute__((noinline)) void record_untimed_slow(stream *s, int dir, int64_t n) {
+  stream_rw(s, dir, n, s->t_last, s->t_last);
+}
+/* Inlined: a repeat joins the run in a few instructions, no call. */
+static inline __attribute__((always_inline)) void record_untimed(stream *s, int dir, int64_t n) {
   iochar_record *r = s->rec;
   iochar_in_tool++;
   iochar_spin_lock(&r->lock);
@@ -154,7 +158,7 @@ static __attribute__((noinline)) void record_untimed(stream *s, int dir, int64_t
   if (deferred) s->offset += n;
   iochar_spin_unlock(&r->lock);
   iochar_in_tool--;
-  if (!deferred) stream_rw(s, dir, n, s->t_last, s->t_last);
+  if (!deferred) record_untimed_slow(s, dir, n);
 }
 
 /* glibc FILE flag bits (stable ABI, from libio.h, not installed). */
