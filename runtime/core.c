@@ -201,12 +201,9 @@ void iochar_shutdown(void) {
     iochar_job_info.per_rank_log = 1;
   /* A process that did no I/O we record (hostname, date, a shell's helpers
    * in a job script) leaves no log: only jobs' I/O fills the log directory. */
-  size_t records = 0;
-  for (int m = 0; m < IOCHAR_MOD_COUNT; m++)
-    if (iochar_modules[m]) records += iochar_record_count(m);
   char path[IOCHAR_PATH_MAX];
   int e = errno;
-  if (!records && !iochar_job_info.mpi_initialized)
+  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized)
     ; /* nothing to say */
   else if (iochar_log_path(path, sizeof path, iochar_job_info.per_rank_log) != 0)
     iochar_warn_once(5, "log path too long; no log written");

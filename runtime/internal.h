@@ -12,6 +12,7 @@ void iochar_records_reset(void);
 void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
+int iochar_records_any_touched(void);
 
 int iochar_paths_init(void);
 /* Mount table of this process: n entries. */

@@ -200,6 +200,17 @@ void iochar_records_reset(void) {
   atomic_flag_clear(&fdesc_lock.f);
 }
 
+/* Did this process record anything?  (A fork child holds its parent's
+ * records, zeroed: those do not count.) */
+int iochar_records_any_touched(void) {
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    for (iochar_record *r = mod_list[mi]; r; r = r->all_next)
+      if (iochar_record_touched(r)) return 1;
+    if (aggregate[mi] && iochar_record_touched(aggregate[mi])) return 1;
+  }
+  return 0;
+}
+
 void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }
 void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
 

@@ -213,6 +213,18 @@ static void forking(void) {
   close(fd);
 }
 
+/* A forked worker that does no I/O and leaves through _exit: no log of its own
+ * (it inherited the parent's records, zeroed). */
+static void fork_idle(void) {
+  int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10);
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status;
+  waitpid(pid, &status, 0);
+  close(fd);
+}
+
 /* vfork whose exec fails (as Python's subprocess does for a missing program):
  * the child's _exit must leave the parent's log alone. */
 static void vforking(void) {
@@ -285,6 +297,8 @@ int main(int argc, char **argv) {
     forking();
   else if (!strcmp(m, "vfork"))
     vforking();
+  else if (!strcmp(m, "fork-idle"))
+    fork_idle();
   else if (!strcmp(m, "many"))
     many();
   else if (!strcmp(m, "excluded"))

@@ -209,3 +209,10 @@ def test_relative_and_unclean_paths_are_normalised(tmp_path):
         full = str(tmp_path / name)
         assert full in paths, (full, paths)
         assert one(df, "/" + name)["POSIX_BYTES_WRITTEN"] == size
+
+
+def test_idle_fork_child_writes_no_log(tmp_path):
+    p = run([W, "fork-idle", str(tmp_path)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (lg,) = logs_in(tmp_path)
+    assert ".pid" not in lg.name
