@@ -82,46 +82,24 @@ int iochar_config_load(void) {
 }
 
 int iochar_is_launcher(const char *b) {
-  static const char *const launchers[] = {"mpiexec",
-                                          "mpirun",
-                                          "mpiexec.hydra",
-                                          "mpiexec.mpich",
-                                          "mpirun.mpich",
-                                          "mpiexec.openmpi",
-                                          "mpirun.openmpi",
-                                          "orterun",
-                                          "hydra_pmi_proxy",
-                                          "hydra_nameserver",
-                                          "srun",
-                                          "orted",
-                                          "prted",
-                                          "prterun",
-                                          "prte",
-                                          "aprun",
-                                          "jsrun",
-                                          "sh",
-                                          "bash",
-                                          "dash",
-                                          "zsh",
-                                          "ksh",
-                                          "csh",
-                                          "tcsh",
-                                          "env",
-                                          "timeout",
-                                          "time",
-                                          "nohup",
-                                          "setsid",
-                                          "taskset",
-                                          "numactl",
-                                          "xargs",
-                                          "strace",
-                                          "ltrace",
-                                          "gdb",
-                                          "valgrind",
-                                          "perf",
-                                          "sudo",
-                                          "ssh"};
-  for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
-    if (strcmp(b, launchers[i]) == 0) return 1;
+  /* Launchers and shells start the job's processes; the small utilities of
+   * job scripts (and of wrapper scripts such as pyenv's shims) do no I/O
+   * worth a log, and one log each would bury the job's own. */
+  // clang-format off
+  static const char *const quiet[] = {
+      "mpiexec", "mpirun", "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich",
+      "mpiexec.openmpi", "mpirun.openmpi", "orterun", "hydra_pmi_proxy",
+      "hydra_nameserver", "srun", "orted", "prted", "prterun", "prte", "aprun",
+      "jsrun", "sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "env", "timeout",
+      "time", "nohup", "setsid", "taskset", "numactl", "xargs", "strace", "ltrace",
+      "gdb", "valgrind", "perf", "sudo", "ssh",
+      "basename", "dirname", "readlink", "realpath", "uname", "hostname", "id",
+      "whoami", "logname", "groups", "date", "sleep", "true", "false", "which",
+      "tput", "stty", "tty", "nproc", "getconf", "locale", "mktemp", "seq", "expr",
+      "test", "[", "echo", "printf", "pwd", "arch", "hostid", "mkdir", "rmdir",
+      "chmod", "chown", "touch", "ln", "rm", "kill", "ps", "getent"};
+  // clang-format on
+  for (size_t i = 0; i < sizeof quiet / sizeof *quiet; i++)
+    if (strcmp(b, quiet[i]) == 0) return 1;
   return 0;
 }

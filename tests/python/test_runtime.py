@@ -216,3 +216,10 @@ def test_idle_fork_child_writes_no_log(tmp_path):
     assert p.returncode == 0, p.stderr
     (lg,) = logs_in(tmp_path)
     assert ".pid" not in lg.name
+
+
+def test_job_script_utilities_write_no_log(tmp_path):
+    script = f"d=$(dirname {W}); basename $d >/dev/null; readlink -f $d >/dev/null; uname >/dev/null; mkdir -p x"
+    p = run(["bash", "-c", script], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert logs_in(tmp_path) == []
