@@ -64,19 +64,21 @@ static inline int stream_fd(FILE *fp) {
 static inline stream *stream_get(FILE *fp) {
   int fd = fp ? stream_fd(fp) : -1;
   if (fd < 0 || fd >= NSTREAMS) return NULL;
-  if (fd <= 2 && (fp == stdin || fp == stdout || fp == stderr)) {
-    stream *s = &std_streams[fd];
-    if (!__atomic_load_n(&s->rec, __ATOMIC_ACQUIRE)) {
-      static const char *const names[] = {"<STDIN>", "<STDOUT>", "<STDERR>"};
-      iochar_record *r = iochar_record_get(IOCHAR_MOD_STDIO, names[fd]);
-      s->fp = fp;
-      __atomic_store_n(&s->rec, r, __ATOMIC_RELEASE);
-    }
-    return s->rec ? s : NULL;
+  /* a stream fopen'd (or freopen'd: stdout onto a file) is found first */
+  if (streams) {
+    stream *s = &streams[fd];
+    if (__atomic_load_n(&s->fp, __ATOMIC_ACQUIRE) == fp && s->rec) return s;
   }
-  if (!streams) return NULL;
-  stream *s = &streams[fd];
-  return __atomic_load_n(&s->fp, __ATOMIC_ACQUIRE) == fp && s->rec ? s : NULL;
+  if (fp != stdin && fp != stdout && fp != stderr) return NULL;
+  int i = fp == stdin ? 0 : fp == stdout ? 1 : 2;
+  stream *s = &std_streams[i];
+  if (!__atomic_load_n(&s->rec, __ATOMIC_ACQUIRE)) {
+    static const char *const names[] = {"<STDIN>", "<STDOUT>", "<STDERR>"};
+    iochar_record *r = iochar_record_get(IOCHAR_MOD_STDIO, names[i]);
+    s->fp = fp;
+    __atomic_store_n(&s->rec, r, __ATOMIC_RELEASE);
+  }
+  return s->rec ? s : NULL;
 }
 
 int _IO_getc(FILE *);

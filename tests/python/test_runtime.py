@@ -223,3 +223,14 @@ def test_job_script_utilities_write_no_log(tmp_path):
     p = run(["bash", "-c", script], tmp_path)
     assert p.returncode == 0, p.stderr
     assert logs_in(tmp_path) == []
+
+
+def test_freopen_stdout_onto_a_file(tmp_path):
+    target = tmp_path / "out.txt"
+    p, log = run_log([workload("stdio_freopen"), str(target)], tmp_path)
+    assert p.stdout == b"before\n" and target.read_bytes() == b"into the file\n"
+    df = log.records("STDIO")
+    f = one(df, "/out.txt")
+    assert (f["STDIO_OPENS"], f["STDIO_WRITES"], f["STDIO_BYTES_WRITTEN"]) == (1, 1, 14)
+    out = one(df, "<STDOUT>")
+    assert (out["STDIO_WRITES"], out["STDIO_BYTES_WRITTEN"]) == (1, 7)
