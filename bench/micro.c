@@ -54,6 +54,12 @@ int main(int argc, char **argv) {
       fprintf(devnull, "%d", 7);
       if ((i & 65535) == 65535) rewind(devnull);
     }
+  } else if (!strcmp(op, "seek_write")) { /* IOR's pattern: lseek, then write 1 KiB */
+    static char kib[1024];
+    for (long i = 0; i < n; i++) {
+      lseek(fd, (i & 1023) * 1024, SEEK_SET);
+      if (write(fd, kib, sizeof kib) != (ssize_t)sizeof kib) return 4;
+    }
   } else if (!strcmp(op, "open_close")) {
     for (long i = 0; i < n; i++) close(open(path, O_RDONLY));
   } else if (!strcmp(op, "stat")) {

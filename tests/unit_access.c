@@ -203,6 +203,8 @@ int main(void) {
         if (pass == 0 || i == 0 ||
             !iochar_rw_defer_timed(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]))
           iochar_rw_account(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]);
+        /* an lseek-like metadata call between repeats keeps the run */
+        iochar_meta_account(&rec, &L, &st, t1s[i], t1s[i] + 0.01);
       }
       w(4096 * 3, 7, 10, 11);
       iochar_rw_finish(&rec, &L);
@@ -216,6 +218,17 @@ int main(void) {
     EXPECT(c[WRITES], 9);
     EXPECT(c[MNA], 1);
     EXPECT(f[MTW] * 10, 14); /* the 1.4 s call, inside the run */
+  }
+
+  /* block-multiple repeats share the first one's alignment (O(1) path) */
+  for (int start = 0; start < 2; start++) {
+    reset();
+    w(start, 8192, 0, 0);
+    for (int i = 1; i < 10; i++)
+      EXPECT(iochar_rw_defer_timed(&rec, &L, &st, 1, start + i * 8192, 8192, (void *)8, i, i), 1);
+    iochar_rw_finish(&rec, &L);
+    EXPECT(c[FNA], start ? 10 : 0);
+    EXPECT(c[CW], start ? 10 : 9);
   }
 
   if (failures) return 1;
