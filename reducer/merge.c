@@ -87,14 +87,10 @@ void iochar_partial_from_row(int mi, void *p, const void *row) {
   memset(p, 0, d->size);
   memcpy(ROW(d, p), row, d->row);
   int64_t rank, *c = CNT(m, d, p);
-  double *f = FLT(m, d, p), t = 0;
-  int64_t by = 0;
+  double *f = FLT(m, d, p), t;
+  int64_t by;
   memcpy(&rank, (const uint8_t *)row + 8, 8);
-  /* Same summation order as reports/iochar/merge.py: schema order. */
-  for (uint32_t i = 0; i < m->n_flt; i++)
-    if (m->flts[i].op == IOCHAR_OP_TIME) t += f[i];
-  for (uint32_t i = 0; i < m->n_int; i++)
-    if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
+  iochar_rank_load(m, c, f, &t, &by);
   *H(p) = (hdr){.n = 1,
                 .lo_rank = rank,
                 .fast_rank = rank,

@@ -62,6 +62,10 @@ size_t iochar_row_size(int m);
  * at most iochar_columns_bound(m, n). */
 size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
 size_t iochar_columns_bound(int m, size_t n);
+/* A rank's load on one record: the sum of its TIME counters and of its BYTES
+ * counters (what FASTEST/SLOWEST and the variances compare). */
+void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f, double *time,
+                      int64_t *bytes);
 /* Per-rank totals (one RANKS row) of module m from rows. */
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
 /* Write the whole log of this process (serial or per-rank fallback). */

@@ -225,13 +225,23 @@ typedef struct rows_ctx {
 } rows_ctx;
 
 /* A record seen by one rank: its own time and bytes are fastest and slowest. */
-static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f, int rank) {
+void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f, double *time,
+                      int64_t *bytes) {
   double t = 0;
   int64_t by = 0;
-  for (uint32_t i = 0; i < m->n_int; i++)
-    if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
+  /* schema order, as reports/iochar/merge.py sums them */
   for (uint32_t i = 0; i < m->n_flt; i++)
     if (m->flts[i].op == IOCHAR_OP_TIME) t += f[i];
+  for (uint32_t i = 0; i < m->n_int; i++)
+    if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
+  *time = t;
+  *bytes = by;
+}
+
+static void fill_rank_stats(const iochar_module *m, int64_t *c, double *f, int rank) {
+  double t;
+  int64_t by;
+  iochar_rank_load(m, c, f, &t, &by);
   for (uint32_t i = 0; i < m->n_int; i++) {
     uint8_t op = m->ints[i].op;
     if (op == IOCHAR_OP_FAST_RANK || op == IOCHAR_OP_SLOW_RANK) c[i] = rank;
