@@ -15,29 +15,9 @@ static const iochar_counter_def f_flts[] = {H5F_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_ints[] = {H5D_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_flts[] = {H5D_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 IOCHAR_NO2
 static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(H5F_F_META_TIME);
 
-static const iochar_rw_layout d_layout = {
-    .ops = {H5D_READS, H5D_WRITES},
-    .bytes = {H5D_BYTES_READ, H5D_BYTES_WRITTEN},
-    .max_byte = NONE2,
-    .consec = NONE2,
-    .seq = NONE2,
-    .size_bin0 = {H5D_SIZE_READ_0_100, H5D_SIZE_WRITE_0_100},
-    .max_time_size = NONE2,
-    .rw_switches = H5D_RW_SWITCHES,
-    .access1 = H5D_ACCESS1_ACCESS,
-    .stride1 = -1,
-    .file_not_aligned = -1,
-    .file_alignment = -1,
-    .mem_not_aligned = -1,
-    .mem_alignment = -1,
-    .f_time = {H5D_F_READ_TIME, H5D_F_WRITE_TIME, H5D_F_META_TIME},
-    .f_max_time = NONE2,
-    .f_start = {H5D_F_READ_START_TIMESTAMP, H5D_F_WRITE_START_TIMESTAMP},
-    .f_end = {H5D_F_READ_END_TIMESTAMP, H5D_F_WRITE_END_TIMESTAMP},
-};
+static const iochar_rw_layout d_layout = IOCHAR_VAR_LAYOUT(H5D, READS, WRITES, H5D_RW_SWITCHES);
 
 const iochar_module iochar_mod_h5f =
     IOCHAR_MODULE_DEF(H5F, f_ints, f_flts, iochar_rw_state, &f_layout);

@@ -16,28 +16,8 @@ static const iochar_counter_def f_flts[] = {NC_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)
 static const iochar_counter_def v_ints[] = {NC_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {NC_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-#define NONE2 IOCHAR_NO2
 static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(NC_FILE_F_META_TIME);
-static const iochar_rw_layout v_layout = {
-    .ops = {NC_VAR_GETS, NC_VAR_PUTS},
-    .bytes = {NC_VAR_BYTES_READ, NC_VAR_BYTES_WRITTEN},
-    .max_byte = NONE2,
-    .consec = NONE2,
-    .seq = NONE2,
-    .size_bin0 = {NC_VAR_SIZE_READ_0_100, NC_VAR_SIZE_WRITE_0_100},
-    .max_time_size = NONE2,
-    .rw_switches = -1,
-    .access1 = NC_VAR_ACCESS1_ACCESS,
-    .stride1 = -1,
-    .file_not_aligned = -1,
-    .file_alignment = -1,
-    .mem_not_aligned = -1,
-    .mem_alignment = -1,
-    .f_time = {NC_VAR_F_READ_TIME, NC_VAR_F_WRITE_TIME, NC_VAR_F_META_TIME},
-    .f_max_time = NONE2,
-    .f_start = {NC_VAR_F_READ_START_TIMESTAMP, NC_VAR_F_WRITE_START_TIMESTAMP},
-    .f_end = {NC_VAR_F_READ_END_TIMESTAMP, NC_VAR_F_WRITE_END_TIMESTAMP},
-};
+static const iochar_rw_layout v_layout = IOCHAR_VAR_LAYOUT(NC_VAR, GETS, PUTS, -1);
 
 const iochar_module iochar_mod_nc_file =
     IOCHAR_MODULE_DEF(NC_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);
