@@ -150,47 +150,40 @@ static void record_path_meta(int dirfd, const char *path, int idx, double t0, do
     va_end(ap);                          \
   }
 
-#define DEFINE_OPEN(name)                                                             \
-  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                        \
-    mode_t mode = 0;                                                                  \
-    OPEN_MODE(flags, mode);                                                           \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);                \
-    double t0 = iochar_now();                                                         \
-    int fd = IOCHAR_REAL(name)(path, flags, mode);                                    \
-    double t1 = iochar_now();                                                         \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
-    return fd;                                                                        \
+/* The shape of every open wrapper: guard, clock, real call, clock, record. */
+#define OPEN_CALL(name, call, dirfd, flags, mode)                                \
+  if (!iochar_active()) return IOCHAR_REAL(name) call;                           \
+  double t0 = iochar_now();                                                      \
+  int fd = IOCHAR_REAL(name) call;                                               \
+  double t1 = iochar_now();                                                      \
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
+  return fd
+
+#define DEFINE_OPEN(name)                                        \
+  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {   \
+    mode_t mode = 0;                                             \
+    OPEN_MODE(flags, mode);                                      \
+    OPEN_CALL(name, (path, flags, mode), AT_FDCWD, flags, mode); \
   }
 // clang-format off
 DEFINE_OPEN(open)
 DEFINE_OPEN(open64)
 // clang-format on
 
-#define DEFINE_OPENAT(name)                                                        \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
-    mode_t mode = 0;                                                               \
-    OPEN_MODE(flags, mode);                                                        \
-    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);      \
-    double t0 = iochar_now();                                                      \
-    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                          \
-    double t1 = iochar_now();                                                      \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
-    return fd;                                                                     \
+#define DEFINE_OPENAT(name)                                               \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) { \
+    mode_t mode = 0;                                                      \
+    OPEN_MODE(flags, mode);                                               \
+    OPEN_CALL(name, (dirfd, path, flags, mode), dirfd, flags, mode);      \
   }
 // clang-format off
 DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
 // clang-format on
 
-#define DEFINE_CREAT(name)                                                            \
-  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                           \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                       \
-    double t0 = iochar_now();                                                         \
-    int fd = IOCHAR_REAL(name)(path, mode);                                           \
-    double t1 = iochar_now();                                                         \
-    int flags = O_CREAT | O_WRONLY | O_TRUNC;                                         \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
-    return fd;                                                                        \
+#define DEFINE_CREAT(name)                                                       \
+  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                      \
+    OPEN_CALL(name, (path, mode), AT_FDCWD, O_CREAT | O_WRONLY | O_TRUNC, mode); \
   }
 // clang-format off
 DEFINE_CREAT(creat)
@@ -481,28 +474,18 @@ ssize_t __read_chk(int, void *, size_t, size_t);
 ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
 ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
 
-#define DEFINE_OPEN_2(name)                                                        \
-  IOCHAR_WRAP(int, name, (const char *path, int flags)) {                          \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags);                   \
-    double t0 = iochar_now();                                                      \
-    int fd = IOCHAR_REAL(name)(path, flags);                                       \
-    double t1 = iochar_now();                                                      \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1)); \
-    return fd;                                                                     \
+#define DEFINE_OPEN_2(name)                               \
+  IOCHAR_WRAP(int, name, (const char *path, int flags)) { \
+    OPEN_CALL(name, (path, flags), AT_FDCWD, flags, 0);   \
   }
 // clang-format off
 DEFINE_OPEN_2(__open_2)
 DEFINE_OPEN_2(__open64_2)
 // clang-format on
 
-#define DEFINE_OPENAT_2(name)                                                   \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
-    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags);         \
-    double t0 = iochar_now();                                                   \
-    int fd = IOCHAR_REAL(name)(dirfd, path, flags);                             \
-    double t1 = iochar_now();                                                   \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1)); \
-    return fd;                                                                  \
+#define DEFINE_OPENAT_2(name)                                        \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) { \
+    OPEN_CALL(name, (dirfd, path, flags), dirfd, flags, 0);          \
   }
 // clang-format off
 DEFINE_OPENAT_2(__openat_2)
