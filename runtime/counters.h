@@ -58,6 +58,17 @@ typedef struct iochar_counter_def {
   X(M##_##T##3_COUNT, TOPK_CNT) \
   X(M##_##T##4_COUNT, TOPK_CNT)
 
+/* First open/read/write/close start, last end: seconds after the job start. */
+#define IOCHAR_F_TIMESTAMPS(X, M)          \
+  X(M##_F_OPEN_START_TIMESTAMP, TS_START)  \
+  X(M##_F_READ_START_TIMESTAMP, TS_START)  \
+  X(M##_F_WRITE_START_TIMESTAMP, TS_START) \
+  X(M##_F_CLOSE_START_TIMESTAMP, TS_START) \
+  X(M##_F_OPEN_END_TIMESTAMP, TS_END)      \
+  X(M##_F_READ_END_TIMESTAMP, TS_END)      \
+  X(M##_F_WRITE_END_TIMESTAMP, TS_END)     \
+  X(M##_F_CLOSE_END_TIMESTAMP, TS_END)
+
 /* Integer side of the cross-rank block (after reduction). */
 #define IOCHAR_RANK_STATS(X, M)         \
   X(M##_FASTEST_RANK, FAST_RANK)        \

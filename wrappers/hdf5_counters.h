@@ -48,14 +48,7 @@
   IOCHAR_RANK_STATS(X, H5D)
 
 #define H5D_F_COUNTERS(X)                                \
-  X(H5D_F_OPEN_START_TIMESTAMP, TS_START)                \
-  X(H5D_F_READ_START_TIMESTAMP, TS_START)                \
-  X(H5D_F_WRITE_START_TIMESTAMP, TS_START)               \
-  X(H5D_F_CLOSE_START_TIMESTAMP, TS_START)               \
-  X(H5D_F_OPEN_END_TIMESTAMP, TS_END)                    \
-  X(H5D_F_READ_END_TIMESTAMP, TS_END)                    \
-  X(H5D_F_WRITE_END_TIMESTAMP, TS_END)                   \
-  X(H5D_F_CLOSE_END_TIMESTAMP, TS_END)                   \
+  IOCHAR_F_TIMESTAMPS(X, H5D)                            \
   X(H5D_F_READ_TIME, TIME)                               \
   X(H5D_F_WRITE_TIME, TIME)                              \
   X(H5D_F_META_TIME, TIME) /* create/open/flush/close */ \

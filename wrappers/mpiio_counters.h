@@ -42,14 +42,7 @@
   IOCHAR_RANK_STATS(X, MPIIO)
 
 #define MPIIO_F_COUNTERS(X)                                                  \
-  X(MPIIO_F_OPEN_START_TIMESTAMP, TS_START)                                  \
-  X(MPIIO_F_READ_START_TIMESTAMP, TS_START)                                  \
-  X(MPIIO_F_WRITE_START_TIMESTAMP, TS_START)                                 \
-  X(MPIIO_F_CLOSE_START_TIMESTAMP, TS_START)                                 \
-  X(MPIIO_F_OPEN_END_TIMESTAMP, TS_END)                                      \
-  X(MPIIO_F_READ_END_TIMESTAMP, TS_END)                                      \
-  X(MPIIO_F_WRITE_END_TIMESTAMP, TS_END)                                     \
-  X(MPIIO_F_CLOSE_END_TIMESTAMP, TS_END)                                     \
+  IOCHAR_F_TIMESTAMPS(X, MPIIO)                                              \
   X(MPIIO_F_READ_TIME, TIME) /* nonblocking: post to completion seen */      \
   X(MPIIO_F_WRITE_TIME, TIME)                                                \
   X(MPIIO_F_META_TIME, TIME) /* open/close/sync/set_view/set_size/seek... */ \

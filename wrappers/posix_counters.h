@@ -40,14 +40,7 @@
   IOCHAR_RANK_STATS(X, POSIX)
 
 #define POSIX_F_COUNTERS(X)                                      \
-  X(POSIX_F_OPEN_START_TIMESTAMP, TS_START)                      \
-  X(POSIX_F_READ_START_TIMESTAMP, TS_START)                      \
-  X(POSIX_F_WRITE_START_TIMESTAMP, TS_START)                     \
-  X(POSIX_F_CLOSE_START_TIMESTAMP, TS_START)                     \
-  X(POSIX_F_OPEN_END_TIMESTAMP, TS_END)                          \
-  X(POSIX_F_READ_END_TIMESTAMP, TS_END)                          \
-  X(POSIX_F_WRITE_END_TIMESTAMP, TS_END)                         \
-  X(POSIX_F_CLOSE_END_TIMESTAMP, TS_END)                         \
+  IOCHAR_F_TIMESTAMPS(X, POSIX)                                  \
   X(POSIX_F_READ_TIME, TIME)                                     \
   X(POSIX_F_WRITE_TIME, TIME)                                    \
   X(POSIX_F_META_TIME, TIME) /* open/close/seek/stat/sync/... */ \

@@ -27,14 +27,7 @@
   IOCHAR_RANK_STATS(X, STDIO)
 
 #define STDIO_F_COUNTERS(X)                                  \
-  X(STDIO_F_OPEN_START_TIMESTAMP, TS_START)                  \
-  X(STDIO_F_READ_START_TIMESTAMP, TS_START)                  \
-  X(STDIO_F_WRITE_START_TIMESTAMP, TS_START)                 \
-  X(STDIO_F_CLOSE_START_TIMESTAMP, TS_START)                 \
-  X(STDIO_F_OPEN_END_TIMESTAMP, TS_END)                      \
-  X(STDIO_F_READ_END_TIMESTAMP, TS_END)                      \
-  X(STDIO_F_WRITE_END_TIMESTAMP, TS_END)                     \
-  X(STDIO_F_CLOSE_END_TIMESTAMP, TS_END)                     \
+  IOCHAR_F_TIMESTAMPS(X, STDIO)                              \
   X(STDIO_F_READ_TIME, TIME)                                 \
   X(STDIO_F_WRITE_TIME, TIME)                                \
   X(STDIO_F_META_TIME, TIME) /* fopen/fclose/fseek/fflush */ \
