@@ -21,13 +21,8 @@
 
 static char buf[4 * MiB] __attribute__((aligned(4096)));
 
-#define CHECK(x)                                                       \
-  do {                                                                 \
-    if (!(x)) {                                                        \
-      fprintf(stderr, "check failed: %s (%s)\n", #x, strerror(errno)); \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                    \
-    }                                                                  \
-  } while (0)
+#define CHECK_FAIL() MPI_Abort(MPI_COMM_WORLD, 3)
+#include "check.h"
 
 static void good(int rank, int size) {
   MPI_File fh;

@@ -15,13 +15,7 @@
 
 static char buf[4 * MiB] __attribute__((aligned(4096)));
 
-#define CHECK(x)                                                       \
-  do {                                                                 \
-    if (!(x)) {                                                        \
-      fprintf(stderr, "check failed: %s (%s)\n", #x, strerror(errno)); \
-      exit(3);                                                         \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 static int create(const char *name) {
   int fd = open(name, O_CREAT | O_TRUNC | O_RDWR, 0644);

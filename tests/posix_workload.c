@@ -23,13 +23,7 @@ static char *path(const char *name) {
   return s;
 }
 
-#define CHECK(x)                                                       \
-  do {                                                                 \
-    if (!(x)) {                                                        \
-      fprintf(stderr, "check failed: %s (%s)\n", #x, strerror(errno)); \
-      exit(3);                                                         \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 /* 100 x 4096-byte writes at consecutive offsets, then 100 reads back. */
 static void consec(void) {
