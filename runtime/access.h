@@ -274,6 +274,18 @@ static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout 
   iochar_time_add(r, L, s, 2, t0, t1);
 }
 
+/* A metadata call on record r: count it (counter idx), stamp it (the start
+ * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
+ * part.  Takes r->lock. */
+static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L, int idx,
+                                     int ts_start, int ts_end, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  if (ts_start >= 0) iochar_ts(&r->f[ts_start], &r->f[ts_end], t0, t1);
+  iochar_meta_account(r, L, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
 /* Move the top-k tables into their counters (before the log is written). */
 void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
 

@@ -227,10 +227,7 @@ static iochar_record *file_of(iochar_dlinst *I, hid_t obj) {
 static void record_file_flush(iochar_dlinst *I, hid_t obj, herr_t ret, double t0, double t1) {
   iochar_record *r = ret >= 0 ? file_of(I, obj) : NULL;
   if (!r) return;
-  iochar_spin_lock(&r->lock);
-  r->c[H5F_FLUSHES]++;
-  iochar_meta_account(r, &f_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &f_layout, H5F_FLUSHES, -1, -1, t0, t1);
 }
 
 /* Forget f (closed); record the close when it was one of ours. */
@@ -239,10 +236,8 @@ static int record_file_close(iochar_dlinst *I, hid_t f, double t0, double t1) {
   if (!h) return 0;
   iochar_record *r = h->rec;
   free(h);
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[H5F_F_CLOSE_START_TIMESTAMP], &r->f[H5F_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &f_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &f_layout, -1, H5F_F_CLOSE_START_TIMESTAMP, H5F_F_CLOSE_END_TIMESTAMP, t0,
+                    t1);
   return 1;
 }
 
@@ -328,11 +323,8 @@ static void record_dset_open(iochar_dlinst *I, hid_t d, double t0, double t1) {
   h5d_handle *h = dset_track(I, d);
   if (!h) return;
   iochar_record *r = h->rec;
-  iochar_spin_lock(&r->lock);
-  r->c[H5D_OPENS]++;
-  iochar_ts(&r->f[H5D_F_OPEN_START_TIMESTAMP], &r->f[H5D_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &d_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &d_layout, H5D_OPENS, H5D_F_OPEN_START_TIMESTAMP, H5D_F_OPEN_END_TIMESTAMP,
+                    t0, t1);
 }
 
 /* H5Oopen opens any object: only datasets count. */
@@ -345,10 +337,8 @@ static int record_dset_close(iochar_dlinst *I, hid_t d, double t0, double t1) {
   if (!h) return 0;
   iochar_record *r = h->rec;
   free(h);
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[H5D_F_CLOSE_START_TIMESTAMP], &r->f[H5D_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &d_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &d_layout, -1, H5D_F_CLOSE_START_TIMESTAMP, H5D_F_CLOSE_END_TIMESTAMP, t0,
+                    t1);
   return 1;
 }
 
@@ -360,10 +350,7 @@ static void record_dset_flush(iochar_dlinst *I, hid_t d, herr_t ret, double t0, 
   h5d_handle *h = ret >= 0 ? dset_track(I, d) : NULL;
   if (!h) return;
   iochar_record *r = h->rec;
-  iochar_spin_lock(&r->lock);
-  r->c[H5D_FLUSHES]++;
-  iochar_meta_account(r, &d_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &d_layout, H5D_FLUSHES, -1, -1, t0, t1);
 }
 
 static void record_dset_extent(iochar_dlinst *I, hid_t d, herr_t ret, double t0, double t1) {

@@ -269,10 +269,7 @@ static nc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
 
 static void file_meta(iochar_record *r, int idx, double t0, double t1) {
-  iochar_spin_lock(&r->lock);
-  if (idx >= 0) r->c[idx]++;
-  iochar_meta_account(r, &f_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &f_layout, idx, -1, -1, t0, t1);
 }
 
 static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
@@ -296,10 +293,8 @@ static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
   nc_file *fs = files ? iochar_hmap_del(files, file_key(I, ncid)) : NULL;
   if (!fs) return;
   iochar_record *r = fs->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[NC_FILE_F_CLOSE_START_TIMESTAMP], &r->f[NC_FILE_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &f_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &f_layout, -1, NC_FILE_F_CLOSE_START_TIMESTAMP,
+                    NC_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
   iochar_spin_lock(&vars_lock);
   nc_var *v = fs->vars;
   fs->vars = NULL;
@@ -320,9 +315,7 @@ static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0
   if (!v) return;
   var_settings(I, ncid, varid, v);
   iochar_record *r = v->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_meta_account(r, &v_layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &v_layout, -1, -1, -1, t0, t1);
 }
 static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
                            double t1) {

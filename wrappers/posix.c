@@ -115,18 +115,13 @@ static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off,
 
 /* Metadata call on a tracked record: bump counter idx and meta time. */
 static void record_meta(iochar_record *r, int idx, double t0, double t1) {
-  iochar_spin_lock(&r->lock);
-  if (idx >= 0) r->c[idx]++;
-  iochar_meta_account(r, &layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &layout, idx, -1, -1, t0, t1);
 }
 
 static void record_close(int fd, iochar_fdesc *d, double t0, double t1) {
   iochar_record *r = d->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[POSIX_F_CLOSE_START_TIMESTAMP], &r->f[POSIX_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &layout, -1, POSIX_F_CLOSE_START_TIMESTAMP, POSIX_F_CLOSE_END_TIMESTAMP, t0,
+                    t1);
   iochar_fd_clear(fd);
 }
 

@@ -198,10 +198,7 @@ static inline int buffered_line(stream *s, FILE *fp, int n) {
 
 static void record_meta(stream *s, int idx, double t0, double t1) {
   iochar_record *r = s->rec;
-  iochar_spin_lock(&r->lock);
-  if (idx >= 0) r->c[idx]++;
-  iochar_meta_account(r, &layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &layout, idx, -1, -1, t0, t1);
 }
 
 static void record_seek(stream *s, FILE *fp, double t0, double t1) {
@@ -214,10 +211,8 @@ static void record_seek(stream *s, FILE *fp, double t0, double t1) {
 
 static void record_close(stream *s, double t0, double t1) {
   iochar_record *r = s->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[STDIO_F_CLOSE_START_TIMESTAMP], &r->f[STDIO_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &layout, r->state, t0, t1);
-  iochar_spin_unlock(&r->lock);
+  iochar_meta_event(r, &layout, -1, STDIO_F_CLOSE_START_TIMESTAMP, STDIO_F_CLOSE_END_TIMESTAMP, t0,
+                    t1);
   if (s >= std_streams && s < std_streams + 3) return;
   __atomic_store_n(&s->fp, NULL, __ATOMIC_RELEASE);
 }
