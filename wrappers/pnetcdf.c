@@ -257,12 +257,8 @@ static void record_open(iochar_dlinst *I, int ret, const char *path, const int *
                         double t0, double t1) {
   pnc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
   if (!fs) return;
-  iochar_record *r = fs->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP], &r->f[PNETCDF_FILE_F_OPEN_END_TIMESTAMP],
-            t0, t1);
-  iochar_spin_unlock(&r->lock);
-  file_meta(r, idx, t0, t1);
+  iochar_meta_event(fs->rec, &f_layout, idx, PNETCDF_FILE_F_OPEN_START_TIMESTAMP,
+                    PNETCDF_FILE_F_OPEN_END_TIMESTAMP, t0, t1);
 }
 
 static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
