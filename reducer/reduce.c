@@ -128,7 +128,10 @@ typedef struct state {
   key *wide_owned; /* wide keys this rank owns */
   size_t nwide_owned;
   int64_t nodes_owned; /* distinct hostnames this rank owns */
-  key *wide_local;     /* this rank's rows of wide records */
+  /* this rank's I/O-over-time bins, read once (recording has stopped) */
+  double width[NMOD];
+  int64_t series[NMOD][4 * IOCHAR_SERIES_BINS];
+  key *wide_local; /* this rank's rows of wide records */
   size_t nwide_local;
 } state;
 
@@ -472,9 +475,9 @@ static int job_facts(state *s, facts *g, double *shift) {
   j->end_wall = wall_now();
   f->start = j->start_wall;
   f->end = j->end_wall;
-  int64_t bins[4 * IOCHAR_SERIES_BINS];
   for (int m = 0; m < NMOD; m++) {
-    if (!iochar_series_get(m, &f->width[m], bins, IOCHAR_SERIES_BINS)) f->width[m] = 0;
+    if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
+    f->width[m] = s->width[m];
     f->folded[m] = j->folded_files[m];
     f->present[m] = s->nrows[m] > 0;
   }
@@ -581,10 +584,11 @@ static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_
       break;
     }
     if (nser) { /* this rank's series, re-binned to the widest and shifted */
-      int64_t bins[4 * NB], *ser = (int64_t *)snd;
+      int64_t *ser = (int64_t *)snd;
       for (int m = 0; m < NMOD; m++) {
-        double wm;
-        if (g->width[m] <= 0 || !iochar_series_get(m, &wm, bins, NB) || wm <= 0) continue;
+        double wm = s->width[m];
+        const int64_t *bins = s->series[m];
+        if (g->width[m] <= 0 || wm <= 0) continue;
         for (int i = 0; i < NB; i++) {
           int jb = (int)((i * wm + shift) / g->width[m] + 1e-9);
           if (jb >= NB) jb = NB - 1;
