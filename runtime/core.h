@@ -70,10 +70,25 @@ typedef struct iochar_module {
 
 extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
 
+/* glibc (2.32+) keeps this true until the process first creates a thread
+ * and never sets it back; its own stdio skips locking on it.  Weak, so an
+ * older glibc (no such symbol) just always locks. */
+extern char __libc_single_threaded __attribute__((weak));
+
+/* Record locks.  While the process has one thread, nothing can contend, so
+ * the lock is not taken: the locked exchange is the largest single cost of a
+ * buffered fwrite.  The only other code that runs on this thread meanwhile
+ * is a signal handler, and the tool's in-tool guard turns it away.  No thread
+ * can appear between lock and unlock (nothing under a lock creates one), and
+ * unlocking is a plain store, harmless on a flag that was not set. */
 typedef struct iochar_spin {
   atomic_flag f;
 } iochar_spin;
+static inline int iochar_single_threaded(void) {
+  return &__libc_single_threaded != 0 && __libc_single_threaded;
+}
 static inline void iochar_spin_lock(iochar_spin *s) {
+  if (__builtin_expect(iochar_single_threaded(), 1)) return;
   while (atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire)) __builtin_ia32_pause();
 }
 static inline void iochar_spin_unlock(iochar_spin *s) {
@@ -178,6 +193,11 @@ extern int iochar_fds_max;
 static inline iochar_fdesc *iochar_fd_get(int fd) {
   if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return NULL;
   return atomic_load_explicit(&iochar_fds[fd], memory_order_acquire);
+}
+/* The description's offset after a seek (relaxed: threads racing on one
+ * description's offset race in the kernel too). */
+static inline void iochar_fd_seek(iochar_fdesc *d, int64_t off) {
+  atomic_store_explicit(&d->offset, off, memory_order_relaxed);
 }
 iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset);
 /* Point fd at d (taking a reference); replaces and releases what was there. */

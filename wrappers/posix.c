@@ -270,14 +270,14 @@ IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64
     iochar_fdesc *d = iochar_fd_get(fd);                       \
     if (!d || !iochar_active()) {                              \
       type r = IOCHAR_REAL(name)(fd, off, whence);             \
-      if (d && r >= 0) atomic_store(&d->offset, (int64_t)r);   \
+      if (d && r >= 0) iochar_fd_seek(d, r);                   \
       return r;                                                \
     }                                                          \
     double t0 = iochar_now();                                  \
     type r = IOCHAR_REAL(name)(fd, off, whence);               \
     double t1 = iochar_now();                                  \
     if (r >= 0) {                                              \
-      atomic_store(&d->offset, (int64_t)r);                    \
+      iochar_fd_seek(d, r);                                    \
       IOCHAR_RECORD(record_meta(d->rec, POSIX_SEEKS, t0, t1)); \
     }                                                          \
     return r;                                                  \
