@@ -84,6 +84,10 @@ static void meta(void) {
   CHECK(stat(a, &st) == 0);
   CHECK(lstat(a, &st) == 0);
   CHECK(fstatat(AT_FDCWD, a, &st, 0) == 0);
+  struct statx sx; /* by path, and by descriptor (empty path) */
+  CHECK(statx(AT_FDCWD, a, 0, STATX_SIZE, &sx) == 0 && sx.stx_size == 8192);
+  CHECK(statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &sx) == 0);
+  CHECK(fstatat(fd, "", &st, AT_EMPTY_PATH) == 0);
   CHECK(lseek(fd, 100, SEEK_SET) == 100);
   CHECK(lseek(fd, 0, SEEK_CUR) == 100);
   CHECK(fsync(fd) == 0);

@@ -130,8 +130,12 @@ static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {
   record_meta(d->rec, POSIX_DUPS, t0, t1);
 }
 
+/* A successful call on an empty path had AT_EMPTY_PATH: it is about dirfd. */
 static void record_path_meta(int dirfd, const char *path, int idx, double t0, double t1) {
-  iochar_record *r = path_record(dirfd, path);
+  iochar_fdesc *d;
+  iochar_record *r = path[0]                      ? path_record(dirfd, path)
+                     : (d = iochar_fd_get(dirfd)) ? d->rec
+                                                  : NULL;
   if (r) record_meta(r, idx, t0, t1);
 }
 
@@ -350,6 +354,7 @@ PATH_META(__xstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct sta
 PATH_META(__lxstat64, POSIX_STATS, AT_FDCWD, p, (int v, const char *p, struct stat64 *s), (v, p, s))
 PATH_META(__fxstatat, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat *s, int f), (v, dfd, p, s, f))
 PATH_META(__fxstatat64, POSIX_STATS, dfd, p, (int v, int dfd, const char *p, struct stat64 *s, int f), (v, dfd, p, s, f))
+PATH_META(statx, POSIX_STATS, dfd, p, (int dfd, const char *p, int f, unsigned m, struct statx *s), (dfd, p, f, m, s))
 PATH_META(truncate, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off_t n), (p, n))
 PATH_META(truncate64, POSIX_TRUNCATES, AT_FDCWD, p, (const char *p, off64_t n), (p, n))
 PATH_META(unlink, POSIX_UNLINKS, AT_FDCWD, p, (const char *p), (p))

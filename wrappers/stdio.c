@@ -513,3 +513,56 @@ IOCHAR_WRAP(char *, __fgets_chk, (char *buf, size_t blen, int n, FILE *fp)) {
   STDIO_DATA(__fgets_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
              buffered_line(s, fp, n));
 }
+
+/* ---- unlocked variants --------------------------------------------------
+ * The same calls without taking the stream lock (the caller holds it, or
+ * knows it has one thread); code tuned for speed uses them.  <stdio.h> may
+ * inline getc_unlocked/putc_unlocked, which then reach no library function
+ * while the stream buffer lasts: only their out-of-line calls are seen. */
+#undef fread_unlocked /* <stdio.h> may define these two as macros */
+#undef fwrite_unlocked
+size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
+char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
+
+IOCHAR_WRAP(size_t, fread_unlocked, (void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fread_unlocked, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz),
+             buffered(s, fp, 0, sz * n));
+}
+IOCHAR_WRAP(size_t, fwrite_unlocked, (const void *p, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(fwrite_unlocked, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz),
+             buffered(s, fp, 1, sz * n));
+}
+IOCHAR_WRAP(int, fgetc_unlocked, (FILE * fp)) {
+  STDIO_DATA(fgetc_unlocked, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
+}
+IOCHAR_WRAP(int, getc_unlocked, (FILE * fp)) {
+  STDIO_DATA(getc_unlocked, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
+}
+IOCHAR_WRAP(int, getchar_unlocked, (void)) {
+  STDIO_DATA(getchar_unlocked, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1));
+}
+IOCHAR_WRAP(int, fputc_unlocked, (int c, FILE *fp)) {
+  STDIO_DATA(fputc_unlocked, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
+}
+IOCHAR_WRAP(int, putc_unlocked, (int c, FILE *fp)) {
+  STDIO_DATA(putc_unlocked, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
+}
+IOCHAR_WRAP(int, putchar_unlocked, (int c)) {
+  STDIO_DATA(putchar_unlocked, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1));
+}
+IOCHAR_WRAP(char *, fgets_unlocked, (char *buf, int n, FILE *fp)) {
+  STDIO_DATA(fgets_unlocked, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
+             buffered_line(s, fp, n));
+}
+IOCHAR_WRAP(int, fputs_unlocked, (const char *str, FILE *fp)) {
+  STDIO_DATA(fputs_unlocked, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
+             buffered(s, fp, 1, strlen(str)));
+}
+IOCHAR_WRAP(size_t, __fread_unlocked_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
+  STDIO_DATA(__fread_unlocked_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz),
+             buffered(s, fp, 0, sz * n));
+}
+IOCHAR_WRAP(char *, __fgets_unlocked_chk, (char *buf, size_t blen, int n, FILE *fp)) {
+  STDIO_DATA(__fgets_unlocked_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
+             buffered_line(s, fp, n));
+}

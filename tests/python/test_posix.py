@@ -76,7 +76,7 @@ def test_top4_access_sizes(tmp_path):
 def test_metadata_dups_vectors(tmp_path):
     _, df = posix(tmp_path, "meta")
     r = one(df, "/meta.dat")
-    expect = dict(POSIX_OPENS=1, POSIX_DUPS=3, POSIX_STATS=4, POSIX_SEEKS=3,
+    expect = dict(POSIX_OPENS=1, POSIX_DUPS=3, POSIX_STATS=7, POSIX_SEEKS=3,
                   POSIX_FSYNCS=1, POSIX_FDSYNCS=1, POSIX_MMAPS=1, POSIX_TRUNCATES=1,
                   POSIX_RENAME_SOURCES=1, POSIX_WRITES=4, POSIX_READS=1,
                   POSIX_BYTES_WRITTEN=8192 + 100 + 500 + 500, POSIX_BYTES_READ=500,

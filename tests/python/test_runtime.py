@@ -57,6 +57,18 @@ def test_stdio_exact(tmp_path):
         if "POSIX" in log.modules else True
 
 
+def test_stdio_unlocked_calls(tmp_path):
+    _, log = run_log([workload("stdio_unlocked"), str(tmp_path)], tmp_path)
+    r = one(log.records("STDIO"), "/unlocked.dat")
+    # 100 fwrite_unlocked of 40, fputs_unlocked 5, fputc_unlocked and putc_unlocked;
+    # 50 fread_unlocked of 40, fgets_unlocked 5 at 4000, fgetc/getc_unlocked
+    expect = dict(STDIO_WRITES=103, STDIO_BYTES_WRITTEN=4007, STDIO_CONSEC_WRITES=102,
+                  STDIO_MAX_BYTE_WRITTEN=4006, STDIO_SIZE_WRITE_0_100=103,
+                  STDIO_READS=53, STDIO_BYTES_READ=2007, STDIO_CONSEC_READS=51,
+                  STDIO_MAX_BYTE_READ=4006, STDIO_SEEKS=2, STDIO_RW_SWITCHES=1)
+    assert {k: r[k] for k in expect} == expect
+
+
 def test_fork_child_has_own_log(tmp_path):
     p = run([W, "fork", str(tmp_path)], tmp_path)
     assert p.returncode == 0, p.stderr
