@@ -4,7 +4,9 @@
  * completed by one wait_all; rec one element by independent put_var1 (4 B);
  * redef+enddef once; sync once.  Reopened: rec collective strided 2x50 (400 B),
  * fix iget_vara (800 B) completed by one independent wait, fix flexible get_vara_all 10
- * doubles (80 B). */
+ * doubles (80 B).  Reopened for writing: rec put_varn_int_all of 3 boxes (10 + 20 + 5
+ * ints, 140 B) read back by get_varn_int_all; fix flexible iput_varn of 2 single
+ * doubles (16 B) completed by one wait_all. */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
@@ -63,6 +65,20 @@ int main(int argc, char **argv) {
   CHECK(ncmpi_end_indep_data(nc));
   MPI_Offset n10 = 10;
   CHECK(ncmpi_get_vara_all(nc, fix, &me, &n10, db, 10, MPI_DOUBLE));
+  CHECK(ncmpi_close(nc));
+
+  CHECK(ncmpi_open(MPI_COMM_WORLD, path, NC_WRITE, MPI_INFO_NULL, &nc));
+  CHECK(ncmpi_inq_varid(nc, "rec", &rec));
+  CHECK(ncmpi_inq_varid(nc, "fix", &fix));
+  MPI_Offset b0[2] = {3, me}, b1[2] = {4, me}, b2[2] = {5, me + 10};
+  MPI_Offset n0[2] = {1, 10}, n1[2] = {1, 20}, n2[2] = {1, 5};
+  MPI_Offset *starts[3] = {b0, b1, b2}, *counts[3] = {n0, n1, n2};
+  CHECK(ncmpi_put_varn_int_all(nc, rec, 3, starts, counts, ib));
+  CHECK(ncmpi_get_varn_int_all(nc, rec, 3, starts, counts, ib));
+  MPI_Offset f0 = me, f1 = me + 1, one1 = 1;
+  MPI_Offset *fstarts[2] = {&f0, &f1}, *fcounts[2] = {&one1, &one1};
+  CHECK(ncmpi_iput_varn(nc, fix, 2, fstarts, fcounts, db, 2, MPI_DOUBLE, &req[0]));
+  CHECK(ncmpi_wait_all(nc, 1, req, st));
   CHECK(ncmpi_close(nc));
   MPI_Finalize();
   if (rank == 0) printf("done\n");

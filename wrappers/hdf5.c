@@ -422,78 +422,93 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
   h5_depth--;                                                                         \
   iochar_dl_leave(outer_);                                                            \
   IOCHAR_RECORD(record);                                                              \
-  return ret;
+  return ret
 
-H5_API hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl,
-                       hid_t fapl){H5_BODY(hid_t, H5Fcreate, (name, flags, fcpl, fapl),
-                                           record_file_open(I, ret, name, t0, t1))} H5_API hid_t
-    H5Fopen(const char *name, unsigned flags, hid_t fapl){
-        H5_BODY(hid_t, H5Fopen, (name, flags, fapl),
-                record_file_open(I, ret, name, t0, t1))} H5_API herr_t H5Fclose(hid_t f) {
-  H5_BODY(herr_t, H5Fclose, (f), if (ret >= 0) record_file_close(I, f, t0, t1))
+H5_API hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl) {
+  H5_BODY(hid_t, H5Fcreate, (name, flags, fcpl, fapl), record_file_open(I, ret, name, t0, t1));
 }
-H5_API herr_t H5Fflush(hid_t obj, int scope){
-    H5_BODY(herr_t, H5Fflush, (obj, scope), record_file_flush(I, obj, ret, t0, t1))} H5_API hid_t
-    H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
-               hid_t dapl){H5_BODY(hid_t, H5Dcreate2, (loc, name, type, space, lcpl, dcpl, dapl),
-                                   record_dset_open(I, ret, t0, t1))} H5_API hid_t
-    H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl,
-                   hid_t dapl){H5_BODY(hid_t, H5Dcreate_anon, (loc, type, space, dcpl, dapl),
-                                       record_dset_open(I, ret, t0, t1))} H5_API hid_t
-    H5Dopen2(hid_t loc, const char *name, hid_t dapl){
-        H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1))} H5_API hid_t
-    H5Oopen(hid_t loc, const char *name, hid_t lapl){
-        H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1))} H5_API herr_t
-    H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
-            void *buf){H5_BODY(herr_t, H5Dread, (d, mt, ms, fs, dxpl, buf),
-                               record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))} H5_API herr_t
-    H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf){
-        H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
-                record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))} H5_API herr_t
-    H5Dflush(hid_t d){
-        H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1))} H5_API herr_t
-    H5Dclose(hid_t d) {
-  H5_BODY(herr_t, H5Dclose, (d), if (ret >= 0) record_dset_close(I, d, t0, t1))
+H5_API hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl) {
+  H5_BODY(hid_t, H5Fopen, (name, flags, fapl), record_file_open(I, ret, name, t0, t1));
+}
+H5_API herr_t H5Fclose(hid_t f) {
+  H5_BODY(herr_t, H5Fclose, (f), if (ret >= 0) record_file_close(I, f, t0, t1));
+}
+H5_API herr_t H5Fflush(hid_t obj, int scope) {
+  H5_BODY(herr_t, H5Fflush, (obj, scope), record_file_flush(I, obj, ret, t0, t1));
+}
+H5_API hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                        hid_t dcpl, hid_t dapl) {
+  H5_BODY(hid_t, H5Dcreate2, (loc, name, type, space, lcpl, dcpl, dapl),
+          record_dset_open(I, ret, t0, t1));
+}
+H5_API hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl) {
+  H5_BODY(hid_t, H5Dcreate_anon, (loc, type, space, dcpl, dapl), record_dset_open(I, ret, t0, t1));
+}
+H5_API hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl) {
+  H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1));
+}
+H5_API hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl) {
+  H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1));
+}
+H5_API herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf) {
+  H5_BODY(herr_t, H5Dread, (d, mt, ms, fs, dxpl, buf),
+          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1));
+}
+H5_API herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf) {
+  H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
+          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1));
+}
+H5_API herr_t H5Dflush(hid_t d) {
+  H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1));
+}
+H5_API herr_t H5Dclose(hid_t d) {
+  H5_BODY(herr_t, H5Dclose, (d), if (ret >= 0) record_dset_close(I, d, t0, t1));
 }
 H5_API herr_t H5Oclose(hid_t o) {
-  H5_BODY(herr_t, H5Oclose, (o), if (ret >= 0) record_obj_close(I, o, t0, t1))
+  H5_BODY(herr_t, H5Oclose, (o), if (ret >= 0) record_obj_close(I, o, t0, t1));
 }
 /* h5py closes every object by dropping its last reference. */
 H5_API int H5Idec_ref(hid_t id) {
-  H5_BODY(int, H5Idec_ref, (id), if (ret == 0) record_obj_close(I, id, t0, t1))
+  H5_BODY(int, H5Idec_ref, (id), if (ret == 0) record_obj_close(I, id, t0, t1));
 }
-H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]){
-    H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1))}
+H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]) {
+  H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1));
+}
 
 #define SRC app_file, app_func, app_line
-H5_API hid_t
-    H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
-                    hid_t es){H5_BODY(hid_t, H5Fcreate_async, (SRC, name, flags, fcpl, fapl, es),
-                                      record_file_open(I, ret, name, t0, t1))} H5_API hid_t
-    H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl,
-                  hid_t es){H5_BODY(hid_t, H5Fopen_async, (SRC, name, flags, fapl, es),
-                                    record_file_open(I, ret, name, t0, t1))} H5_API herr_t
-    H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es) {
-  H5_BODY(herr_t, H5Fclose_async, (SRC, f, es), if (ret >= 0) record_file_close(I, f, t0, t1))
+H5_API hid_t H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
+                             hid_t es) {
+  H5_BODY(hid_t, H5Fcreate_async, (SRC, name, flags, fcpl, fapl, es),
+          record_file_open(I, ret, name, t0, t1));
 }
-H5_API herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope,
-                             hid_t es){H5_BODY(herr_t, H5Fflush_async, (SRC, obj, scope, es),
-                                               record_file_flush(I, obj, ret, t0, t1))} H5_API hid_t
-    H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
-                    hid_t dcpl, hid_t dapl, hid_t es){
-        H5_BODY(hid_t, H5Dcreate_async, (SRC, loc, name, type, space, lcpl, dcpl, dapl, es),
-                record_dset_open(I, ret, t0, t1))} H5_API hid_t
-    H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl,
-                  hid_t es){H5_BODY(hid_t, H5Dopen_async, (SRC, loc, name, dapl, es),
-                                    record_dset_open(I, ret, t0, t1))} H5_API herr_t
-    H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf,
-                  hid_t es){
-        H5_BODY(herr_t, H5Dread_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-                record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1))} H5_API herr_t
-    H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf,
-                   hid_t es){
-        H5_BODY(herr_t, H5Dwrite_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-                record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1))} H5_API herr_t
-    H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es) {
-  H5_BODY(herr_t, H5Dclose_async, (SRC, d, es), if (ret >= 0) record_dset_close(I, d, t0, t1))
+H5_API hid_t H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl, hid_t es) {
+  H5_BODY(hid_t, H5Fopen_async, (SRC, name, flags, fapl, es),
+          record_file_open(I, ret, name, t0, t1));
+}
+H5_API herr_t H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es) {
+  H5_BODY(herr_t, H5Fclose_async, (SRC, f, es), if (ret >= 0) record_file_close(I, f, t0, t1));
+}
+H5_API herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope, hid_t es) {
+  H5_BODY(herr_t, H5Fflush_async, (SRC, obj, scope, es), record_file_flush(I, obj, ret, t0, t1));
+}
+H5_API hid_t H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space,
+                             hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es) {
+  H5_BODY(hid_t, H5Dcreate_async, (SRC, loc, name, type, space, lcpl, dcpl, dapl, es),
+          record_dset_open(I, ret, t0, t1));
+}
+H5_API hid_t H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl, hid_t es) {
+  H5_BODY(hid_t, H5Dopen_async, (SRC, loc, name, dapl, es), record_dset_open(I, ret, t0, t1));
+}
+H5_API herr_t H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf,
+                            hid_t es) {
+  H5_BODY(herr_t, H5Dread_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
+          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1));
+}
+H5_API herr_t H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
+                             const void *buf, hid_t es) {
+  H5_BODY(herr_t, H5Dwrite_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
+          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1));
+}
+H5_API herr_t H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es) {
+  H5_BODY(herr_t, H5Dclose_async, (SRC, d, es), if (ret >= 0) record_dset_close(I, d, t0, t1));
 }

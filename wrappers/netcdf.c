@@ -376,51 +376,67 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind, 
   nc_depth--;                                                                          \
   iochar_dl_leave(outer_);                                                             \
   IOCHAR_RECORD(record);                                                               \
-  return ret;
+  return ret
 
-NC_API int nc_create(const char *path, int cmode, int *ncidp){
-    NC_BODY(nc_create, (path, cmode, ncidp),
-            record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
-    int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint, int *ncidp){
-        NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
-                record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
-    int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info, int *ncidp){
-        NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
-                record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1))} NC_API
-    int nc_open(const char *path, int mode,
-                int *ncidp){NC_BODY(nc_open, (path, mode, ncidp),
-                                    record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
-    int nc__open(const char *path, int mode, size_t *hint, int *ncidp){
-        NC_BODY(nc__open, (path, mode, hint, ncidp),
-                record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
-    int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp){
-        NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
-                record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1))} NC_API
-    int nc_redef(int ncid){
-        NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1))} NC_API
-    int nc_enddef(int ncid){
-        NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))} NC_API
-    int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree, size_t r_align){
-        NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-                record_file_meta(I, ncid, ret, -1, t0, t1))} NC_API int nc_sync(int ncid){
-        NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1))} NC_API
-    int nc_close(int ncid){NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1))} NC_API
-    int nc_abort(int ncid){NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1))} NC_API
-    int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
-                   int *varidp){NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
-                                        record_def_var(I, ncid, varidp, ret, t0, t1))} NC_API
-    int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks){
-        NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
-                record_def(I, ncid, varid, ret, t0, t1))} NC_API
-    int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level){
-        NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
-                record_def(I, ncid, varid, ret, t0, t1))}
+NC_API int nc_create(const char *path, int cmode, int *ncidp) {
+  NC_BODY(nc_create, (path, cmode, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+}
+NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint, int *ncidp) {
+  NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+}
+NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info,
+                         int *ncidp) {
+  NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+}
+NC_API int nc_open(const char *path, int mode, int *ncidp) {
+  NC_BODY(nc_open, (path, mode, ncidp), record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+}
+NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
+  NC_BODY(nc__open, (path, mode, hint, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+}
+NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp) {
+  NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
+          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+}
+NC_API int nc_redef(int ncid) {
+  NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1));
+}
+NC_API int nc_enddef(int ncid) {
+  NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1));
+}
+NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree,
+                      size_t r_align) {
+  NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+          record_file_meta(I, ncid, ret, -1, t0, t1));
+}
+NC_API int nc_sync(int ncid) {
+  NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1));
+}
+NC_API int nc_close(int ncid) { NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1)); }
+NC_API int nc_abort(int ncid) { NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1)); }
+NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+                      int *varidp) {
+  NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
+          record_def_var(I, ncid, varidp, ret, t0, t1));
+}
+NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks) {
+  NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
+          record_def(I, ncid, varid, ret, t0, t1));
+}
+NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level) {
+  NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
+          record_def(I, ncid, varid, ret, t0, t1));
+}
 
-#define NC_DATA_WRAP(f, put, get, T)                                                             \
-  NC_API int put(int ncid, int varid, NCP_##f const T *buf){                                     \
-      NC_BODY(put, (ncid, varid, NCA_##f buf),                                                   \
-              record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1))} NC_API int                    \
-  get(int ncid, int varid, NCP_##f T *buf) {                                                     \
-    NC_BODY(get, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1)) \
+#define NC_DATA_WRAP(f, put, get, T)                                                              \
+  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                                     \
+    NC_BODY(put, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1)); \
+  }                                                                                               \
+  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                                           \
+    NC_BODY(get, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1)); \
   }
 NC_DATA(NC_DATA_WRAP)

@@ -63,17 +63,20 @@ int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset *lenp);
 #define PNCP_varm                                                             \
   const MPI_Offset *start, const MPI_Offset *count, const MPI_Offset *stride, \
       const MPI_Offset *imap,
+#define PNCP_varn int num, MPI_Offset *const *starts, MPI_Offset *const *counts,
 #define PNCA_var
 #define PNCA_var1 start,
 #define PNCA_vara start, count,
 #define PNCA_vars start, count, stride,
 #define PNCA_varm start, count, stride, imap,
-enum { WHOLE, ONE, BOX };
-#define PNCK_var WHOLE, NULL, NULL
-#define PNCK_var1 ONE, NULL, NULL
-#define PNCK_vara BOX, count, NULL
-#define PNCK_vars BOX, count, stride
-#define PNCK_varm BOX, count, stride
+#define PNCA_varn num, starts, counts,
+enum { WHOLE, ONE, BOX, BOXES };
+#define PNCK_var WHOLE, NULL, NULL, 0, NULL
+#define PNCK_var1 ONE, NULL, NULL, 0, NULL
+#define PNCK_vara BOX, count, NULL, 0, NULL
+#define PNCK_vars BOX, count, stride, 0, NULL
+#define PNCK_varm BOX, count, stride, 0, NULL
+#define PNCK_varn BOXES, NULL, NULL, num, counts
 /* after the buffer: the flexible API's (bufcount, buftype); requests of the
  * nonblocking calls */
 #define PNC_TAILP_typed
@@ -112,7 +115,8 @@ enum { INDEP, COLL, NB };
   PNC_SEVEN(W, f, _ulonglong, unsigned long long, typed) \
   PNC_SEVEN(W, f, , void, flex)
 #define PNC_DATA(W) \
-  PNC_TYPES(W, var) PNC_TYPES(W, var1) PNC_TYPES(W, vara) PNC_TYPES(W, vars) PNC_TYPES(W, varm)
+  PNC_TYPES(W, var) \
+  PNC_TYPES(W, var1) PNC_TYPES(W, vara) PNC_TYPES(W, vars) PNC_TYPES(W, varm) PNC_TYPES(W, varn)
 
 #define PNC_PROTO(name, f, BT, tag, nb, dir, mode) \
   int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb);
@@ -304,8 +308,19 @@ static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int re
   iochar_meta_event(r, &v_layout, -1, -1, -1, t0, t1);
 }
 
+/* Elements a call accesses.  varn: num boxes (counts NULL, or a NULL
+ * counts[i]: single elements, as PnetCDF reads them). */
 static int64_t elements(iochar_dlinst *I, int ncid, int varid, const pnc_var *v, int kind,
-                        const MPI_Offset *count) {
+                        const MPI_Offset *count, int num, MPI_Offset *const *counts) {
+  if (kind == BOXES) {
+    int64_t total = 0;
+    for (int i = 0; i < num; i++) {
+      int64_t n = 1;
+      for (int d = 0; counts && counts[i] && d < v->ndims; d++) n *= counts[i][d];
+      total += n;
+    }
+    return total;
+  }
   if (kind == ONE || v->ndims == 0) return 1;
   int64_t n = 1;
   if (kind == BOX && count) {
@@ -323,14 +338,15 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const pnc_var *v,
 }
 
 static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
-                      const MPI_Offset *count, const MPI_Offset *stride, int ret, double t0,
-                      double t1) {
+                      const MPI_Offset *count, const MPI_Offset *stride, int num,
+                      MPI_Offset *const *counts, int ret, double t0, double t1) {
   static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
                                     {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
                                     {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
   pnc_var *v = var_track(I, ncid, varid);
   if (!v) return;
-  int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
+  int64_t len =
+      ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count, num, counts) * v->type_size : -1;
   int strided = 0;
   for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
   iochar_record *r = v->rec;
@@ -362,40 +378,49 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, 
   pnc_depth--;                                                                          \
   iochar_dl_leave(outer_);                                                              \
   IOCHAR_RECORD(record);                                                                \
-  return ret;
+  return ret
 
-PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info, int *ncidp){
-    PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
-             record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1))} PNC_API
-    int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp){
-        PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
-                 record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1))} PNC_API
-    int ncmpi_close(int ncid){PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1))} PNC_API
-    int ncmpi_enddef(int ncid){
-        PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1))} PNC_API
-    int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
-                      MPI_Offset r_align){
-        PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-                 record_file_meta(I, ncid, ret, -1, t0, t1))} PNC_API int ncmpi_redef(int ncid){
-        PNC_BODY(ncmpi_redef, (ncid),
-                 record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1))} PNC_API
-    int ncmpi_sync(int ncid){
-        PNC_BODY(ncmpi_sync, (ncid),
-                 record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1))} PNC_API
-    int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]){
-        PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
-                 record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1))} PNC_API
-    int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]){
-        PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
-                 record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1))} PNC_API
-    int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
-                      int *varidp){PNC_BODY(ncmpi_def_var,
-                                            (ncid, name, xtype, ndims, dimidsp, varidp),
-                                            record_def_var(I, ncid, varidp, ret, t0, t1))}
+PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info,
+                         int *ncidp) {
+  PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
+           record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1));
+}
+PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp) {
+  PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
+           record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1));
+}
+PNC_API int ncmpi_close(int ncid) { PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1)); }
+PNC_API int ncmpi_enddef(int ncid) {
+  PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1));
+}
+PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                          MPI_Offset r_align) {
+  PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
+           record_file_meta(I, ncid, ret, -1, t0, t1));
+}
+PNC_API int ncmpi_redef(int ncid) {
+  PNC_BODY(ncmpi_redef, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1));
+}
+PNC_API int ncmpi_sync(int ncid) {
+  PNC_BODY(ncmpi_sync, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1));
+}
+PNC_API int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]) {
+  PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
+           record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1));
+}
+PNC_API int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]) {
+  PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
+           record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1));
+}
+PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
+                          int *varidp) {
+  PNC_BODY(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
+           record_def_var(I, ncid, varidp, ret, t0, t1));
+}
 
 #define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                                         \
   PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \
     PNC_BODY(name, (ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb),             \
-             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1))                 \
+             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1));                \
   }
 PNC_DATA(PNC_WRAP)
