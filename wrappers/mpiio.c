@@ -71,9 +71,21 @@ int iochar_pmpi_load(void) {
   return ok ? 0 : -1;
 }
 
+#ifdef OPEN_MPI
+/* Open MPI's Fortran bindings (mpif.h, use mpi, use mpi_f08) call PMPI_x, not
+ * MPI_x: the wrapper answers to both names.  Open MPI's own libraries call
+ * no PMPI_File_* (ROMIO's PMPI_Wait* calls on its message requests are not
+ * in the pending map, so they pass through), so nothing is counted twice. */
+#define PMPI_TWIN(name) \
+  extern __typeof__(name) P##name __attribute__((alias(#name), visibility("default")));
+#else /* MPICH's Fortran bindings call the C MPI_x symbols */
+#define PMPI_TWIN(name)
+#endif
+
 /* MPI_WRAP(ret, MPI_x, (params)): the wrapper of MPI_x; PREAL(MPI_x) is PMPI_x. */
 #define MPI_WRAP(ret, name, params)        \
   static __typeof__(&P##name) real_##name; \
+  PMPI_TWIN(name)                          \
   __attribute__((visibility("default"))) ret name params
 
 #define PREAL(name)                                                                          \
