@@ -176,6 +176,8 @@ uint64_t iochar_hash_path(const char *s);
 int64_t iochar_fs_block_size(const char *abs);
 /* Re-read the cached working directory (after chdir/fchdir). */
 void iochar_cwd_changed(void);
+/* Bumped by every iochar_cwd_changed: what a relative path means changed. */
+extern _Atomic unsigned iochar_cwd_gen;
 
 /* ---- records ------------------------------------------------------------ */
 /* The record of `name` in module m, created on first use; past the memory

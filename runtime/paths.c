@@ -26,6 +26,8 @@ uint64_t iochar_hash_path(const char *s) {
   return h;
 }
 
+_Atomic unsigned iochar_cwd_gen;
+
 void iochar_cwd_changed(void) {
   char buf[IOCHAR_PATH_MAX];
   if (!getcwd(buf, sizeof buf)) buf[0] = 0;
@@ -33,6 +35,7 @@ void iochar_cwd_changed(void) {
   strcpy(cwd, buf);
   cwd_len = strlen(cwd);
   iochar_spin_unlock(&cwd_lock);
+  atomic_fetch_add_explicit(&iochar_cwd_gen, 1, memory_order_release);
 }
 
 /* Collapse "//", "/./" and "/../" in place (no symlink resolution: that would

@@ -261,6 +261,24 @@ static void excluded(void) {
   CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
 }
 
+/* One relative name in two working directories, stat'ed again and again
+ * (the tool remembers the last name it resolved): d1/same.dat is opened,
+ * written 1 byte and stat'ed twice; d2/same.dat written 2 bytes, stat'ed 3 times. */
+static void cwd_paths(void) {
+  struct stat st;
+  CHECK(mkdir(path("d1"), 0755) == 0 && mkdir(path("d2"), 0755) == 0);
+  CHECK(chdir(path("d1")) == 0);
+  int fd = open("same.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 1) == 1 && close(fd) == 0);
+  CHECK(stat("same.dat", &st) == 0);
+  CHECK(chdir(path("d2")) == 0);
+  fd = open("same.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 2) == 2 && close(fd) == 0);
+  for (int i = 0; i < 3; i++) CHECK(stat("same.dat", &st) == 0);
+  CHECK(chdir(dir) == 0);
+  CHECK(stat("d1/same.dat", &st) == 0);
+}
+
 /* Ends through _exit: the log is still written. */
 static void quick_exit_mode(void) {
   int fd = open(path("quick.dat"), O_CREAT | O_WRONLY, 0644);
@@ -299,6 +317,8 @@ int main(int argc, char **argv) {
     fork_idle();
   else if (!strcmp(m, "many"))
     many();
+  else if (!strcmp(m, "cwd"))
+    cwd_paths();
   else if (!strcmp(m, "excluded"))
     excluded();
   else if (!strcmp(m, "exit"))

@@ -52,11 +52,33 @@ int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
 
+/* Each thread remembers the last path it named (from the working directory)
+ * and its record, NULL when excluded: a loop that opens or stats one file
+ * again and again skips resolving, checking and hashing the path.  Records
+ * live as long as the process, so the pointer stays good. */
+static __thread struct {
+  iochar_record *rec;
+  unsigned cwd_gen; /* for a relative path: the working directory it meant */
+  int valid;
+  char path[240];
+} last_path __attribute__((tls_model("initial-exec")));
+
 static iochar_record *path_record(int dirfd, const char *path) {
+  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
+  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
+  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
+      strcmp(path, last_path.path) == 0)
+    return last_path.rec;
   char abs[IOCHAR_PATH_MAX];
-  if (iochar_path_resolve(dirfd, path, abs, sizeof abs) || iochar_path_excluded(abs)) return NULL;
-  iochar_record *r = iochar_record_get(IOCHAR_MOD_POSIX, abs);
-  if (r && r->c[POSIX_FILE_ALIGNMENT] == 0 && r->id != IOCHAR_AGG_ID) {
+  if (iochar_path_resolve(dirfd, path, abs, sizeof abs)) return NULL;
+  iochar_record *r = iochar_path_excluded(abs) ? NULL : iochar_record_get(IOCHAR_MOD_POSIX, abs);
+  size_t n = strlen(path);
+  if (cacheable && n < sizeof last_path.path) {
+    memcpy(last_path.path, path, n + 1);
+    last_path.rec = r, last_path.cwd_gen = gen, last_path.valid = 1;
+  }
+  if (!r) return NULL;
+  if (r->c[POSIX_FILE_ALIGNMENT] == 0 && r->id != IOCHAR_AGG_ID) {
     int64_t bs = iochar_fs_block_size(abs);
     iochar_spin_lock(&r->lock);
     r->c[POSIX_FILE_ALIGNMENT] = bs;

@@ -111,6 +111,13 @@ def test_threads_exact_totals(tmp_path):
             (100, 6400, 99)
 
 
+def test_same_relative_name_in_two_directories(tmp_path):
+    _, df = posix(tmp_path, "cwd")
+    for d, size, stats in (("d1", 1, 2), ("d2", 2, 3)):
+        r = one(df, f"/{d}/same.dat")
+        assert (r["POSIX_OPENS"], r["POSIX_BYTES_WRITTEN"], r["POSIX_STATS"]) == (1, size, stats)
+
+
 def test_excluded_paths(tmp_path):
     _, df = posix(tmp_path, "excluded", env={"IOCHAR_EXCLUDE": str(tmp_path / "skip_")})
     paths = set(df["path"])
