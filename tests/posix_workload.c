@@ -1,5 +1,6 @@
 /* POSIX workloads with exactly known I/O: `posix_workload MODE DIR`.
  * Each mode's expected counters are asserted in tests/python/test_posix.py. */
+#include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -279,6 +280,44 @@ static void cwd_paths(void) {
   CHECK(stat("d1/same.dat", &st) == 0);
 }
 
+/* POSIX AIO: 4 aio_write of 4096 B at 0..12288, waited and collected in
+ * order; lio_listio(LIO_WAIT) of reads of 4096 B at 0 and 4096, a 100 B
+ * write at 16384 and a no-op, collected; one aio_read of 10 B waited for but
+ * never collected (not counted). */
+static void aio(void) {
+  int fd = open(path("aio.dat"), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  CHECK(fd >= 0);
+  struct aiocb w[4], r0, r1, w2, nop, lost;
+  for (int i = 0; i < 4; i++) {
+    w[i] = (struct aiocb){
+        .aio_fildes = fd, .aio_buf = buf + i * 4096, .aio_nbytes = 4096, .aio_offset = i * 4096};
+    CHECK(aio_write(&w[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    const struct aiocb *l[1] = {&w[i]};
+    while (aio_error(&w[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
+    CHECK(aio_return(&w[i]) == 4096);
+  }
+  r0 = (struct aiocb){
+      .aio_fildes = fd, .aio_buf = buf, .aio_nbytes = 4096, .aio_lio_opcode = LIO_READ};
+  r1 = r0;
+  r1.aio_offset = 4096;
+  w2 = (struct aiocb){.aio_fildes = fd,
+                      .aio_buf = buf,
+                      .aio_nbytes = 100,
+                      .aio_offset = 16384,
+                      .aio_lio_opcode = LIO_WRITE};
+  nop = (struct aiocb){.aio_fildes = fd, .aio_lio_opcode = LIO_NOP};
+  struct aiocb *list[4] = {&r0, &r1, &w2, &nop};
+  CHECK(lio_listio(LIO_WAIT, list, 4, NULL) == 0);
+  CHECK(aio_return(&r0) == 4096 && aio_return(&r1) == 4096 && aio_return(&w2) == 100);
+  lost = (struct aiocb){.aio_fildes = fd, .aio_buf = buf, .aio_nbytes = 10};
+  CHECK(aio_read(&lost) == 0);
+  const struct aiocb *l[1] = {&lost};
+  while (aio_error(&lost) == EINPROGRESS) aio_suspend(l, 1, NULL);
+  CHECK(close(fd) == 0);
+}
+
 /* Ends through _exit: the log is still written. */
 static void quick_exit_mode(void) {
   int fd = open(path("quick.dat"), O_CREAT | O_WRONLY, 0644);
@@ -317,6 +356,8 @@ int main(int argc, char **argv) {
     fork_idle();
   else if (!strcmp(m, "many"))
     many();
+  else if (!strcmp(m, "aio"))
+    aio();
   else if (!strcmp(m, "cwd"))
     cwd_paths();
   else if (!strcmp(m, "excluded"))

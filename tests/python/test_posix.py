@@ -111,6 +111,19 @@ def test_threads_exact_totals(tmp_path):
             (100, 6400, 99)
 
 
+def test_posix_aio_counted_when_collected(tmp_path):
+    _, df = posix(tmp_path, "aio")
+    r = one(df, "/aio.dat")
+    # 4 aio_write of 4096 and a listed 100 B write; 2 listed reads of 4096; the
+    # uncollected aio_read is not counted
+    expect = dict(POSIX_WRITES=5, POSIX_BYTES_WRITTEN=4 * 4096 + 100, POSIX_READS=2,
+                  POSIX_BYTES_READ=8192, POSIX_CONSEC_WRITES=4, POSIX_CONSEC_READS=1,
+                  POSIX_SIZE_WRITE_1K_10K=4, POSIX_SIZE_WRITE_0_100=1,
+                  POSIX_SIZE_READ_1K_10K=2, POSIX_RW_SWITCHES=2, POSIX_MAX_BYTE_WRITTEN=16483)
+    assert {k: r[k] for k in expect} == expect
+    assert r["POSIX_F_WRITE_TIME"] > 0 and r["POSIX_F_READ_TIME"] > 0
+
+
 def test_same_relative_name_in_two_directories(tmp_path):
     _, df = posix(tmp_path, "cwd")
     for d, size, stats in (("d1", 1, 2), ("d2", 2, 3)):
