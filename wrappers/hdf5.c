@@ -49,6 +49,14 @@ herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *b
 herr_t H5Dflush(hid_t d);
 herr_t H5Dclose(hid_t d);
 herr_t H5Dset_extent(hid_t d, const hsize_t size[]);
+/* direct chunk I/O (1.10.3+): the chunk as stored, past the filters; 2.0
+ * renamed the read to H5Dread_chunk1 and added H5Dread_chunk2 */
+herr_t H5Dwrite_chunk(hid_t d, hid_t dxpl, uint32_t filters, const hsize_t *offset, size_t size,
+                      const void *buf);
+herr_t H5Dread_chunk(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters, void *buf);
+herr_t H5Dread_chunk1(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters, void *buf);
+herr_t H5Dread_chunk2(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters, void *buf,
+                      size_t *buf_size);
 hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl);
 herr_t H5Oclose(hid_t obj);
 int H5Idec_ref(hid_t id);
@@ -94,6 +102,7 @@ int H5Pget_chunk(hid_t dcpl, int max_ndims, hsize_t dims[]);
 int H5Pget_nfilters(hid_t dcpl);
 int H5Pget_filter2(hid_t dcpl, unsigned idx, unsigned *flags, size_t *cd_nelmts,
                    unsigned cd_values[], size_t namelen, char name[], unsigned *config);
+herr_t H5Dget_chunk_storage_size(hid_t d, const hsize_t *offset, hsize_t *bytes);
 herr_t H5Eget_auto2(hid_t stack, void **func, void **data);
 herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
 
@@ -102,6 +111,7 @@ herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
   X(H5Fcreate) X(H5Fopen) X(H5Fclose) X(H5Fflush)                              \
   X(H5Dcreate2) X(H5Dcreate_anon) X(H5Dopen2) X(H5Dread) X(H5Dwrite)           \
   X(H5Dflush) X(H5Dclose) X(H5Dset_extent) X(H5Oopen) X(H5Oclose) X(H5Idec_ref) \
+  X(H5Dwrite_chunk) X(H5Dread_chunk) X(H5Dread_chunk1) X(H5Dread_chunk2)       \
   X(H5Fcreate_async) X(H5Fopen_async) X(H5Fclose_async) X(H5Fflush_async)     \
   X(H5Dcreate_async) X(H5Dopen_async) X(H5Dread_async) X(H5Dwrite_async)      \
   X(H5Dclose_async)                                                            \
@@ -113,7 +123,7 @@ herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
   X(H5Sget_simple_extent_npoints) X(H5Sget_select_npoints)                     \
   X(H5Sget_select_type) X(H5Sis_regular_hyperslab) X(H5Sclose) X(H5Tget_size)  \
   X(H5Tclose) X(H5Pget_layout) X(H5Pget_chunk) X(H5Pget_nfilters)              \
-  X(H5Pget_filter2) X(H5Eget_auto2) X(H5Eset_auto2)
+  X(H5Pget_filter2) X(H5Eget_auto2) X(H5Eset_auto2) X(H5Dget_chunk_storage_size)
 // clang-format on
 
 enum { H5_FUNCS(IOCHAR_DL_ENUM) H5_NFUNCS };
@@ -399,6 +409,28 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
   iochar_spin_unlock(&r->lock);
 }
 
+/* A direct chunk write or read moves the chunk as stored (filtered): its
+ * bytes are the stored size, the write's size argument or, for a read, what
+ * the dataset reports for that chunk.  No selection is involved. */
+static void record_chunk_rw(iochar_dlinst *I, hid_t d, const hsize_t *offset, int dir, int64_t size,
+                            herr_t ret, double t0, double t1) {
+  h5d_handle *h = dset_track(I, d);
+  if (!h) return;
+  int64_t len = -1;
+  if (ret >= 0) {
+    hsize_t stored = 0;
+    len = size >= 0 ? size
+          : H5(I, H5Dget_chunk_storage_size) &&
+                  H5(I, H5Dget_chunk_storage_size)(d, offset, &stored) >= 0
+              ? (int64_t)stored
+              : 0;
+  }
+  iochar_record *r = h->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, &d_layout, r->state, dir, -1, len, NULL, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+
 /* ---- wrappers ------------------------------------------------------------ */
 
 #define H5_API __attribute__((visibility("default")))
@@ -457,6 +489,27 @@ H5_API herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *b
 H5_API herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf) {
   H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
           record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1));
+}
+H5_API herr_t H5Dwrite_chunk(hid_t d, hid_t dxpl, uint32_t filters, const hsize_t *offset,
+                             size_t size, const void *buf) {
+  H5_BODY(herr_t, H5Dwrite_chunk, (d, dxpl, filters, offset, size, buf),
+          record_chunk_rw(I, d, offset, 1, (int64_t)size, ret, t0, t1));
+}
+H5_API herr_t H5Dread_chunk(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
+                            void *buf) {
+  H5_BODY(herr_t, H5Dread_chunk, (d, dxpl, offset, filters, buf),
+          record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
+}
+H5_API herr_t H5Dread_chunk1(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
+                             void *buf) {
+  H5_BODY(herr_t, H5Dread_chunk1, (d, dxpl, offset, filters, buf),
+          record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
+}
+/* With buf NULL it only reports the size a read needs: no data moves. */
+H5_API herr_t H5Dread_chunk2(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
+                             void *buf, size_t *buf_size) {
+  H5_BODY(herr_t, H5Dread_chunk2, (d, dxpl, offset, filters, buf, buf_size),
+          if (buf) record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
 }
 H5_API herr_t H5Dflush(hid_t d) {
   H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1));

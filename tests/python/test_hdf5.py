@@ -66,7 +66,12 @@ with h5py.File("py.h5", "w") as f:
     d[10:20, :] = np.ones((10, 10))
     d.flush()
     f.create_dataset("grp/plain", data=np.arange(50, dtype="i4"))
+    raw = f.create_dataset("raw", shape=(4, 4), dtype="i4", chunks=(2, 4))
+    raw.id.write_direct_chunk((0, 0), np.arange(8, dtype="i4").tobytes())
+    raw.id.write_direct_chunk((2, 0), np.arange(8, dtype="i4").tobytes())
 with h5py.File("py.h5", "r") as f:
+    mask, chunk = f["raw"].id.read_direct_chunk((2, 0))
+    assert len(chunk) == 32
     x = f["data"][0:5, :]
     y = f["grp/plain"][...]
     z = f["data"][[1, 3, 7], 0]
@@ -106,3 +111,9 @@ def test_h5py(tmp_path):
            H5D_DATASPACE_NPOINTS=50, H5D_DATATYPE_SIZE=4, H5D_LAYOUT=2, H5D_CHUNK_SIZE_D1=0,
            H5D_FILTERS=0)
     top4(g, "H5D", [(200, 2)])
+
+    # direct chunk I/O: two 32 B chunks written, one read back, as stored
+    c = totals(d, "/py.h5:/raw")
+    expect(c, H5D_OPENS=2, H5D_WRITES=2, H5D_READS=1, H5D_BYTES_WRITTEN=64, H5D_BYTES_READ=32,
+           H5D_REGULAR_HYPERSLAB_SELECTS=0, H5D_CHUNK_SIZE_D1=2, H5D_CHUNK_SIZE_D2=4)
+    bins(c, "H5D", "WRITE", {"0_100": 2})
