@@ -65,11 +65,12 @@ static double batch(bench *b, const calls *c, long n) {
       c->fprintf(b->out, "%d", 7);
       if ((i & 65535) == 65535) c->rewind(b->out);
     }
-  } else if (!strcmp(op, "seek_write")) { /* IOR's pattern: lseek, then write 1 KiB */
-    static char kib[1024];
+  } else if (!strncmp(op, "seek_write", 10)) { /* IOR's pattern: lseek, then write */
+    static char blk[64 << 10];                 /* seek_write: 1 KiB; seek_write_64k */
+    size_t t = strcmp(op, "seek_write_64k") ? 1024 : sizeof blk;
     for (long i = 0; i < n; i++) {
-      c->lseek(fd, (i & 1023) * 1024, SEEK_SET);
-      if (c->write(fd, kib, sizeof kib) != (ssize_t)sizeof kib) exit(4);
+      c->lseek(fd, (off_t)(i & 1023) * (off_t)t, SEEK_SET);
+      if (c->write(fd, blk, t) != (ssize_t)t) exit(4);
     }
   } else if (!strcmp(op, "open_close")) {
     for (long i = 0; i < n; i++) c->close(c->open(b->path, O_RDONLY));
