@@ -9,6 +9,7 @@
 #include "../runtime/access.h"
 #include "dynlib.h"
 #include "interpose.h"
+#include "ncfamily.h"
 #include "netcdf_counters.h"
 
 static const iochar_counter_def f_ints[] = {NC_FILE_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -135,26 +136,7 @@ static iochar_dlset ncl = {.what = "NetCDF", .names = nc_names, .n = NC_NFUNCS};
 static __thread int nc_depth __attribute__((tls_model("initial-exec")));
 
 /* ---- handle state -------------------------------------------------------- */
-typedef struct nc_var {
-  iochar_record *rec;
-  uint64_t key;
-  int64_t type_size;
-  int ndims;
-  struct nc_var *next; /* the file's variables, dropped at close */
-} nc_var;
-typedef struct nc_file {
-  iochar_record *rec;
-  nc_var *vars;
-  char path[];
-} nc_file;
-static iochar_hmap *files, *vars;
-static iochar_spin vars_lock; /* guards the files' variable lists */
-
-static int maps_ready(void) {
-  if (!files) files = iochar_hmap_create(1 << 12);
-  if (!vars) vars = iochar_hmap_create(1 << 16);
-  return files && vars;
-}
+static ncf_maps maps;
 
 static uint64_t file_key(iochar_dlinst *I, int ncid) {
   return iochar_dl_key(I, (uint32_t)(ncid & ~NC_GROUP_MASK));
@@ -163,19 +145,11 @@ static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
   return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
 }
 
-/* NC_FORMAT_* (1 classic, 2 64-bit offset, 3 netCDF-4, 4 netCDF-4 classic,
- * 5 CDF5) to NC_FILE_FORMAT's code. */
-static int64_t format_code(int f) {
-  static const int64_t code[] = {0, 1, 2, 4, 3, 5};
-  return f >= 1 && f <= 5 ? code[f] : 0;
-}
-
 /* The state of ncid's file, created on first sight (path NULL: ask netCDF). */
-static nc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
-  if (!maps_ready()) return NULL;
-  nc_file *fs = iochar_hmap_get(files, file_key(I, ncid));
+static ncf_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
+  ncf_file *fs = ncf_file_get(&maps, file_key(I, ncid));
   if (fs) return fs;
-  char given[IOCHAR_PATH_MAX], abs[IOCHAR_PATH_MAX];
+  char given[IOCHAR_PATH_MAX];
   if (!path) {
     size_t n = 0;
     if (NC(I, nc_inq_path)(ncid, &n, NULL) || n >= sizeof given ||
@@ -183,28 +157,19 @@ static nc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
       return NULL;
     path = given;
   }
-  if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) || iochar_path_excluded(abs))
-    return NULL;
-  iochar_record *r = iochar_record_get(IOCHAR_MOD_NC_FILE, abs);
-  fs = r ? calloc(1, sizeof *fs + strlen(abs) + 1) : NULL;
-  if (!fs) return NULL;
-  fs->rec = r;
-  strcpy(fs->path, abs);
+  fs = ncf_file_add(&maps, file_key(I, ncid), IOCHAR_MOD_NC_FILE, path);
   int fmt = 0;
-  if (NC(I, nc_inq_format)(ncid, &fmt) == NC_NOERR) {
+  if (fs && NC(I, nc_inq_format)(ncid, &fmt) == NC_NOERR) {
+    iochar_record *r = fs->rec;
     iochar_spin_lock(&r->lock);
-    if (!r->c[NC_FILE_FORMAT]) r->c[NC_FILE_FORMAT] = format_code(fmt);
+    if (!r->c[NC_FILE_FORMAT]) r->c[NC_FILE_FORMAT] = ncf_format_code(fmt);
     iochar_spin_unlock(&r->lock);
-  }
-  if (iochar_hmap_put(files, file_key(I, ncid), fs)) {
-    free(fs);
-    return NULL;
   }
   return fs;
 }
 
 /* Shape, type, record-ness, chunking and deflate: the variable's settings. */
-static void var_settings(iochar_dlinst *I, int ncid, int varid, nc_var *v) {
+static void var_settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
   int64_t s[NC_VAR_NUM_INDICES] = {0};
   int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim[NC_MAX_VAR_DIMS], nunlim = 0;
   nc_type xt = 0;
@@ -235,12 +200,11 @@ static void var_settings(iochar_dlinst *I, int ncid, int varid, nc_var *v) {
 }
 
 /* The state of variable (ncid, varid), created on first sight. */
-static nc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
-  if (!maps_ready()) return NULL;
+static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
   uint64_t key = var_key(I, ncid, varid);
-  nc_var *v = iochar_hmap_get(vars, key);
+  ncf_var *v = ncf_var_get(&maps, key);
   if (v) return v;
-  nc_file *fs = file_track(I, ncid, NULL);
+  ncf_file *fs = file_track(I, ncid, NULL);
   char vn[NC_MAX_NAME + 1], grp[1024] = "", name[IOCHAR_PATH_MAX + 1300];
   if (!fs || NC(I, nc_inq_varname)(ncid, varid, vn)) return NULL;
   size_t gl = 0;
@@ -249,21 +213,10 @@ static nc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
       NC(I, nc_inq_grpname_full)(ncid, NULL, grp) == NC_NOERR)
     strcat(grp, "/"); /* groups: <file>:/<group path>/<variable> */
   snprintf(name, sizeof name, "%s:%s%s", fs->path, grp, vn);
-  iochar_record *r = iochar_record_get(IOCHAR_MOD_NC_VAR, name);
-  v = r ? calloc(1, sizeof *v) : NULL;
+  v = ncf_var_new(key, IOCHAR_MOD_NC_VAR, name);
   if (!v) return NULL;
-  v->rec = r;
-  v->key = key;
   var_settings(I, ncid, varid, v);
-  if (iochar_hmap_put(vars, key, v)) {
-    free(v);
-    return NULL;
-  }
-  iochar_spin_lock(&vars_lock);
-  v->next = fs->vars;
-  fs->vars = v;
-  iochar_spin_unlock(&vars_lock);
-  return v;
+  return ncf_var_publish(&maps, fs, v);
 }
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
@@ -274,41 +227,29 @@ static void file_meta(iochar_record *r, int idx, double t0, double t1) {
 
 static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
                         double t0, double t1) {
-  nc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
+  ncf_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
   if (!fs) return;
   iochar_meta_event(fs->rec, &f_layout, idx, NC_FILE_F_OPEN_START_TIMESTAMP,
                     NC_FILE_F_OPEN_END_TIMESTAMP, t0, t1);
 }
 
 static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  nc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
+  ncf_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
   if (fs) file_meta(fs->rec, idx, t0, t1);
 }
 
 /* Close (or abort): the file and its variables are forgotten. */
 static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  nc_file *fs = files ? iochar_hmap_del(files, file_key(I, ncid)) : NULL;
-  if (!fs) return;
-  iochar_record *r = fs->rec;
-  iochar_meta_event(r, &f_layout, -1, NC_FILE_F_CLOSE_START_TIMESTAMP,
-                    NC_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
-  iochar_spin_lock(&vars_lock);
-  nc_var *v = fs->vars;
-  fs->vars = NULL;
-  iochar_spin_unlock(&vars_lock);
-  while (v) {
-    nc_var *next = v->next;
-    iochar_hmap_del(vars, v->key);
-    free(v);
-    v = next;
-  }
-  free(fs);
+  iochar_record *r = ncf_file_close(&maps, file_key(I, ncid));
+  if (r)
+    iochar_meta_event(r, &f_layout, -1, NC_FILE_F_CLOSE_START_TIMESTAMP,
+                      NC_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
 }
 
 /* nc_def_var and the chunking/deflate settings: (re)read the settings. */
 static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0, double t1) {
   if (ret != NC_NOERR) return;
-  nc_var *v = var_track(I, ncid, varid);
+  ncf_var *v = var_track(I, ncid, varid);
   if (!v) return;
   var_settings(I, ncid, varid, v);
   iochar_record *r = v->rec;
@@ -321,7 +262,7 @@ static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int re
 
 /* Elements a call touches: the whole variable (its current shape), one, or
  * the product of count. */
-static int64_t elements(iochar_dlinst *I, int ncid, int varid, const nc_var *v, int kind,
+static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v, int kind,
                         const size_t *count) {
   if (kind == ONE || v->ndims == 0) return 1;
   int64_t n = 1;
@@ -341,7 +282,7 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const nc_var *v, 
 
 static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind, const size_t *count,
                       const ptrdiff_t *stride, int ret, double t0, double t1) {
-  nc_var *v = var_track(I, ncid, varid);
+  ncf_var *v = var_track(I, ncid, varid);
   if (!v) return;
   int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
   int strided = 0;

@@ -8,6 +8,7 @@
 #include "../runtime/access.h"
 #include "dynlib.h"
 #include "interpose.h"
+#include "ncfamily.h"
 #include "pnetcdf_counters.h"
 
 static const iochar_counter_def f_ints[] = {PNETCDF_FILE_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -144,26 +145,8 @@ static iochar_dlset pncl = {.what = "PnetCDF", .names = pnc_names, .n = PNC_NFUN
 static __thread int pnc_depth __attribute__((tls_model("initial-exec")));
 
 /* ---- handle state -------------------------------------------------------- */
-typedef struct pnc_var {
-  iochar_record *rec;
-  uint64_t key;
-  int64_t type_size;
-  int ndims;
-  struct pnc_var *next; /* the file's variables, dropped at close */
-} pnc_var;
-typedef struct pnc_file {
-  iochar_record *rec;
-  pnc_var *vars;
-  char path[];
-} pnc_file;
-static iochar_hmap *files, *vars;
-static iochar_spin vars_lock;
+static ncf_maps maps;
 
-static int maps_ready(void) {
-  if (!files) files = iochar_hmap_create(1 << 10);
-  if (!vars) vars = iochar_hmap_create(1 << 16);
-  return files && vars;
-}
 static uint64_t file_key(iochar_dlinst *I, int ncid) { return iochar_dl_key(I, (uint32_t)ncid); }
 static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
   return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
@@ -174,17 +157,12 @@ static int64_t type_size(nc_type t) {
   static const int64_t size[] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8};
   return t >= 1 && t <= 11 ? size[t] : 0;
 }
-/* NC_FORMAT_* to the NC_FILE_FORMAT code (classic 1, CDF2 2, CDF5 5). */
-static int64_t format_code(int f) {
-  static const int64_t code[] = {0, 1, 2, 4, 3, 5};
-  return f >= 1 && f <= 5 ? code[f] : 0;
-}
 
-static pnc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
-  if (!maps_ready()) return NULL;
-  pnc_file *fs = iochar_hmap_get(files, file_key(I, ncid));
+/* The state of ncid's file, created on first sight (path NULL: ask PnetCDF). */
+static ncf_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
+  ncf_file *fs = ncf_file_get(&maps, file_key(I, ncid));
   if (fs) return fs;
-  char given[IOCHAR_PATH_MAX], abs[IOCHAR_PATH_MAX];
+  char given[IOCHAR_PATH_MAX];
   if (!path) {
     int n = 0;
     if (PNC(I, ncmpi_inq_path)(ncid, &n, NULL) || n >= (int)sizeof given ||
@@ -192,40 +170,28 @@ static pnc_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
       return NULL;
     path = given;
   }
-  if (iochar_path_resolve(AT_FDCWD, path, abs, sizeof abs) || iochar_path_excluded(abs))
-    return NULL;
-  iochar_record *r = iochar_record_get(IOCHAR_MOD_PNETCDF_FILE, abs);
-  fs = r ? calloc(1, sizeof *fs + strlen(abs) + 1) : NULL;
-  if (!fs) return NULL;
-  fs->rec = r;
-  strcpy(fs->path, abs);
+  fs = ncf_file_add(&maps, file_key(I, ncid), IOCHAR_MOD_PNETCDF_FILE, path);
   int fmt = 0;
-  if (PNC(I, ncmpi_inq_format)(ncid, &fmt) == NC_NOERR) {
+  if (fs && PNC(I, ncmpi_inq_format)(ncid, &fmt) == NC_NOERR) {
+    iochar_record *r = fs->rec;
     iochar_spin_lock(&r->lock);
-    if (!r->c[PNETCDF_FILE_FORMAT]) r->c[PNETCDF_FILE_FORMAT] = format_code(fmt);
+    if (!r->c[PNETCDF_FILE_FORMAT]) r->c[PNETCDF_FILE_FORMAT] = ncf_format_code(fmt);
     iochar_spin_unlock(&r->lock);
-  }
-  if (iochar_hmap_put(files, file_key(I, ncid), fs)) {
-    free(fs);
-    return NULL;
   }
   return fs;
 }
 
-static pnc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
-  if (!maps_ready()) return NULL;
+/* The state of variable (ncid, varid), created on first sight. */
+static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
   uint64_t key = var_key(I, ncid, varid);
-  pnc_var *v = iochar_hmap_get(vars, key);
+  ncf_var *v = ncf_var_get(&maps, key);
   if (v) return v;
-  pnc_file *fs = file_track(I, ncid, NULL);
+  ncf_file *fs = file_track(I, ncid, NULL);
   char vn[257], name[IOCHAR_PATH_MAX + 300];
   if (!fs || PNC(I, ncmpi_inq_varname)(ncid, varid, vn)) return NULL;
   snprintf(name, sizeof name, "%s:%s", fs->path, vn);
-  iochar_record *r = iochar_record_get(IOCHAR_MOD_PNETCDF_VAR, name);
-  v = r ? calloc(1, sizeof *v) : NULL;
+  v = ncf_var_new(key, IOCHAR_MOD_PNETCDF_VAR, name);
   if (!v) return NULL;
-  v->rec = r;
-  v->key = key;
   int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim = -1, isrec = 0;
   nc_type xt = 0;
   if (PNC(I, ncmpi_inq_varndims)(ncid, varid, &ndims) || ndims > NC_MAX_VAR_DIMS) ndims = 0;
@@ -235,20 +201,13 @@ static pnc_var *var_track(iochar_dlinst *I, int ncid, int varid) {
     isrec = unlim >= 0 && dimids[0] == unlim; /* classic: only the first may be */
   v->ndims = ndims;
   v->type_size = type_size(xt);
+  iochar_record *r = v->rec;
   iochar_spin_lock(&r->lock);
   r->c[PNETCDF_VAR_NDIMS] = ndims;
   r->c[PNETCDF_VAR_DATATYPE_SIZE] = v->type_size;
   r->c[PNETCDF_VAR_IS_RECORD_VAR] = isrec;
   iochar_spin_unlock(&r->lock);
-  if (iochar_hmap_put(vars, key, v)) {
-    free(v);
-    return NULL;
-  }
-  iochar_spin_lock(&vars_lock);
-  v->next = fs->vars;
-  fs->vars = v;
-  iochar_spin_unlock(&vars_lock);
-  return v;
+  return ncf_var_publish(&maps, fs, v);
 }
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
@@ -259,20 +218,20 @@ static void file_meta(iochar_record *r, int idx, double t0, double t1) {
 
 static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
                         double t0, double t1) {
-  pnc_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
+  ncf_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
   if (!fs) return;
   iochar_meta_event(fs->rec, &f_layout, idx, PNETCDF_FILE_F_OPEN_START_TIMESTAMP,
                     PNETCDF_FILE_F_OPEN_END_TIMESTAMP, t0, t1);
 }
 
 static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  pnc_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
+  ncf_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
   if (fs) file_meta(fs->rec, idx, t0, t1);
 }
 
 /* Waits complete nonblocking I/O: their time is wait time, not meta time. */
 static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t1) {
-  pnc_file *fs = file_track(I, ncid, NULL);
+  ncf_file *fs = file_track(I, ncid, NULL);
   if (!fs) return;
   iochar_record *r = fs->rec;
   iochar_spin_lock(&r->lock);
@@ -282,27 +241,15 @@ static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t
 }
 
 static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  pnc_file *fs = files ? iochar_hmap_del(files, file_key(I, ncid)) : NULL;
-  if (!fs) return;
-  iochar_record *r = fs->rec;
-  iochar_meta_event(r, &f_layout, -1, PNETCDF_FILE_F_CLOSE_START_TIMESTAMP,
-                    PNETCDF_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
-  iochar_spin_lock(&vars_lock);
-  pnc_var *v = fs->vars;
-  fs->vars = NULL;
-  iochar_spin_unlock(&vars_lock);
-  while (v) {
-    pnc_var *next = v->next;
-    iochar_hmap_del(vars, v->key);
-    free(v);
-    v = next;
-  }
-  free(fs);
+  iochar_record *r = ncf_file_close(&maps, file_key(I, ncid));
+  if (r)
+    iochar_meta_event(r, &f_layout, -1, PNETCDF_FILE_F_CLOSE_START_TIMESTAMP,
+                      PNETCDF_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
 }
 
 static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
                            double t1) {
-  pnc_var *v = ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL;
+  ncf_var *v = ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL;
   if (!v) return;
   iochar_record *r = v->rec;
   iochar_meta_event(r, &v_layout, -1, -1, -1, t0, t1);
@@ -310,7 +257,7 @@ static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int re
 
 /* Elements a call accesses.  varn: num boxes (counts NULL, or a NULL
  * counts[i]: single elements, as PnetCDF reads them). */
-static int64_t elements(iochar_dlinst *I, int ncid, int varid, const pnc_var *v, int kind,
+static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v, int kind,
                         const MPI_Offset *count, int num, MPI_Offset *const *counts) {
   if (kind == BOXES) {
     int64_t total = 0;
@@ -343,7 +290,7 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, 
   static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
                                     {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
                                     {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
-  pnc_var *v = var_track(I, ncid, varid);
+  ncf_var *v = var_track(I, ncid, varid);
   if (!v) return;
   int64_t len =
       ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count, num, counts) * v->type_size : -1;
