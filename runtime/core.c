@@ -161,9 +161,42 @@ static void at_fork_child(void) {
   start_clocks();
 }
 
+int iochar_vfork_back(void) {
+  if (getpid() != owner_pid) return 0;
+  iochar_in_tool -= IOCHAR_VFORK_BIAS;
+  return 1;
+}
+
+/* vfork: bias this thread's in-tool count (see core.h) and jump on to the
+ * real vfork, which returns to our caller in both processes.  A C wrapper
+ * cannot do this: the child would return through the parent's stack frame.
+ * Before the real one is known, fork stands in (a valid vfork). */
+void *iochar_real_vfork;
+#if defined(__x86_64__)
+#define IOCHAR_STR_(x) #x
+#define IOCHAR_STR(x) IOCHAR_STR_(x)
+// clang-format off
+__asm__(".text\n"
+        ".globl vfork\n"
+        ".type vfork, @function\n"
+        "vfork:\n"
+        "  endbr64\n"
+        "  movq iochar_in_tool@gottpoff(%rip), %rax\n"
+        "  addl $" IOCHAR_STR(IOCHAR_VFORK_BIAS) ", %fs:(%rax)\n"
+        "  movq iochar_real_vfork(%rip), %rax\n"
+        "  testq %rax, %rax\n"
+        "  jz 1f\n"
+        "  jmp *%rax\n"
+        "1:\n"
+        "  jmp fork@PLT\n"
+        ".size vfork, .-vfork\n");
+// clang-format on
+#endif /* elsewhere vfork is not intercepted: a child's close reaches our tables */
+
 __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
+  iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
   iochar_in_tool++;
   if (iochar_config_load() == 0) {
     job_identity(&iochar_job_info);

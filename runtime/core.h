@@ -122,8 +122,24 @@ extern int iochar_ready;             /* 1 while recording */
 extern __thread int iochar_in_tool;  /* >0 inside the tool's own code */
 extern struct timespec iochar_mono0; /* monotonic clock at job start */
 
+/* A vfork child runs on its parent's thread and memory until it execs or
+ * exits.  The vfork entry point (core.c) adds this bias to the thread's
+ * in-tool count, so in the child every wrapper passes straight through; the
+ * parent, back from vfork, takes it off at its first wrapped call. */
+#define IOCHAR_VFORK_BIAS (1 << 24)
+/* With the bias on: 0 in the vfork child; in the parent, 1 with it taken off. */
+int iochar_vfork_back(void);
+
 static inline int iochar_active(void) {
-  return __builtin_expect(iochar_ready && !iochar_in_tool, 1);
+  if (__builtin_expect(!iochar_in_tool, 1)) return iochar_ready;
+  return iochar_in_tool >= IOCHAR_VFORK_BIAS && iochar_vfork_back() && !iochar_in_tool &&
+         iochar_ready;
+}
+
+/* 1 in a vfork child, which must leave the parent's tables alone (what the
+ * child closes or duplicates is its own copy of the descriptor). */
+static inline int iochar_in_vfork_child(void) {
+  return iochar_in_tool >= IOCHAR_VFORK_BIAS && !iochar_vfork_back();
 }
 
 /* The clock: the invariant TSC where the CPU has one (two reads cost ~40 ns

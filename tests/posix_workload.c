@@ -225,17 +225,28 @@ static void fork_idle(void) {
 }
 
 /* vfork whose exec fails (as Python's subprocess does for a missing program):
- * the child's _exit must leave the parent's log alone. */
+ * the child's _exit must leave the parent's log alone.  The child shares the
+ * parent's memory: its close and dup2 of kept.dat (its own copies of the
+ * descriptors) and its write to child.dat are not the parent's, which goes
+ * on writing kept.dat (3 bytes before, 4 after). */
 static void vforking(void) {
   int fd = open(path("before.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
   CHECK(fd >= 0 && write(fd, buf, 5) == 5 && close(fd) == 0);
+  int keep = open(path("kept.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(keep >= 0 && write(keep, buf, 3) == 3);
+  char child_path[4096];
+  snprintf(child_path, sizeof child_path, "%s", path("child.dat"));
   pid_t pid = vfork();
   if (pid == 0) {
+    int c = open(child_path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (c < 0 || write(c, buf, 7) != 7 || dup2(c, keep) != keep || close(c) != 0) _exit(3);
     execl("/nonexistent/program", "program", (char *)NULL);
     _exit(127);
   }
   int status;
   waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+  CHECK(write(keep, buf, 4) == 4 && close(keep) == 0);
   fd = open(path("after.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
   CHECK(fd >= 0 && write(fd, buf, 6) == 6 && close(fd) == 0);
 }

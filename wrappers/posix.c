@@ -215,7 +215,7 @@ DEFINE_CREAT(creat64)
 IOCHAR_WRAP(int, close, (int fd)) {
   iochar_fdesc *d = iochar_fd_get(fd);
   if (!d || !iochar_active()) {
-    if (d) iochar_fd_clear(fd);
+    if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
   }
   double t0 = iochar_now();
@@ -420,24 +420,24 @@ IOCHAR_WRAP(int, dup, (int fd)) {
 }
 
 /* dup2/dup3 onto a tracked fd close it implicitly: forget it either way. */
-#define DEFINE_DUP2(name, params, call)           \
-  IOCHAR_WRAP(int, name, params) {                \
-    iochar_fdesc *d = iochar_fd_get(fd);          \
-    if (!iochar_active()) {                       \
-      int r = IOCHAR_REAL(name) call;             \
-      if (r >= 0 && r != fd) iochar_fd_set(r, d); \
-      return r;                                   \
-    }                                             \
-    double t0 = iochar_now();                     \
-    int r = IOCHAR_REAL(name) call;               \
-    double t1 = iochar_now();                     \
-    if (r >= 0 && r != fd) {                      \
-      if (d)                                      \
-        IOCHAR_RECORD(record_dup(r, d, t0, t1));  \
-      else                                        \
-        iochar_fd_clear(r);                       \
-    }                                             \
-    return r;                                     \
+#define DEFINE_DUP2(name, params, call)                                       \
+  IOCHAR_WRAP(int, name, params) {                                            \
+    iochar_fdesc *d = iochar_fd_get(fd);                                      \
+    if (!iochar_active()) {                                                   \
+      int r = IOCHAR_REAL(name) call;                                         \
+      if (r >= 0 && r != fd && !iochar_in_vfork_child()) iochar_fd_set(r, d); \
+      return r;                                                               \
+    }                                                                         \
+    double t0 = iochar_now();                                                 \
+    int r = IOCHAR_REAL(name) call;                                           \
+    double t1 = iochar_now();                                                 \
+    if (r >= 0 && r != fd) {                                                  \
+      if (d)                                                                  \
+        IOCHAR_RECORD(record_dup(r, d, t0, t1));                              \
+      else                                                                    \
+        iochar_fd_clear(r);                                                   \
+    }                                                                         \
+    return r;                                                                 \
   }
 // clang-format off
 DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))

@@ -264,9 +264,10 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
   stream *s = iochar_active() ? stream_get(fp) : NULL;
   int fd = fp ? fileno(fp) : -1;
   /* fclose closes the descriptor inside libc, past the POSIX wrapper. */
-  if (fd >= 0) iochar_fd_clear(fd);
+  int own = !iochar_in_vfork_child();
+  if (fd >= 0 && own) iochar_fd_clear(fd);
   if (!s) {
-    if (streams && fd >= 0 && fd < NSTREAMS && streams[fd].fp == fp)
+    if (own && streams && fd >= 0 && fd < NSTREAMS && streams[fd].fp == fp)
       __atomic_store_n(&streams[fd].fp, NULL, __ATOMIC_RELEASE);
     return IOCHAR_REAL(fclose)(fp);
   }

@@ -206,6 +206,11 @@ def test_vfork_child_exit_does_not_take_parent_log(tmp_path):
     df = iochar.open(str(lg)).records("POSIX")
     assert one(df, "/before.dat")["POSIX_BYTES_WRITTEN"] == 5
     assert one(df, "/after.dat")["POSIX_BYTES_WRITTEN"] == 6
+    # the child's dup2 onto and close of its copy of kept.dat's descriptor do
+    # not end the parent's tracking; the child's own I/O is not the parent's
+    k = one(df, "/kept.dat")
+    assert (k["POSIX_OPENS"], k["POSIX_WRITES"], k["POSIX_BYTES_WRITTEN"]) == (1, 2, 7)
+    assert not df["path"].str.endswith("/child.dat").any()
 
 
 def test_relative_and_unclean_paths_are_normalised(tmp_path):
