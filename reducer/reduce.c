@@ -77,36 +77,62 @@ static int row_cmp(const void *a, const void *b) { /* (module, id, rank) */
   return (rx > ry) - (rx < ry);
 }
 
+/* ---- failures ---------------------------------------------------------------
+ * A rank that fails alone (memory, mostly) must not leave the others waiting
+ * in a collective it will never call.  So a rank that fails goes on taking
+ * part, with nothing to contribute, up to the next vote: before each
+ * collective that needs data, every rank says whether it failed since the
+ * last one, and on any failure all of them stop at the same point and each
+ * writes its own per-rank log instead (fall_back).  Phases return -1 when
+ * all ranks stopped together, 1 when only this rank failed after its last
+ * vote (the next phase votes first), 0 otherwise. */
+
+/* Per-nprocs scratch, taken before any vote: counts and displacements. */
+static int *xbuf, *zeros;
+
+/* 1 when any rank failed (a failing vote counts as a failure). */
+static int vote(int failed) {
+  int any = 1;
+  if (Y_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return 1;
+  return any;
+}
+
+/* Testing knob: IOCHAR_TEST_FAULT=phase:rank makes that rank fail there, as
+ * when an allocation fails. */
+static int fault(const char *phase) {
+  const char *f = getenv("IOCHAR_TEST_FAULT");
+  size_t n = strlen(phase);
+  return f && strncmp(f, phase, n) == 0 && f[n] == ':' && atoi(f + n + 1) == rank;
+}
+
 /* Alltoallv of byte blocks grouped by destination; the receive counts are
- * passed in (known already) or exchanged by one Alltoall (rcount NULL). */
-static int exchange(const void *sbuf, const int *scount, const int *rcount_known, void **rbuf,
-                    int **rcount_out, size_t *rtotal) {
-  int *sd = malloc(sizeof(int) * (size_t)nprocs * 3);
-  if (!sd) return -1;
-  int *rc = sd + nprocs, *rd = sd + 2 * nprocs;
+ * passed in (known already) or exchanged by one Alltoall (rcount NULL).  A
+ * rank that failed before (failed) sends nothing and votes the exchange
+ * down; -1 on every rank when any failed. */
+static int exchange(int failed, const void *sbuf, const int *scount, const int *rcount_known,
+                    void **rbuf, int **rcount_out, size_t *rtotal) {
+  int *sd = xbuf, *rc = xbuf + nprocs, *rd = xbuf + 2 * nprocs;
+  if (failed) scount = zeros;
   if (rcount_known)
     memcpy(rc, rcount_known, sizeof(int) * (size_t)nprocs);
-  else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS) {
-    free(sd);
-    return -1;
-  }
+  else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, comm) != MPI_SUCCESS)
+    failed = 1;
   long long so = 0, ro = 0;
   for (int i = 0; i < nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rc[i];
   }
-  char *r = malloc(ro ? (size_t)ro : 1);
-  /* A failed allocation here cannot be hidden from the other ranks: let MPI
-   * see a zero-size receive and report the loss afterwards. */
-  if (!r || so > INT_MAX || ro > INT_MAX ||
+  char *r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
+  int *counts = failed ? NULL : malloc(sizeof(int) * (size_t)nprocs);
+  if (vote(!r || !counts || so > INT_MAX || ro > INT_MAX) ||
       Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, comm) != MPI_SUCCESS) {
     free(r);
-    free(sd);
+    free(counts);
     return -1;
   }
-  memmove(sd, rc, sizeof(int) * (size_t)nprocs); /* hand back the receive counts */
+  memcpy(counts, rc, sizeof(int) * (size_t)nprocs); /* hand back the receive counts */
   *rbuf = r;
-  *rcount_out = sd;
+  *rcount_out = counts;
   *rtotal = (size_t)ro;
   return 0;
 }
@@ -204,9 +230,9 @@ static int classify(state *s) {
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
   int *cnt = calloc((size_t)nprocs * 2, sizeof(int)), *pos = cnt + nprocs;
   key *sent = s->sent = malloc(sizeof(key) * nk);
-  if (!cnt || !sent) return -1;
+  int failed = !cnt || !sent || fault("classify");
   key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
-  for (int pass = 0; pass < 2; pass++) { /* count per owner, then place */
+  for (int pass = 0; pass < 2 && !failed; pass++) { /* count per owner, then place */
     if (pass) {
       for (int d = 0, o = 0; d < nprocs; d++) pos[d] = o, o += cnt[d];
       sent[pos[owner_of(host.id)]++] = host;
@@ -223,11 +249,14 @@ static int classify(state *s) {
       }
   }
   s->nsent = nk;
-  for (int d = 0; d < nprocs; d++) pos[d] = cnt[d] * (int)sizeof(key);
+  for (int d = 0; d < nprocs && !failed; d++) pos[d] = cnt[d] * (int)sizeof(key);
   void *rbuf;
   int *rcount;
   size_t rtotal;
-  if (exchange(sent, pos, NULL, &rbuf, &rcount, &rtotal)) return -1;
+  if (exchange(failed, sent, pos, NULL, &rbuf, &rcount, &rtotal)) {
+    free(cnt);
+    return -1;
+  }
   size_t nr = rtotal / sizeof(key);
   key *rk = rbuf;
   size_t *where = malloc(sizeof(size_t) * (nr + 1));
@@ -235,8 +264,9 @@ static int classify(state *s) {
   s->wide_owned = malloc(sizeof(key) * (nr + 1));
   s->merge_rc = calloc((size_t)nprocs, sizeof(int));
   int *src_of = malloc(sizeof(int) * (nr + 1));
-  if (!where || !reply || !s->wide_owned || !s->merge_rc || !src_of) return -1;
-  for (int src = 0, j = 0; src < nprocs; src++)
+  failed = !where || !reply || !s->wide_owned || !s->merge_rc || !src_of;
+  if (failed) nr = 0; /* nothing to classify: the answers' exchange votes it down */
+  for (int src = 0, j = 0; src < nprocs && !failed; src++)
     for (int c = 0; c < rcount[src] / (int)sizeof(key); c++, j++) {
       rk[j].aux = (uint32_t)src;
       src_of[j] = src;
@@ -285,14 +315,14 @@ static int classify(state *s) {
   void *fbuf;
   int *fcount;
   size_t ftotal;
-  int rc = exchange(reply, rcount, cnt, &fbuf, &fcount, &ftotal);
+  int rc = exchange(failed, reply, rcount, cnt, &fbuf, &fcount, &ftotal);
   free(reply);
   free(rcount);
   free(cnt);
   if (rc) return -1;
   free(fcount);
   s->flags = fbuf;
-  return ftotal == nk ? 0 : -1;
+  return ftotal == nk ? 0 : 1;
 }
 
 /* Step 4: MERGE rows travel to their owner, which folds each record's rows
@@ -301,8 +331,8 @@ static int merge_at_owners(state *s) {
   int *scount = calloc((size_t)nprocs, sizeof(int));
   iochar_buf sb = {0};
   s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
-  if (!scount || !s->wide_local) return -1;
-  for (size_t j = 0; j < s->nsent; j++) { /* sent is grouped by owner already */
+  int failed = !scount || !s->wide_local || fault("merge");
+  for (size_t j = 0; j < s->nsent && !failed; j++) { /* sent is grouped by owner already */
     if (s->sent[j].m == HOST_MOD) continue;
     int m = (int)s->sent[j].m;
     size_t i = s->sent[j].aux;
@@ -325,7 +355,8 @@ static int merge_at_owners(state *s) {
   void *rbuf;
   int *rcount;
   size_t rtotal;
-  int rc = sb.failed ? -1 : exchange(sb.p, scount, s->merge_rc, &rbuf, &rcount, &rtotal);
+  failed |= sb.failed;
+  int rc = exchange(failed, sb.p, scount, s->merge_rc, &rbuf, &rcount, &rtotal);
   iochar_buf_free(&sb);
   free(scount);
   if (rc) return -1;
@@ -340,7 +371,7 @@ static int merge_at_owners(state *s) {
   size_t *off = malloc(sizeof(size_t) * (n + 1));
   if (!ix || !off) {
     free(rbuf), free(ix), free(off);
-    return -1;
+    return 1;
   }
   for (size_t o = 0, j = 0; o < rtotal; j++) {
     uint64_t mm;
@@ -364,7 +395,10 @@ static int merge_at_owners(state *s) {
       one = malloc(iochar_partial_size(m));
       row = malloc(iochar_row_size(m));
       cur = m;
-      if (!acc || !one || !row) break;
+      if (!acc || !one || !row) {
+        failed = 1;
+        break;
+      }
     }
     size_t b = a;
     iochar_partial_empty(m, acc);
@@ -382,7 +416,7 @@ static int merge_at_owners(state *s) {
   free(ix);
   free(off);
   free(rbuf);
-  return 0;
+  return failed;
 }
 
 /* ---- step 3: the job's facts in one Allreduce ----------------------------- */
@@ -397,6 +431,7 @@ typedef struct facts {
   int64_t overflow;      /* wide keys past WIDE_SLOTS: MAX */
   int64_t path_ok;       /* rank 0's: MAX */
   int64_t callsites;     /* some rank records call sites: MAX */
+  int64_t failed;        /* some rank failed since the last vote: MAX */
   key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
   char path[IOCHAR_PATH_MAX], tmp[IOCHAR_PATH_MAX + 32]; /* rank 0's: MAX */
 } facts;
@@ -430,6 +465,7 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     b->partial |= a->partial;
     if (a->path_ok > b->path_ok) b->path_ok = a->path_ok;
     if (a->callsites > b->callsites) b->callsites = a->callsites;
+    if (a->failed > b->failed) b->failed = a->failed;
     if (a->overflow > b->overflow) b->overflow = a->overflow;
     for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
       if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
@@ -468,36 +504,42 @@ static void name_log(facts *f) {
   }
 }
 
-static int job_facts(state *s, facts *g, double *shift) {
+/* The facts' Allreduce is also a vote (facts.failed): -1 on every rank when
+ * any failed. */
+static int job_facts(state *s, facts *g, double *shift, int failed) {
   iochar_job *j = &iochar_job_info;
-  facts *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  j->end_wall = wall_now();
-  f->start = j->start_wall;
-  f->end = j->end_wall;
-  for (int m = 0; m < NMOD; m++) {
-    if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
-    f->width[m] = s->width[m];
-    f->folded[m] = j->folded_files[m];
-    f->present[m] = s->nrows[m] > 0;
+  static facts spare; /* taking part must not depend on an allocation */
+  facts *f = calloc(1, sizeof *f), *mine = f ? f : &spare;
+  if (!f) memset(&spare, 0, sizeof spare);
+  mine->failed = failed || !f || fault("facts");
+  if (f) {
+    j->end_wall = wall_now();
+    f->start = j->start_wall;
+    f->end = j->end_wall;
+    for (int m = 0; m < NMOD; m++) {
+      if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
+      f->width[m] = s->width[m];
+      f->folded[m] = j->folded_files[m];
+      f->present[m] = s->nrows[m] > 0;
+    }
+    f->nodes = s->nodes_owned;
+    f->nwide = (int64_t)s->nwide_owned;
+    f->partial = j->partial;
+    f->callsites = iochar_callsites_on;
+    for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
+      if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
+    if (rank == 0) name_log(f);
   }
-  f->nodes = s->nodes_owned;
-  f->nwide = (int64_t)s->nwide_owned;
-  f->partial = j->partial;
-  f->callsites = iochar_callsites_on;
-  for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
-    if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
-  if (rank == 0) name_log(f);
   MPI_Datatype t;
   MPI_Op op;
   P.Type_contiguous((int)sizeof *f, MPI_BYTE, &t);
   P.Type_commit(&t);
   P.Op_create(facts_op, 1, &op);
-  int rc = Y_Allreduce(f, g, 1, t, op, comm) == MPI_SUCCESS ? 0 : -1;
+  int rc = Y_Allreduce(mine, g, 1, t, op, comm) == MPI_SUCCESS ? 0 : -1;
   P.Op_free(&op);
   P.Type_free(&t);
   free(f);
-  if (rc) return -1;
+  if (rc || g->failed) return -1;
   *shift = j->start_wall - g->start;
   j->start_wall = g->start;
   j->end_wall = g->end;
@@ -511,11 +553,20 @@ static int job_facts(state *s, facts *g, double *shift) {
 }
 
 /* The wide list in the same order on every rank: from the facts' set, or
- * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices. */
-static key *wide_list(state *s, const facts *g, size_t *n) {
+ * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices.
+ * Votes first: NULL on every rank when any failed. */
+static key *wide_list(state *s, const facts *g, size_t *n, int failed) {
   size_t total = (size_t)g->nwide;
-  key *w = malloc(sizeof(key) * (total + 1));
-  if (!w) return NULL;
+  key *w = failed ? NULL : malloc(sizeof(key) * (total + 1));
+  uint64_t *a = NULL, *b = NULL;
+  if (w && g->overflow) {
+    a = calloc(total * 2 + 1, 8);
+    b = malloc((total * 2 + 1) * 8);
+  }
+  if (vote(!w || (g->overflow && (!a || !b)) || fault("wide"))) {
+    free(w), free(a), free(b);
+    return NULL;
+  }
   if (!g->overflow) {
     size_t k = 0;
     for (int i = 0; i < WIDE_SLOTS; i++)
@@ -525,8 +576,6 @@ static key *wide_list(state *s, const facts *g, size_t *n) {
     uint64_t mine = s->nwide_owned, before = 0;
     Y_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
     if (rank == 0) before = 0;
-    uint64_t *a = calloc(total * 2 + 1, 8), *b = malloc((total * 2 + 1) * 8);
-    if (!a || !b) return free(w), free(a), free(b), NULL;
     for (size_t i = 0; i < s->nwide_owned; i++) {
       a[2 * (before + i)] = s->wide_owned[i].id;
       a[2 * (before + i) + 1] = s->wide_owned[i].m;
@@ -562,10 +611,11 @@ static void chunk_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_t *series) {
+static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_t *series,
+                                  int failed) {
   enum { NB = IOCHAR_SERIES_BINS };
   size_t nw = 0;
-  key *w = wide_list(s, g, &nw);
+  key *w = wide_list(s, g, &nw, failed);
   if (!w) return -1;
   qsort(s->wide_local, s->nwide_local, sizeof(key), mkey_cmp);
   MPI_Op op;
@@ -578,8 +628,8 @@ static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_
       bytes += iochar_partial_size((int)w[b++].m);
     int root = (int)(chunk_no++ % (size_t)nprocs); /* spread the results */
     uint8_t *snd = calloc(bytes, 1), *rcv = rank == root ? malloc(bytes) : NULL;
-    if (!snd || (rank == root && !rcv)) {
-      rc = -1; /* cannot take part: the others would wait; stop here */
+    if (vote(!snd || (rank == root && !rcv))) {
+      rc = -1;
       free(snd), free(rcv);
       break;
     }
@@ -638,8 +688,9 @@ static int reduce_wide_and_series(state *s, const facts *g, double shift, int64_
 
 /* ---- steps 6-7: sections, offsets, one collective write ------------------ */
 
-static int build_body(state *s, const facts *g, const int64_t *series, iochar_buf *body,
-                      int *nsec) {
+/* This rank's sections, but the call sites (below). */
+static int build_local(state *s, const facts *g, const int64_t *series, iochar_buf *body,
+                       int *nsec) {
   enum { NB = IOCHAR_SERIES_BINS };
   int present[NMOD];
   for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
@@ -680,11 +731,18 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
       (*nsec)++;
     }
   }
-  /* call sites: merged across ranks (collective, every rank); trace: each
-   * rank's own section */
-  if (g->callsites && iochar_callsites_mpi_sections(&comm, body, nsec)) return -1;
-  if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1;
+  if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1; /* each rank's own */
   return body->failed ? -1 : 0;
+}
+
+/* Call sites are merged across ranks: every rank takes part (that code
+ * votes on its own failures), whatever happened to its own sections.  A
+ * failure here is this rank's: write_log makes it everybody's. */
+static int build_body(state *s, const facts *g, const int64_t *series, iochar_buf *body,
+                      int *nsec) {
+  int bad = build_local(s, g, series, body, nsec) != 0 || fault("body");
+  if (g->callsites && iochar_callsites_mpi_sections(&comm, body, nsec)) bad = 1;
+  return bad || body->failed ? -1 : 0;
 }
 
 /* Each rank's part at its offset: with pwrite into the file rank 0 created
@@ -722,6 +780,7 @@ static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *bod
  * alone knows the totals, writes the file header.  Rank 0 renames the
  * temporary file once every rank reports success. */
 static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
+  bad |= fault("write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
   Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, comm);
@@ -733,12 +792,32 @@ static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
                               IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, comm);
-  if (rank == 0 && (anyerr || rename(g->tmp, g->path) != 0)) {
-    iochar_warn_once(5, "cannot write log %s: %s", g->path,
-                     anyerr ? "a rank could not write its part" : strerror(errno));
+  if (anyerr) return -1; /* every rank knows: each writes its own log */
+  if (rank == 0 && rename(g->tmp, g->path) != 0) {
+    iochar_warn_once(5, "cannot write log %s: %s", g->path, strerror(errno));
     unlink(g->tmp);
   }
-  return anyerr ? -1 : 0;
+  return 0;
+}
+
+/* Every rank stopped at the same vote: each writes its own log, as a job
+ * that never reached MPI_Finalize does, with its own job facts. */
+static void fall_back(const iochar_job *before, const facts *g) {
+  iochar_job *j = &iochar_job_info;
+  j->start_wall = before->start_wall;
+  j->nnodes = before->nnodes;
+  j->partial = before->partial;
+  memcpy(j->folded_files, before->folded_files, sizeof j->folded_files);
+  j->end_wall = wall_now();
+  j->finalized = 0;
+  j->per_rank_log = 1;
+  if (rank == 0 && g && g->tmp[0]) unlink(g->tmp); /* named, never filled */
+  char path[IOCHAR_PATH_MAX];
+  if (iochar_log_path(path, sizeof path, 1) != 0 || iochar_log_write_local(path) != 0)
+    iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+  if (rank == 0)
+    iochar_warn_once(5, "a rank could not take part in reducing the job's records; "
+                        "each rank wrote its own log");
 }
 
 int iochar_mpi_reduce_and_write(void) {
@@ -754,44 +833,56 @@ int iochar_mpi_reduce_and_write(void) {
   comm = MPI_COMM_WORLD;
   P.Comm_rank(comm, &rank);
   P.Comm_size(comm, &nprocs);
+  static iochar_job before;
+  before = *j;
   state s;
   memset(&s, 0, sizeof s);
   facts *g = calloc(1, sizeof *g);
   int64_t *series = calloc((size_t)NMOD * 4 * IOCHAR_SERIES_BINS, 8);
+  xbuf = malloc(sizeof(int) * 3 * (size_t)nprocs);
+  zeros = calloc((size_t)nprocs, sizeof(int));
   iochar_buf body = {0};
-  int nsec = 0, rc = -1;
+  int nsec = 0, rc = -1, failed;
   double shift = 0;
-  /* Any failure before the write leaves the ranks out of step: report it
-   * and stop; the application's exit is not affected. */
   double t[8]; /* phase ends, for IOCHAR_TIMING=1 */
   t[0] = wall_now();
-  if (!g || !series || collect_rows(&s)) goto out;
+  /* The first vote: without these a rank cannot even take part. */
+  failed = !g || !series || !xbuf || !zeros || collect_rows(&s) || fault("rows");
+  if (vote(failed)) goto stop;
   t[1] = wall_now();
-  if (classify(&s)) goto out;
+  if ((failed = classify(&s)) < 0) goto stop;
   t[2] = wall_now();
-  if (job_facts(&s, g, &shift)) goto out;
+  if (job_facts(&s, g, &shift, failed)) goto stop;
   shift_rows(&s, shift);
   t[3] = wall_now();
-  if (merge_at_owners(&s)) goto out;
+  if ((failed = merge_at_owners(&s)) < 0) goto stop;
   t[4] = wall_now();
-  if (reduce_wide_and_series(&s, g, shift, series)) goto out;
+  if (reduce_wide_and_series(&s, g, shift, series, failed)) goto stop;
   t[5] = wall_now();
-  if (!g->path_ok) goto out;
-  int bad = build_body(&s, g, series, &body, &nsec) != 0;
-  t[6] = wall_now();
-  rc = write_log(g, &body, nsec, bad);
+  if (g->path_ok) {
+    int bad = build_body(&s, g, series, &body, &nsec) != 0;
+    t[6] = wall_now();
+    if (write_log(g, &body, nsec, bad)) goto stop;
+    rc = 0;
+  } else if (rank == 0) { /* rank 0 said why; every rank knows path_ok */
+    iochar_warn_once(5, "cannot write the job's log");
+  }
   t[7] = wall_now();
   const char *timing = getenv("IOCHAR_TIMING");
-  if (rank == 0 && timing && *timing == '1')
+  if (rank == 0 && timing && *timing == '1' && !rc)
     iochar_warn_once(6,
                      "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
                      "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
                      t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],
                      t[6] - t[5], t[7] - t[6]);
+  goto out;
+stop:
+  fall_back(&before, g);
 out:
-  if (rc && rank == 0) iochar_warn_once(5, "cannot write the job's log");
   free(g);
   free(series);
+  free(xbuf), free(zeros);
+  xbuf = zeros = NULL;
   iochar_buf_free(&body);
   state_free(&s);
   errno = e;

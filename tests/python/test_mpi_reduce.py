@@ -122,6 +122,23 @@ def test_exit_without_finalize_per_rank_logs(tmp_path):
     assert log.job["partial"] & 2 and log.job["finalized"] == 0
 
 
+@pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
+def test_rank_failing_in_reduction_leaves_per_rank_logs(tmp_path, phase):
+    # IOCHAR_TEST_FAULT makes rank 2 fail at that step, as a failed allocation
+    # would: no rank may wait for it, and no record may be lost.
+    n = 4
+    p = run(mpiexec(n) + [workload("mpi_workload")], tmp_path,
+            env={"IOCHAR_TEST_FAULT": f"{phase}:2"}, timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert b"each rank wrote its own log" in p.stderr
+    logs = logs_in(tmp_path)
+    assert len(logs) == n and all(re.search(r"\.rank\d+\.iochar$", str(x)) for x in logs)
+    assert not list(tmp_path.glob("*.tmp*"))
+    log = iochar.open(str(tmp_path))
+    check_workload(log, n)
+    assert log.job["partial"] & 2
+
+
 def test_many_files_bounded(tmp_path):
     n, files = 16, 2000
     p = run(mpiexec(n) + [workload("mpi_many"), str(files)], tmp_path, timeout=600)
