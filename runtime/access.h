@@ -210,11 +210,14 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   if (L->access1 >= 0) iochar_topk_add_k(&s->access, n, k);
   if (L->file_not_aligned >= 0) {
     int64_t a = c[L->file_alignment];
+    int64_t miss = 0;
     if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
-      c[L->file_not_aligned] += off % a ? k : 0;
+      miss = off % a ? k : 0;
+    else if (a > 0 && !(a & (a - 1))) /* a power of two in practice: a mask, no divide */
+      for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
     else
-      for (int64_t i = 0; a > 0 && i < k; i++)
-        if ((off + i * n) % a) c[L->file_not_aligned]++;
+      for (int64_t i = 0; a > 0 && i < k; i++) miss += (off + i * n) % a != 0;
+    c[L->file_not_aligned] += miss;
   }
   if (L->consec[dir] >= 0) c[L->consec[dir]] += k;
   if (L->seq[dir] >= 0) c[L->seq[dir]] += k;
