@@ -160,9 +160,24 @@ static inline iochar_record *file_rec(MPI_File fh) {
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
 
+/* Each thread remembers the size of the last datatype it asked about (the
+ * same one, call after call): a handle keeps its size until MPI_Type_free,
+ * which bumps the generation (a freed handle may come back as another type). */
+static _Atomic unsigned types_gen;
+static __thread struct {
+  MPI_Datatype dt;
+  MPI_Count size;
+  unsigned gen;
+  int valid;
+} last_type __attribute__((tls_model("initial-exec")));
+
 static int64_t type_bytes(MPI_Datatype dt, int64_t count) {
+  unsigned g = atomic_load_explicit(&types_gen, memory_order_acquire);
+  if (last_type.valid && last_type.dt == dt && last_type.gen == g)
+    return (int64_t)last_type.size * count;
   MPI_Count sz = 0;
   if (iochar_pmpi_load() || iochar_pmpi.Type_size_x(dt, &sz) != MPI_SUCCESS) return 0;
+  last_type.dt = dt, last_type.size = sz, last_type.gen = g, last_type.valid = 1;
   return (int64_t)sz * count;
 }
 
@@ -540,6 +555,11 @@ SPLIT_END(MPI_File_read_at_all_end, 0, void)
 SPLIT_END(MPI_File_write_at_all_end, 1, const void)
 SPLIT_END(MPI_File_read_ordered_end, 0, void)
 SPLIT_END(MPI_File_write_ordered_end, 1, const void)
+
+MPI_WRAP(int, MPI_Type_free, (MPI_Datatype * dt)) {
+  atomic_fetch_add_explicit(&types_gen, 1, memory_order_release);
+  return PREAL(MPI_Type_free)(dt);
+}
 
 /* ---- request completion: only requests we posted are looked at ---------- */
 

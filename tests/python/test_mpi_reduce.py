@@ -139,6 +139,22 @@ def test_rank_failing_in_reduction_leaves_per_rank_logs(tmp_path, phase):
     assert log.job["partial"] & 2
 
 
+@pytest.mark.parametrize("flavor", ["mpich", "openmpi"])
+def test_bytes_follow_datatypes_freed_and_made_again(tmp_path, flavor):
+    build = BUILD_OPENMPI if flavor == "openmpi" else None
+    if flavor == "openmpi" and shutil.which("mpiexec.openmpi") is None:
+        pytest.skip("no Open MPI")
+    exe = workload("mpi_types", build) if build else workload("mpi_types")
+    lib = {"lib": BUILD_OPENMPI / "libiochar.so"} if build else {}
+    p, log = run_log(mpiexec(4, flavor) + [exe, str(tmp_path)], tmp_path, **lib)
+    mp = log.records("MPIIO")
+    for r in range(4):
+        f = one(mp, f"/types.{r}.dat")
+        # contiguous(4 ints), freed; contiguous(100 ints), freed; 8 MPI_BYTE
+        assert (f["MPIIO_INDEP_WRITES"], f["MPIIO_BYTES_WRITTEN"]) == (3, 16 + 400 + 8)
+        assert (f["MPIIO_SIZE_WRITE_0_100"], f["MPIIO_SIZE_WRITE_100_1K"]) == (2, 1)
+
+
 def test_many_files_bounded(tmp_path):
     n, files = 16, 2000
     p = run(mpiexec(n) + [workload("mpi_many"), str(files)], tmp_path, timeout=600)
