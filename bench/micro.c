@@ -8,6 +8,7 @@
  * core's load at the time).  Without a preload both columns are libc. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,19 @@ typedef struct bench {
   char buf[64];
 } bench;
 
+/* pwrite_8threads: 8 threads share one file (one record, so one lock). */
+typedef struct thread_arg {
+  const calls *c;
+  int fd, t;
+  long n;
+} thread_arg;
+static void *pwrite_thread(void *p) {
+  thread_arg *a = p;
+  char buf[8] = {0};
+  for (long i = 0; i < a->n; i++) a->c->pwrite(a->fd, buf, 8, (a->t * 8 + (i & 7)) * 8);
+  return NULL;
+}
+
 /* n calls of b->op through c; returns seconds, or -1 for an unknown op. */
 static double batch(bench *b, const calls *c, long n) {
   const char *op = b->op;
@@ -72,6 +86,14 @@ static double batch(bench *b, const calls *c, long n) {
       c->lseek(fd, (off_t)(i & 1023) * (off_t)t, SEEK_SET);
       if (c->write(fd, blk, t) != (ssize_t)t) exit(4);
     }
+  } else if (!strcmp(op, "pwrite_8threads")) {
+    pthread_t th[8];
+    thread_arg args[8];
+    for (int t = 0; t < 8; t++) {
+      args[t] = (thread_arg){c, fd, t, n / 8};
+      pthread_create(&th[t], NULL, pwrite_thread, &args[t]);
+    }
+    for (int t = 0; t < 8; t++) pthread_join(th[t], NULL);
   } else if (!strcmp(op, "open_close")) {
     for (long i = 0; i < n; i++) c->close(c->open(b->path, O_RDONLY));
   } else if (!strcmp(op, "stat")) {

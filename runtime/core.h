@@ -87,9 +87,11 @@ typedef struct iochar_spin {
 static inline int iochar_single_threaded(void) {
   return &__libc_single_threaded != 0 && __libc_single_threaded;
 }
+void iochar_spin_wait(iochar_spin *s); /* records.c: the contended path */
 static inline void iochar_spin_lock(iochar_spin *s) {
   if (__builtin_expect(iochar_single_threaded(), 1)) return;
-  while (atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire)) __builtin_ia32_pause();
+  if (__builtin_expect(atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire), 0))
+    iochar_spin_wait(s);
 }
 static inline void iochar_spin_unlock(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);

@@ -1,5 +1,6 @@
 /* Record tables in a bounded arena, the fd table, and the generic handle map. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -257,6 +258,18 @@ struct iochar_hmap {
   uint64_t *keys;
   void **vals;
 };
+
+/* A lock held by another thread: spin briefly (the holder only adds a few
+ * counters), then give the core away, so that a holder preempted by its own
+ * waiters (threads outnumbering cores) gets to run and let go. */
+void iochar_spin_wait(iochar_spin *s) {
+  for (unsigned n = 1; atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire); n++) {
+    if (n % 64)
+      __builtin_ia32_pause();
+    else
+      sched_yield();
+  }
+}
 
 iochar_hmap *iochar_hmap_create(size_t cap) {
   size_t n = 16;
