@@ -228,7 +228,7 @@ static void shift_rows(state *s, double shift) {
 static int classify(state *s) {
   size_t nk = 1;
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
-  int *cnt = calloc((size_t)nprocs * 2, sizeof(int)), *pos = cnt + nprocs;
+  int *cnt = calloc((size_t)nprocs * 2, sizeof(int)), *pos = cnt ? cnt + nprocs : NULL;
   key *sent = s->sent = malloc(sizeof(key) * nk);
   int failed = !cnt || !sent || fault("classify");
   key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
