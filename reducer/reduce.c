@@ -809,7 +809,7 @@ static void fall_back(const iochar_job *before, const facts *g) {
   j->partial = before->partial;
   memcpy(j->folded_files, before->folded_files, sizeof j->folded_files);
   j->end_wall = wall_now();
-  j->finalized = 0;
+  j->finalized = 1; /* it did: the report tells this case from a job that did not */
   j->per_rank_log = 1;
   if (rank == 0 && g && g->tmp[0]) unlink(g->tmp); /* named, never filled */
   char path[IOCHAR_PATH_MAX];

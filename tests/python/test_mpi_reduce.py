@@ -4,6 +4,7 @@ per-rank fallback logs, and many files per rank (tests/mpi_workload.c, tests/mpi
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -136,7 +137,10 @@ def test_rank_failing_in_reduction_leaves_per_rank_logs(tmp_path, phase):
     assert not list(tmp_path.glob("*.tmp*"))
     log = iochar.open(str(tmp_path))
     check_workload(log, n)
-    assert log.job["partial"] & 2
+    assert log.job["partial"] & 2 and log.job["finalized"] == 1
+    rep = subprocess.run([sys.executable, "-m", "iochar.cli.report", str(tmp_path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "a rank could not take part in reducing the records" in rep
 
 
 @pytest.mark.parametrize("flavor", ["mpich", "openmpi"])

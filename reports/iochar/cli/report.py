@@ -86,7 +86,9 @@ def _partial_reasons(job: dict) -> list:
         out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
                    "<AGGREGATE> records (totals stay exact)")
     if flags & 2:
-        out.append("merged from per-rank logs of a job that did not reach MPI_Finalize")
+        out.append("merged from per-rank logs: " + (
+            "a rank could not take part in reducing the records at MPI_Finalize"
+            if job.get("finalized") else "the job did not reach MPI_Finalize"))
     if flags & 4:
         out.append("the trace filled its buffer; later calls were counted, not traced")
     return out
