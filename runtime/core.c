@@ -196,8 +196,8 @@ __asm__(".text\n"
 __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
-  iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
   iochar_in_tool++;
+  iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
   if (iochar_config_load() == 0) {
     job_identity(&iochar_job_info);
     const char *b = strrchr(iochar_job_info.exe, '/');
