@@ -6,7 +6,8 @@
  * fix iget_vara (800 B) completed by one independent wait, fix flexible get_vara_all 10
  * doubles (80 B).  Reopened for writing: rec put_varn_int_all of 3 boxes (10 + 20 + 5
  * ints, 140 B) read back by get_varn_int_all; fix flexible iput_varn of 2 single
- * doubles (16 B) completed by one wait_all. */
+ * doubles (16 B) completed by one wait_all; fix put_vard_all and get_vard_all of 10
+ * doubles (80 B) through a subarray file type. */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
@@ -79,6 +80,13 @@ int main(int argc, char **argv) {
   MPI_Offset *fstarts[2] = {&f0, &f1}, *fcounts[2] = {&one1, &one1};
   CHECK(ncmpi_iput_varn(nc, fix, 2, fstarts, fcounts, db, 2, MPI_DOUBLE, &req[0]));
   CHECK(ncmpi_wait_all(nc, 1, req, st));
+  MPI_Datatype ft; /* vard: 10 doubles of fix at this rank's start, in the file */
+  int gsize = size * 100, sub = 10, at = (int)me;
+  MPI_Type_create_subarray(1, &gsize, &sub, &at, MPI_ORDER_C, MPI_DOUBLE, &ft);
+  MPI_Type_commit(&ft);
+  CHECK(ncmpi_put_vard_all(nc, fix, ft, db, 10, MPI_DOUBLE));
+  CHECK(ncmpi_get_vard_all(nc, fix, ft, db, 10, MPI_DOUBLE));
+  MPI_Type_free(&ft);
   CHECK(ncmpi_close(nc));
   MPI_Finalize();
   if (rank == 0) printf("done\n");

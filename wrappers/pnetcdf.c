@@ -54,6 +54,17 @@ int ncmpi_inq_varndims(int ncid, int varid, int *ndimsp);
 int ncmpi_inq_vardimid(int ncid, int varid, int *dimidsp);
 int ncmpi_inq_unlimdim(int ncid, int *unlimdimidp);
 int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset *lenp);
+/* vard: the file layout as an MPI datatype (its size from the MPI library
+ * PnetCDF itself uses) */
+int ncmpi_put_vard(int ncid, int varid, mpi_handle filetype, const void *buf, MPI_Offset bufcount,
+                   mpi_handle buftype);
+int ncmpi_put_vard_all(int ncid, int varid, mpi_handle filetype, const void *buf,
+                       MPI_Offset bufcount, mpi_handle buftype);
+int ncmpi_get_vard(int ncid, int varid, mpi_handle filetype, void *buf, MPI_Offset bufcount,
+                   mpi_handle buftype);
+int ncmpi_get_vard_all(int ncid, int varid, mpi_handle filetype, void *buf, MPI_Offset bufcount,
+                       mpi_handle buftype);
+int MPI_Type_size(mpi_handle datatype, int *size);
 
 /* Parameters between (ncid, varid) and the buffer per access form, the
  * arguments they forward, and what the form accesses (kind, count, stride). */
@@ -129,7 +140,8 @@ PNC_DATA(PNC_PROTO)
   X(ncmpi_redef) X(ncmpi_sync) X(ncmpi_wait) X(ncmpi_wait_all) X(ncmpi_def_var) \
   X(ncmpi_inq_path) X(ncmpi_inq_format) X(ncmpi_inq_varname)                   \
   X(ncmpi_inq_vartype) X(ncmpi_inq_varndims) X(ncmpi_inq_vardimid)             \
-  X(ncmpi_inq_unlimdim) X(ncmpi_inq_dimlen)
+  X(ncmpi_inq_unlimdim) X(ncmpi_inq_dimlen) X(ncmpi_put_vard)                  \
+  X(ncmpi_put_vard_all) X(ncmpi_get_vard) X(ncmpi_get_vard_all) X(MPI_Type_size)
 // clang-format on
 #define PNC_ENUM(name, f, BT, tag, nb, dir, mode) FN_##name,
 #define PNC_NAME(name, f, BT, tag, nb, dir, mode) #name,
@@ -284,24 +296,40 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v,
   return n;
 }
 
-static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
-                      const MPI_Offset *count, const MPI_Offset *stride, int num,
-                      MPI_Offset *const *counts, int ret, double t0, double t1) {
+/* One access of len bytes (-1: the call failed) in mode (INDEP, COLL, NB). */
+static void account(ncf_var *v, int dir, int mode, int64_t len, int strided, double t0, double t1) {
   static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
                                     {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
                                     {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
-  ncf_var *v = var_track(I, ncid, varid);
-  if (!v) return;
-  int64_t len =
-      ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count, num, counts) * v->type_size : -1;
-  int strided = 0;
-  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
   iochar_record *r = v->rec;
   iochar_spin_lock(&r->lock);
   iochar_rw_account(r, &v_layout, r->state, dir, -1, len, NULL, t0, t1);
   r->c[by_mode[mode][dir]]++;
   r->c[PNETCDF_VAR_STRIDED_ACCESSES] += strided;
   iochar_spin_unlock(&r->lock);
+}
+
+static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
+                      const MPI_Offset *count, const MPI_Offset *stride, int num,
+                      MPI_Offset *const *counts, int ret, double t0, double t1) {
+  ncf_var *v = var_track(I, ncid, varid);
+  if (!v) return;
+  int64_t len =
+      ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count, num, counts) * v->type_size : -1;
+  int strided = 0;
+  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
+  account(v, dir, mode, len, strided, t0, t1);
+}
+
+/* vard: the file layout is an MPI datatype (in bytes, from the variable's
+ * start): its size is what the call moves; MPI_DATATYPE_NULL moves none. */
+static void record_vard(iochar_dlinst *I, int ncid, int varid, int dir, int mode,
+                        mpi_handle filetype, int ret, double t0, double t1) {
+  ncf_var *v = var_track(I, ncid, varid);
+  if (!v) return;
+  int size = 0;
+  if (ret == NC_NOERR && PNC(I, MPI_Type_size)(filetype, &size) != 0) size = 0;
+  account(v, dir, mode, ret == NC_NOERR ? size : -1, 0, t0, t1);
 }
 
 /* ---- wrappers ------------------------------------------------------------ */
@@ -364,6 +392,19 @@ PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, 
   PNC_BODY(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
            record_def_var(I, ncid, varidp, ret, t0, t1));
 }
+
+#define PNC_VARD(name, BT, dir, mode)                                                      \
+  PNC_API int name(int ncid, int varid, mpi_handle filetype, BT *buf, MPI_Offset bufcount, \
+                   mpi_handle buftype) {                                                   \
+    PNC_BODY(name, (ncid, varid, filetype, buf, bufcount, buftype),                        \
+             record_vard(I, ncid, varid, dir, mode, filetype, ret, t0, t1));               \
+  }
+// clang-format off
+PNC_VARD(ncmpi_put_vard, const void, 1, INDEP)
+PNC_VARD(ncmpi_put_vard_all, const void, 1, COLL)
+PNC_VARD(ncmpi_get_vard, void, 0, INDEP)
+PNC_VARD(ncmpi_get_vard_all, void, 0, COLL)
+// clang-format on
 
 #define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                                         \
   PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \

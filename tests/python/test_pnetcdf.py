@@ -41,10 +41,11 @@ def test_pnc_basic(tmp_path):
     top4(r, "PNETCDF_VAR", [(400, 3 * N), (140, 2 * N), (4, N)])
 
     x = totals(v, "/pnc.nc:fix")
-    # flexible iput_varn of two single doubles: one nonblocking put of 16 B
-    expect(x, PNETCDF_VAR_PUTS=2 * N, PNETCDF_VAR_COLL_PUTS=N, PNETCDF_VAR_NB_PUTS=N,
-           PNETCDF_VAR_GETS=2 * N,
-           PNETCDF_VAR_NB_GETS=N, PNETCDF_VAR_COLL_GETS=N, PNETCDF_VAR_BYTES_WRITTEN=816 * N,
-           PNETCDF_VAR_BYTES_READ=880 * N, PNETCDF_VAR_STRIDED_ACCESSES=0,
+    # flexible iput_varn of two single doubles: one nonblocking put of 16 B;
+    # put_vard_all and get_vard_all of a 10-double subarray file type: 80 B each
+    expect(x, PNETCDF_VAR_PUTS=3 * N, PNETCDF_VAR_COLL_PUTS=2 * N, PNETCDF_VAR_NB_PUTS=N,
+           PNETCDF_VAR_GETS=3 * N,
+           PNETCDF_VAR_NB_GETS=N, PNETCDF_VAR_COLL_GETS=2 * N, PNETCDF_VAR_BYTES_WRITTEN=896 * N,
+           PNETCDF_VAR_BYTES_READ=960 * N, PNETCDF_VAR_STRIDED_ACCESSES=0,
            PNETCDF_VAR_NDIMS=1, PNETCDF_VAR_IS_RECORD_VAR=0, PNETCDF_VAR_DATATYPE_SIZE=8)
-    top4(x, "PNETCDF_VAR", [(800, 2 * N), (16, N), (80, N)])
+    top4(x, "PNETCDF_VAR", [(80, 3 * N), (800, 2 * N), (16, N)])
