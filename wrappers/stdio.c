@@ -300,54 +300,82 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
 /* Formatted output: assume no flush when 256 bytes of buffer are free. */
 #define FMT_ROOM 256
 
-IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fread, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz * n));
-}
-IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fwrite, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz * n));
-}
-IOCHAR_WRAP(int, fgetc, (FILE * fp)) {
-  STDIO_DATA(fgetc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
-}
-IOCHAR_WRAP(int, getc, (FILE * fp)) {
-  STDIO_DATA(getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
-}
-IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) {
-  STDIO_DATA(_IO_getc, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
-}
+/* One body per call shape; the plain, glibc-internal (_IO_*) and *_unlocked
+ * (the caller holds the stream lock, or knows it has one thread) names of a
+ * shape share it.  <stdio.h> may inline getc_unlocked/putc_unlocked, which
+ * then reach no library function while the stream buffer lasts: only their
+ * out-of-line calls are seen. */
+#undef fread_unlocked /* <stdio.h> may define these two as macros */
+#undef fwrite_unlocked
+#define DEFINE_FREAD(name)                                                                   \
+  IOCHAR_WRAP(size_t, name, (void *p, size_t sz, size_t n, FILE *fp)) {                      \
+    STDIO_DATA(name, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz *n)); \
+  }
+#define DEFINE_FWRITE(name)                                                                  \
+  IOCHAR_WRAP(size_t, name, (const void *p, size_t sz, size_t n, FILE *fp)) {                \
+    STDIO_DATA(name, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz *n)); \
+  }
+#define DEFINE_GETC(name)                                                     \
+  IOCHAR_WRAP(int, name, (FILE * fp)) {                                       \
+    STDIO_DATA(name, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1)); \
+  }
+#define DEFINE_PUTC(name)                                                         \
+  IOCHAR_WRAP(int, name, (int c, FILE *fp)) {                                     \
+    STDIO_DATA(name, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1)); \
+  }
+#define DEFINE_GETCHAR(name)                                                      \
+  IOCHAR_WRAP(int, name, (void)) {                                                \
+    STDIO_DATA(name, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1)); \
+  }
+#define DEFINE_PUTCHAR(name)                                                          \
+  IOCHAR_WRAP(int, name, (int c)) {                                                   \
+    STDIO_DATA(name, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1)); \
+  }
+#define DEFINE_FGETS(name)                                                \
+  IOCHAR_WRAP(char *, name, (char *buf, int n, FILE *fp)) {               \
+    STDIO_DATA(name, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0, \
+               buffered_line(s, fp, n));                                  \
+  }
+#define DEFINE_FPUTS(name)                                                     \
+  IOCHAR_WRAP(int, name, (const char *str, FILE *fp)) {                        \
+    STDIO_DATA(name, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str), \
+               buffered(s, fp, 1, strlen(str)));                               \
+  }
+// clang-format off
+DEFINE_FREAD(fread)
+DEFINE_FREAD(fread_unlocked)
+DEFINE_FWRITE(fwrite)
+DEFINE_FWRITE(fwrite_unlocked)
+DEFINE_GETC(fgetc)
+DEFINE_GETC(getc)
+DEFINE_GETC(_IO_getc)
+DEFINE_GETC(fgetc_unlocked)
+DEFINE_GETC(getc_unlocked)
+DEFINE_PUTC(fputc)
+DEFINE_PUTC(putc)
+DEFINE_PUTC(_IO_putc)
+DEFINE_PUTC(fputc_unlocked)
+DEFINE_PUTC(putc_unlocked)
+DEFINE_GETCHAR(getchar)
+DEFINE_GETCHAR(getchar_unlocked)
+DEFINE_PUTCHAR(putchar)
+DEFINE_PUTCHAR(putchar_unlocked)
+DEFINE_FGETS(fgets)
+DEFINE_FGETS(fgets_unlocked)
+DEFINE_FPUTS(fputs)
+DEFINE_FPUTS(fputs_unlocked)
+// clang-format on
 IOCHAR_WRAP(int, getw, (FILE * fp)) {
   STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
              buffered(s, fp, 0, sizeof(int)));
-}
-IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
-  STDIO_DATA(fgets, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0, buffered_line(s, fp, n));
-}
-IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) {
-  STDIO_DATA(fputc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
-}
-IOCHAR_WRAP(int, putc, (int c, FILE *fp)) {
-  STDIO_DATA(putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
-}
-IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) {
-  STDIO_DATA(_IO_putc, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
 }
 IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
   STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
              buffered(s, fp, 1, sizeof(int)));
 }
-IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
-  STDIO_DATA(fputs, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
-             buffered(s, fp, 1, strlen(str)));
-}
 IOCHAR_WRAP(int, puts, (const char *str)) {
   STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
              buffered(s, stdout, 1, strlen(str) + 1));
-}
-IOCHAR_WRAP(int, putchar, (int c)) {
-  STDIO_DATA(putchar, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1));
-}
-IOCHAR_WRAP(int, getchar, (void)) {
-  STDIO_DATA(getchar, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1));
 }
 IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
   STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
@@ -499,6 +527,8 @@ IOCHAR_WRAP(int, fflush, (FILE * fp)) {
 int __vprintf_chk(int, const char *, va_list);
 size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_chk(char *, size_t, int, FILE *);
+size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
+char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
 
 IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list ap)) {
   STDIO_DATA(__vfprintf_chk, fp, 1, (fp, flag, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
@@ -506,64 +536,18 @@ IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list 
 IOCHAR_WRAP(int, __vprintf_chk, (int flag, const char *fmt, va_list ap)) {
   STDIO_DATA(__vprintf_chk, stdout, 1, (flag, fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM));
 }
-IOCHAR_WRAP(size_t, __fread_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(__fread_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz),
-             buffered(s, fp, 0, sz * n));
-}
-IOCHAR_WRAP(char *, __fgets_chk, (char *buf, size_t blen, int n, FILE *fp)) {
-  STDIO_DATA(__fgets_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
-             buffered_line(s, fp, n));
-}
-
-/* ---- unlocked variants --------------------------------------------------
- * The same calls without taking the stream lock (the caller holds it, or
- * knows it has one thread); code tuned for speed uses them.  <stdio.h> may
- * inline getc_unlocked/putc_unlocked, which then reach no library function
- * while the stream buffer lasts: only their out-of-line calls are seen. */
-#undef fread_unlocked /* <stdio.h> may define these two as macros */
-#undef fwrite_unlocked
-size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
-char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
-
-IOCHAR_WRAP(size_t, fread_unlocked, (void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fread_unlocked, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz),
-             buffered(s, fp, 0, sz * n));
-}
-IOCHAR_WRAP(size_t, fwrite_unlocked, (const void *p, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(fwrite_unlocked, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz),
-             buffered(s, fp, 1, sz * n));
-}
-IOCHAR_WRAP(int, fgetc_unlocked, (FILE * fp)) {
-  STDIO_DATA(fgetc_unlocked, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
-}
-IOCHAR_WRAP(int, getc_unlocked, (FILE * fp)) {
-  STDIO_DATA(getc_unlocked, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1));
-}
-IOCHAR_WRAP(int, getchar_unlocked, (void)) {
-  STDIO_DATA(getchar_unlocked, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1));
-}
-IOCHAR_WRAP(int, fputc_unlocked, (int c, FILE *fp)) {
-  STDIO_DATA(fputc_unlocked, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
-}
-IOCHAR_WRAP(int, putc_unlocked, (int c, FILE *fp)) {
-  STDIO_DATA(putc_unlocked, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1));
-}
-IOCHAR_WRAP(int, putchar_unlocked, (int c)) {
-  STDIO_DATA(putchar_unlocked, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1));
-}
-IOCHAR_WRAP(char *, fgets_unlocked, (char *buf, int n, FILE *fp)) {
-  STDIO_DATA(fgets_unlocked, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0,
-             buffered_line(s, fp, n));
-}
-IOCHAR_WRAP(int, fputs_unlocked, (const char *str, FILE *fp)) {
-  STDIO_DATA(fputs_unlocked, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str),
-             buffered(s, fp, 1, strlen(str)));
-}
-IOCHAR_WRAP(size_t, __fread_unlocked_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
-  STDIO_DATA(__fread_unlocked_chk, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz),
-             buffered(s, fp, 0, sz * n));
-}
-IOCHAR_WRAP(char *, __fgets_unlocked_chk, (char *buf, size_t blen, int n, FILE *fp)) {
-  STDIO_DATA(__fgets_unlocked_chk, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0,
-             buffered_line(s, fp, n));
-}
+#define DEFINE_FREAD_CHK(name)                                                                     \
+  IOCHAR_WRAP(size_t, name, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {               \
+    STDIO_DATA(name, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz *n)); \
+  }
+#define DEFINE_FGETS_CHK(name)                                                  \
+  IOCHAR_WRAP(char *, name, (char *buf, size_t blen, int n, FILE *fp)) {        \
+    STDIO_DATA(name, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0, \
+               buffered_line(s, fp, n));                                        \
+  }
+// clang-format off
+DEFINE_FREAD_CHK(__fread_chk)
+DEFINE_FREAD_CHK(__fread_unlocked_chk)
+DEFINE_FGETS_CHK(__fgets_chk)
+DEFINE_FGETS_CHK(__fgets_unlocked_chk)
+// clang-format on
