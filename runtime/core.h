@@ -225,6 +225,21 @@ void iochar_fd_set(int fd, iochar_fdesc *d);
 /* Forget fd (close): drops its reference. */
 void iochar_fd_clear(int fd);
 
+/* ---- fixed pools (in-flight MPI requests, AIO operations) ---------------- */
+/* A static array of items handed out and taken back, so tracking what is in
+ * flight allocates nothing.  A free item's first word links the free list. */
+typedef struct iochar_pool {
+  iochar_spin lock;
+  void *free;
+  size_t next, n, size;
+  char *items;
+} iochar_pool;
+#define IOCHAR_POOL_OF(array) \
+  { .n = sizeof(array) / sizeof((array)[0]), .size = sizeof((array)[0]), .items = (char *)(array) }
+/* An item, or NULL when all are in use. */
+void *iochar_pool_get(iochar_pool *p);
+void iochar_pool_put(iochar_pool *p, void *item);
+
 /* ---- generic handle map (MPI_File, FILE*, hid_t, ncid -> record/state) -- */
 typedef struct iochar_hmap iochar_hmap;
 iochar_hmap *iochar_hmap_create(size_t capacity);

@@ -271,6 +271,24 @@ void iochar_spin_wait(iochar_spin *s) {
   }
 }
 
+void *iochar_pool_get(iochar_pool *p) {
+  iochar_spin_lock(&p->lock);
+  void *item = p->free;
+  if (item)
+    memcpy(&p->free, item, sizeof(void *));
+  else if (p->next < p->n)
+    item = p->items + p->size * p->next++;
+  iochar_spin_unlock(&p->lock);
+  return item;
+}
+
+void iochar_pool_put(iochar_pool *p, void *item) {
+  iochar_spin_lock(&p->lock);
+  memcpy(item, &p->free, sizeof(void *));
+  p->free = item;
+  iochar_spin_unlock(&p->lock);
+}
+
 iochar_hmap *iochar_hmap_create(size_t cap) {
   size_t n = 16;
   while (n < cap * 2) n <<= 1;

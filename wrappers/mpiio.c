@@ -112,32 +112,12 @@ typedef struct pending {
   double t0;
   int64_t len;
   int dir;
-  struct pending *next_free;
 } pending;
 
 #define NPENDING 4096
-static pending pool[NPENDING], *pool_free;
-static size_t pool_next;
-static iochar_spin pool_lock;
+static pending pending_items[NPENDING];
+static iochar_pool pool = IOCHAR_POOL_OF(pending_items);
 static atomic_int npending; /* 0: completion wrappers pass straight through */
-
-static pending *pending_new(void) {
-  iochar_spin_lock(&pool_lock);
-  pending *p = pool_free;
-  if (p)
-    pool_free = p->next_free;
-  else if (pool_next < NPENDING)
-    p = &pool[pool_next++];
-  iochar_spin_unlock(&pool_lock);
-  return p;
-}
-
-static void pending_release(pending *p) {
-  iochar_spin_lock(&pool_lock);
-  p->next_free = pool_free;
-  pool_free = p;
-  iochar_spin_unlock(&pool_lock);
-}
 
 /* Each thread remembers its last file handle (the same one, call after call,
  * in a loop); any open or close anywhere bumps the generation, forgetting all. */
@@ -193,13 +173,13 @@ static void record_rw(iochar_record *r, int kind, int dir, int ret, int64_t coun
   }
   iochar_spin_unlock(&r->lock);
   if (!req || ret != MPI_SUCCESS || !requests) return;
-  pending *p = pending_new();
+  pending *p = iochar_pool_get(&pool);
   if (!p) return; /* more in flight than we track: the post time stays */
-  *p = (pending){r, t0, len, dir, NULL};
+  *p = (pending){r, t0, len, dir};
   if (iochar_hmap_put(requests, REQ_KEY(*req), p) == 0)
     atomic_fetch_add(&npending, 1);
   else
-    pending_release(p);
+    iochar_pool_put(&pool, p);
 }
 
 /* An operation [t0, t1] (nonblocking post to completion, or a split
@@ -222,7 +202,7 @@ static void request_done(MPI_Request h, double t1) {
   if (!p) return;
   atomic_fetch_sub(&npending, 1);
   record_done(p->rec, p->dir, p->t0, p->len, t1);
-  pending_release(p);
+  iochar_pool_put(&pool, p);
 }
 
 /* ROMIO accepts "fs:path" (ufs:, nfs:, lustre:...); the record is the path. */
@@ -585,7 +565,7 @@ static void request_forget(MPI_Request h) {
   pending *p = iochar_hmap_del(requests, REQ_KEY(h));
   if (!p) return;
   atomic_fetch_sub(&npending, 1);
-  pending_release(p);
+  iochar_pool_put(&pool, p);
 }
 MPI_WRAP(int, MPI_Request_free, (MPI_Request * rq)) {
   if (!tracking()) return PREAL(MPI_Request_free)(rq);

@@ -499,21 +499,13 @@ typedef struct aio_op {
   uint64_t k0;
   const void *buf;
   int dir;
-  struct aio_op *next_free;
 } aio_op;
 
 #define NAIO 1024
-static aio_op aio_pool[NAIO], *aio_free;
-static size_t aio_next;
-static iochar_spin aio_lock;
+static aio_op aio_items[NAIO];
+static iochar_pool aio_pool = IOCHAR_POOL_OF(aio_items);
+static iochar_spin aio_lock; /* guards the map's creation */
 static iochar_hmap *aio_ops; /* aiocb address -> aio_op */
-
-static void aio_release(aio_op *op) {
-  iochar_spin_lock(&aio_lock);
-  op->next_free = aio_free;
-  aio_free = op;
-  iochar_spin_unlock(&aio_lock);
-}
 
 /* A submitted request on a tracked descriptor: remember when and where. */
 static void aio_track(const void *cb, int fd, int dir, int64_t off, const void *buf, uint64_t k0) {
@@ -521,17 +513,13 @@ static void aio_track(const void *cb, int fd, int dir, int64_t off, const void *
   if (!d) return;
   iochar_spin_lock(&aio_lock);
   if (!aio_ops) aio_ops = iochar_hmap_create(NAIO);
-  aio_op *op = aio_free;
-  if (op)
-    aio_free = op->next_free;
-  else if (aio_next < NAIO)
-    op = &aio_pool[aio_next++];
   iochar_spin_unlock(&aio_lock);
+  aio_op *op = aio_ops ? iochar_pool_get(&aio_pool) : NULL;
   if (!op) return; /* more in flight than we follow */
-  *op = (aio_op){d->rec, off, k0, buf, dir, NULL};
+  *op = (aio_op){d->rec, off, k0, buf, dir};
   aio_op *old = iochar_hmap_del(aio_ops, (uint64_t)(uintptr_t)cb); /* resubmitted */
-  if (old) aio_release(old);
-  if (iochar_hmap_put(aio_ops, (uint64_t)(uintptr_t)cb, op)) aio_release(op);
+  if (old) iochar_pool_put(&aio_pool, old);
+  if (iochar_hmap_put(aio_ops, (uint64_t)(uintptr_t)cb, op)) iochar_pool_put(&aio_pool, op);
 }
 
 static void aio_collect(const void *cb, ssize_t ret, uint64_t k1) {
@@ -543,7 +531,7 @@ static void aio_collect(const void *cb, ssize_t ret, uint64_t k1) {
   if (!iochar_rw_defer_timed(r, &layout, r->state, op->dir, op->off, ret, op->buf, t0, t1))
     iochar_rw_account(r, &layout, r->state, op->dir, op->off, ret, op->buf, t0, t1);
   iochar_spin_unlock(&r->lock);
-  aio_release(op);
+  iochar_pool_put(&aio_pool, op);
 }
 
 #define DEFINE_AIO_SUBMIT(name, cbtype, dir)                                                  \
