@@ -87,12 +87,33 @@ int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n) {
   return -1;
 }
 
-int iochar_write_all(int fd, const void *p, size_t n) {
-  sigset_t xfsz, old, before, after;
+void iochar_xfsz_hold(iochar_xfsz *h) {
+  sigset_t xfsz, pending;
   sigemptyset(&xfsz);
   sigaddset(&xfsz, SIGXFSZ);
-  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-  sigpending(&before);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &h->old);
+  sigpending(&pending);
+  h->was_pending = sigismember(&pending, SIGXFSZ);
+}
+
+void iochar_xfsz_release(iochar_xfsz *h) {
+  sigset_t xfsz, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  /* A SIGXFSZ that our write raised is ours: take it back, unless one was
+   * already pending for the application before we started. */
+  sigpending(&pending);
+  if (sigismember(&pending, SIGXFSZ) && !h->was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+
+int iochar_write_all(int fd, const void *p, size_t n) {
+  iochar_xfsz h;
+  iochar_xfsz_hold(&h);
   int rc = 0, err = 0;
   const char *c = p;
   while (n) {
@@ -106,15 +127,7 @@ int iochar_write_all(int fd, const void *p, size_t n) {
     c += w;
     n -= (size_t)w;
   }
-  /* A SIGXFSZ that our write raised is ours: take it back, unless one was
-   * already pending for the application before we started. */
-  sigpending(&after);
-  if (sigismember(&after, SIGXFSZ) && !sigismember(&before, SIGXFSZ)) {
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  iochar_xfsz_release(&h);
   errno = err;
   return rc;
 }
@@ -126,22 +139,27 @@ void iochar_safe_discard(int fd, const char *tmp) {
   errno = e;
 }
 
-int iochar_safe_publish(int fd, const char *tmp, const char *final_path, int noreplace) {
+int iochar_safe_close(int fd, const char *tmp) {
   if (fd >= 0 && close(fd) != 0) {
     iochar_safe_discard(-1, tmp);
     return -1;
   }
-  int rc;
-  if (noreplace) {
-    rc = (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, final_path, RENAME_NOREPLACE);
-    /* File systems without renameat2 flags: link() refuses to replace too. */
-    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
-      rc = link(tmp, final_path);
-      if (rc == 0) unlink(tmp);
-    }
-  } else {
-    rc = rename(tmp, final_path);
+  return 0;
+}
+
+int iochar_safe_rename_noreplace(const char *tmp, const char *final_path) {
+  int rc = (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, final_path, RENAME_NOREPLACE);
+  /* File systems without renameat2 flags: link() refuses to replace too. */
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+    rc = link(tmp, final_path);
+    if (rc == 0) unlink(tmp);
   }
+  return rc;
+}
+
+int iochar_safe_publish(int fd, const char *tmp, const char *final_path, int noreplace) {
+  if (iochar_safe_close(fd, tmp)) return -1;
+  int rc = noreplace ? iochar_safe_rename_noreplace(tmp, final_path) : rename(tmp, final_path);
   if (rc != 0) iochar_safe_discard(-1, tmp);
   return rc;
 }
