@@ -405,6 +405,9 @@ void iochar_log_dir_check(void) {
     why = "not a directory";
   else if (access(dir, W_OK | X_OK) != 0)
     why = strerror(errno);
+  else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    why = "every user can write it and it has no sticky bit (others could replace the "
+          "log's names)";
   if (why)
     iochar_warn_once(IOCHAR_WARN_LOGDIR, "log directory %s: %s; the log will not be written", dir,
                      why);

@@ -68,7 +68,26 @@ static int sibling_name(const char *final_path, const char *suffix, char *out, s
   return 0;
 }
 
+/* A directory every user can write without the sticky bit lets anyone
+ * rename or replace our names there: refused (EPERM). */
+static int dir_refused(const char *final_path) {
+  const char *slash = strrchr(final_path, '/');
+  char dir[4096 + 64];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    snprintf(dir, sizeof dir, "%.*s", slash == final_path ? 1 : (int)(slash - final_path),
+             final_path);
+  struct stat st;
+  if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    errno = EPERM;
+    return 1;
+  }
+  return 0;
+}
+
 int iochar_safe_create(const char *final_path, char *tmp, size_t n) {
+  if (dir_refused(final_path)) return -1;
   for (int attempt = 0; attempt < 8; attempt++) {
     if (sibling_name(final_path, ".tmp", tmp, n)) return -1;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -79,6 +98,7 @@ int iochar_safe_create(const char *final_path, char *tmp, size_t n) {
 }
 
 int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n) {
+  if (dir_refused(final_path)) return -1;
   for (int attempt = 0; attempt < 8; attempt++) {
     if (sibling_name(final_path, ".d", dir, n)) return -1;
     if (mkdir(dir, 0700) == 0) return 0;

@@ -9,7 +9,9 @@
 /* Create a fresh temporary file beside final_path (same directory, so the rename
  * stays on one file system): ".<base>.<16 random hex>.tmp", opened
  * O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode 0600.  Its name goes to
- * tmp (n bytes).  Returns the descriptor, or -1 with errno set. */
+ * tmp (n bytes).  Returns the descriptor, or -1 with errno set; EPERM when
+ * the directory is writable by every user without the sticky bit: anyone
+ * could rename or replace names there, so the tool creates nothing in it. */
 int iochar_safe_create(const char *final_path, char *tmp, size_t n);
 
 /* A private directory beside final_path (".<base>.<random>.d", mode 0700), for a

@@ -100,6 +100,20 @@ def test_foreign_file_at_logfile_is_not_adopted(tmp_path):
     assert_only_ours(shared, {"job.iochar", f"job.pid{log.job['pid']}.iochar"})
 
 
+def test_world_writable_directory_without_sticky_bit_refused(tmp_path):
+    """Anyone may rename or replace names in such a directory: nothing is
+    created there, and the user hears why at start, once."""
+    d = tmp_path / "open"
+    d.mkdir()
+    d.chmod(0o777)
+    p = run([W, "many", str(tmp_path), "2"], tmp_path, env={"IOCHAR_LOGFILE": str(d / "job.iochar")})
+    assert p.returncode == 0
+    assert p.stderr.decode().splitlines() == [
+        f"iochar: log directory {d}: every user can write it and it has no sticky bit "
+        "(others could replace the log's names); the log will not be written"]
+    assert list(d.iterdir()) == []
+
+
 @pytest.mark.parametrize("collective", ["0", "1"])
 def test_mpi_log_name_symlink_and_private_directory(tmp_path, collective):
     """4 ranks: the log is written inside rank 0's private 0700 directory (by
