@@ -166,7 +166,8 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   s->run_len = 0;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
-  if (L->access1 >= 0) iochar_topk_add(&s->access, len);
+  /* Darshan's rule: a 0-byte access counts as an op, never as a size */
+  if (L->access1 >= 0 && len > 0) iochar_topk_add(&s->access, len);
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   if (off < 0) return;
   if (L->file_not_aligned >= 0) {
@@ -176,7 +177,10 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   int64_t last = s->last_byte[dir];
   if (L->consec[dir] >= 0 && off == last + 1) c[L->consec[dir]]++;
   if (L->seq[dir] >= 0 && off > last) c[L->seq[dir]]++;
-  if (L->stride1 >= 0 && s->have[dir]) iochar_topk_add(&s->stride, off - last - 1);
+  /* a stride is a forward gap only (Darshan): consecutive, rewinding and
+   * overlapping accesses leave the table alone */
+  if (L->stride1 >= 0 && s->have[dir] && off > last + 1)
+    iochar_topk_add(&s->stride, off - last - 1);
   s->have[dir] = 1;
   if (len > 0) {
     s->last_byte[dir] = off + len - 1;
@@ -221,7 +225,6 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   }
   if (L->consec[dir] >= 0) c[L->consec[dir]] += k;
   if (L->seq[dir] >= 0) c[L->seq[dir]] += k;
-  if (L->stride1 >= 0) iochar_topk_add_k(&s->stride, 0, k);
   s->last_byte[dir] = s->run_next - 1;
   if (L->max_byte[dir] >= 0 && s->run_next - 1 > c[L->max_byte[dir]])
     c[L->max_byte[dir]] = s->run_next - 1;
@@ -267,6 +270,16 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
   s->run_k++;
   s->run_next += len;
   return 1;
+}
+
+/* An open of the record (not a dup): the pattern starts again, as Darshan's
+ * does, so the "last byte" of each direction is back to 0.  The direction of
+ * the last access stays (RW_SWITCHES spans opens in Darshan too). */
+static inline void iochar_rw_open(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s) {
+  if (s->run_k) iochar_rw_flush_run(r, L, s);
+  s->run_len = 0;
+  s->last_byte[0] = s->last_byte[1] = 0;
+  s->have[0] = s->have[1] = 0;
 }
 
 static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L,
