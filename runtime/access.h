@@ -7,11 +7,13 @@
 
 #define IOCHAR_TOPK_SLOTS 16
 
-/* Space-Saving top-k: exact while <= IOCHAR_TOPK_SLOTS distinct values. */
+/* Space-Saving top-k: exact while <= IOCHAR_TOPK_SLOTS distinct values;
+ * `approx` says a value was evicted (the counts may over-estimate). */
 typedef struct iochar_topk {
   int64_t val[IOCHAR_TOPK_SLOTS];
   int64_t cnt[IOCHAR_TOPK_SLOTS];
   int n, last; /* last: slot of the previous value (repeats are the norm) */
+  int approx;
 } iochar_topk;
 
 static inline __attribute__((always_inline)) void iochar_topk_add(iochar_topk *t, int64_t v) {
@@ -36,6 +38,7 @@ static inline __attribute__((always_inline)) void iochar_topk_add(iochar_topk *t
   }
   t->val[min] = v; /* evict the least counted; inherit its count */
   t->cnt[min]++;
+  t->approx = 1;
   t->last = min;
 }
 
@@ -45,8 +48,12 @@ static inline void iochar_topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
   t->cnt[t->last] += k - 1;
 }
 
-/* Write the 4 largest (count desc, value asc) into c[first..first+7]. */
+/* Write the 4 largest (count desc, value asc) into c[first..first+7] and
+ * the approximate flag into c[first+8] (IOCHAR_TOP4's _APPROX counter). */
 void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
+/* The whole table, ordered as emitted: val[IOCHAR_TOPK_SLOTS] then
+ * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
+void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
 /* The layout of a module whose records see metadata calls only (H5F, NC_FILE,
  * PNETCDF_FILE): every data counter absent, meta time at index `meta`. */
@@ -304,5 +311,9 @@ static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L
 
 /* Move the top-k tables into their counters (before the log is written). */
 void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
+/* Top-k tables of a layout, in schema (counter index) order: their first
+ * counters into first[], the tables into t[] when s is given; returns 0..2. */
+int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
+                     iochar_topk *t[2]);
 
 #endif

@@ -214,8 +214,20 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The in-memory row carries, after the logged counters, each top-k table
+ * whole (IOCHAR_TOPK_SLOTS values then counts, schema order): the
+ * cross-rank merge needs more than the 4 logged entries to stay exact. */
+size_t iochar_row_tail(int mi) {
+  const iochar_module *m = iochar_modules[mi];
+  int first[2];
+  iochar_topk *t[2];
+  if (!m->rw) return 0;
+  return (size_t)iochar_rw_tables(m->rw, NULL, first, t) * 16 * IOCHAR_TOPK_SLOTS;
+}
+
 size_t iochar_row_size(int mi) {
-  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt);
+  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt) +
+         iochar_row_tail(mi);
 }
 
 typedef struct rows_ctx {
@@ -269,6 +281,13 @@ static void row_of(iochar_record *r, void *arg) {
   memcpy(row + 8, &rank, 8);
   memcpy(row + 16, r->c, 8 * m->n_int);
   memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
+  if (m->rw) {
+    int first[2];
+    iochar_topk *t[2];
+    int64_t *tail = (int64_t *)(row + 16 + 8 * (m->n_int + m->n_flt));
+    int nt = iochar_rw_tables(m->rw, r->state, first, t);
+    for (int k = 0; k < nt; k++) iochar_topk_dump(t[k], tail + 2 * IOCHAR_TOPK_SLOTS * k);
+  }
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
   if (x->names) {
@@ -285,10 +304,13 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   return x.n;
 }
 
+/* Logged counters of a row (the top-k tail stays in memory). */
+static size_t ncnt_of(int mi) { return iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt; }
+
 /* Columnar with a presence bitmap: an all-zero counter column (most of them,
  * in most jobs) is not stored at all. */
 size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), ncnt = rs / 8 - 2, nw = (ncnt + 63) / 64;
+  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
   uint64_t *present = (uint64_t *)out;
   memset(present, 0, 8 * nw);
   for (size_t i = 0; i < n; i++) {
@@ -311,7 +333,7 @@ size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *ou
 }
 
 size_t iochar_columns_bound(int mi, size_t n) {
-  size_t ncnt = iochar_row_size(mi) / 8 - 2;
+  size_t ncnt = ncnt_of(mi);
   return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 

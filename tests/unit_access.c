@@ -26,8 +26,8 @@ enum {
   BIN_R,
   BIN_W = BIN_R + 10,
   ACC = BIN_W + 10,
-  STR = ACC + 8,
-  NINT = STR + 8
+  STR = ACC + 9, /* 4 values, 4 counts, the _APPROX flag */
+  NINT = STR + 9
 };
 enum { TR, TW, TM, MTR, MTW, RS, WS, RE, WE, NFLT };
 
@@ -200,6 +200,21 @@ int main(void) {
   iochar_topk_emit(&t, out, 0);
   EXPECT(out[0], 1000);
   EXPECT(out[4] >= 50, 1);
+  int64_t out9[9];
+  iochar_topk_emit(&t, out9, 0);
+  EXPECT(out9[8], 1); /* 21 distinct values in 16 slots: approximate */
+  iochar_topk t16 = {0};
+  for (int v = 1; v <= 16; v++)
+    for (int i = 0; i < v; i++) iochar_topk_add(&t16, v * 10);
+  iochar_topk_emit(&t16, out9, 0);
+  EXPECT(out9[8], 0); /* 16 distinct: exact */
+  EXPECT(out9[0], 160);
+  EXPECT(out9[4], 16);
+  EXPECT(out9[3], 130);
+  int64_t whole[2 * IOCHAR_TOPK_SLOTS];
+  iochar_topk_dump(&t16, whole);
+  EXPECT(whole[15], 10); /* the 16th, count 1 */
+  EXPECT(whole[IOCHAR_TOPK_SLOTS + 15], 1);
 
   /* rw switches */
   reset();
