@@ -420,6 +420,24 @@ static int write_file(const char *path, const iochar_buf *b) {
   return 0;
 }
 
+/* TOPK (per-rank logs only): each record's whole top-k tables, so that a
+ * reader merging per-rank logs merges them as the MPI reduction does. */
+static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows, size_t n) {
+  size_t tail = iochar_row_tail(m), rs = iochar_row_size(m);
+  if (!tail || !n) return 0;
+  iochar_buf b = {0};
+  iochar_buf_u32(&b, IOCHAR_TOPK_SLOTS);
+  iochar_buf_u32(&b, (uint32_t)(tail / (16 * IOCHAR_TOPK_SLOTS)));
+  for (size_t i = 0; i < n; i++) {
+    iochar_buf_put(&b, rows + i * rs, 8);
+    iochar_buf_put(&b, rows + (i + 1) * rs - tail, tail);
+  }
+  int e = iochar_section_add(body, "TOPK", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
+  iochar_buf_free(&b);
+  if (!e) (*nsec)++;
+  return e;
+}
+
 int iochar_log_write_local(const char *path) {
   iochar_buf body = {0};
   int nsec = 0, present[IOCHAR_MOD_COUNT] = {0}, rc = -1;
@@ -449,6 +467,8 @@ int iochar_log_write_local(const char *path) {
     iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
     if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
     nsec += 2;
+    if (iochar_job_info.per_rank_log && topk_section(&body, &nsec, m, rows[m].p, nrows[m]))
+      goto out;
     double width;
     int64_t bins[4 * IOCHAR_SERIES_BINS];
     int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);

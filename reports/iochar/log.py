@@ -464,13 +464,32 @@ class Log:
                 frames.append(df)
             df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             if len(self._parts) > 1:
-                from .merge import reduce_records
+                from .merge import reduce_records, topk_tables, whole_tables
                 try:
-                    df = reduce_records(df, cols)
+                    tables = None
+                    if topk_tables(cols):  # per-rank logs carry whole tables (TOPK)
+                        tables = whole_tables(df, cols, self._topk_parts(module, cols, frames))
+                    df = reduce_records(df, cols, tables)
                 except ValueError as e:
                     raise LogError(f"{self.files[0]}: {module}: {e}") from None
             self._frames[module] = df
         return self._frames[module].copy(deep=False)  # copy-on-write keeps the cache intact
+
+    def _topk_parts(self, module: str, cols: list, frames: list) -> list:
+        """Per part with this module: (its row count, its TOPK tables or None)."""
+        from .merge import parse_topk
+        out, parts = [], [p for p in self._parts if module in p.schemas]
+        for p, df in zip(parts, frames):
+            secs = [(c, b) for k, m, c, b in p.extra if k == "TOPK" and m == module]
+            got = [parse_topk(b, c, cols, f"{p.name}: TOPK {module}") for c, b in secs]
+            if not got:
+                out.append((len(df), None))
+                continue
+            if len({a.shape[3] for _, a in got}) > 1:
+                raise LogError(f"{p.name}: TOPK {module} sections differ in slots")
+            out.append((len(df), (np.concatenate([i for i, _ in got]),
+                                  np.concatenate([a for _, a in got]))))
+        return out
 
     def series(self, module: str) -> dict | None:
         """I/O over time: width (s) and per-bin bytes_read/bytes_written/reads/writes."""
