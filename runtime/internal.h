@@ -13,6 +13,10 @@ void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
 int iochar_records_any_touched(void);
+/* The distinct folded (id, module) pairs of this process (at most max), and
+ * per module how many of its folded_files they are (the rest were counted
+ * once the set was full, maybe twice). */
+size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
 int iochar_paths_init(void);
 /* Mount table of this process: n entries. */

@@ -163,7 +163,7 @@ def _topk(g: _Groups, vals: np.ndarray, cnts: np.ndarray, k: int | None = None):
     """Merge (n, w) value/count tables per group: counts added by value, k largest kept
     (k = w by default)."""
     k = vals.shape[1] if k is None else k
-    grp = np.repeat(np.repeat(np.arange(len(g.sizes)), g.sizes), k)
+    grp = np.repeat(np.repeat(np.arange(len(g.sizes)), g.sizes), vals.shape[1])
     v, c = vals.ravel(), cnts.ravel()
     keep = c != 0
     grp, v, c = grp[keep], v[keep], c[keep]
