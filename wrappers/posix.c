@@ -39,6 +39,7 @@ static const iochar_rw_layout layout = {
 
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
+const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* glibc < 2.33 routes stat calls through these; newer headers no longer
  * declare them, but old binaries still call them. */
@@ -359,6 +360,15 @@ FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st), (v, fd, st))
 FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st))
 // clang-format on
 
+/* Loads and stores through a mapping are invisible: count the mmap, and
+ * when it can write the file (shared and writable), say so in the log (JOB
+ * partial bit 64) so the report warns that the write counters miss it. */
+static void record_mmap(iochar_record *r, int prot, int fl, double t0, double t1) {
+  record_meta(r, POSIX_MMAPS, t0, t1);
+  if ((fl & MAP_SHARED) && (prot & PROT_WRITE))
+    __atomic_fetch_or(&iochar_job_info.partial, 64, __ATOMIC_RELAXED);
+}
+
 #define DEFINE_MMAP(name, type)                                                        \
   IOCHAR_WRAP(void *, name, (void *a, size_t n, int prot, int fl, int fd, type off)) { \
     iochar_fdesc *d = iochar_fd_get(fd);                                               \
@@ -366,7 +376,7 @@ FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st)
     double t0 = iochar_now();                                                          \
     void *r = IOCHAR_REAL(name)(a, n, prot, fl, fd, off);                              \
     double t1 = iochar_now();                                                          \
-    if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1));      \
+    if (r != MAP_FAILED) IOCHAR_RECORD(record_mmap(d->rec, prot, fl, t0, t1));         \
     return r;                                                                          \
   }
 // clang-format off
