@@ -3,9 +3,8 @@ top-4 tables merged whole across ranks, and folded files counted once."""
 
 import pytest
 
-from tool import logs_in, mpiexec, one, run, workload
-
 import iochar
+from tool import logs_in, mpiexec, one, run, workload
 
 W = workload("fidelity_mpi")
 NP = 4
