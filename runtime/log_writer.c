@@ -152,6 +152,9 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
   kv_f64(&b, "start_time", j->start_wall, &n);
   kv_f64(&b, "end_time", j->end_wall, &n);
+  /* what timestamps count from: JOB start_time, the earliest moment a
+   * process of the job started recording (not MPI_Init, Darshan's origin) */
+  kv_str(&b, "time_origin", "start_time", &n);
   kv_str(&b, "exe", j->exe, &n);
   kv_str(&b, "cmdline", j->cmdline, &n);
   kv_str(&b, "jobid", j->jobid, &n);

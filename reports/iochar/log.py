@@ -545,3 +545,35 @@ def open(path_or_list) -> Log:
     """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
     return Log([_read(p) for p in _expand(path_or_list)])
 
+
+
+def timestamp_columns(df: pd.DataFrame) -> list:
+    """Columns holding timestamps (F_*_TIMESTAMP counters, iochar's and Darshan's)."""
+    return [c for c in df.columns if isinstance(c, str) and c.endswith("_TIMESTAMP")]
+
+
+def job_origin(job: dict) -> float:
+    """Epoch seconds that a log's timestamps count from. iochar: JOB `start_time` (its
+    `time_origin` key says so; logs without the key are the same). A Darshan log read
+    through PyDarshan: its job start (`start_time` + `start_time_nsec`), the moment
+    Darshan initialised (MPI_Init in MPI jobs)."""
+    origin = job.get("time_origin", "start_time")
+    if origin == "epoch":
+        return 0.0
+    if origin != "start_time":
+        raise LogError(f"unknown JOB time_origin {origin!r}")
+    t = job.get("start_time", 0)
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        raise LogError(f"JOB start_time {t!r} is not a time")
+    nsec = job.get("start_time_nsec", 0)
+    return float(t) + (nsec * 1e-9 if isinstance(nsec, int) and 0 <= nsec < 10**9 else 0.0)
+
+
+def to_epoch(df: pd.DataFrame, job: dict) -> pd.DataFrame:
+    """A copy of df whose timestamp columns are epoch seconds (0 stays 0: never
+    happened), so records of iochar and Darshan logs of different origins compare."""
+    out, base = df.copy(), job_origin(job)
+    for c in timestamp_columns(df):
+        v = out[c].to_numpy(dtype=np.float64)
+        out[c] = np.where(v != 0, v + base, 0.0)
+    return out

@@ -147,3 +147,24 @@ def test_bad_topk_section_is_a_clear_error(tmp_path, payload):
     (tmp_path / "r1.iochar").write_bytes(per_rank(1, {1: 1}, topk_payload=payload))
     with pytest.raises(LogError, match="TOPK"):
         iochar.open(str(tmp_path)).records("POSIX")
+
+
+# ---- timestamps: origin explicit, conversion in the reader -----------------
+
+def test_timestamp_origin_and_epoch_conversion(tmp_path):
+    _, log, df = posix(tmp_path, "reopen")
+    assert log.job["time_origin"] == "start_time"
+    r = one(iochar.to_epoch(df, log.job), "/reopen.dat")
+    t0, t1 = log.job["start_time"], log.job["end_time"]
+    assert t0 < r["POSIX_F_OPEN_START_TIMESTAMP"] <= r["POSIX_F_WRITE_END_TIMESTAMP"] <= t1
+    assert r["POSIX_F_READ_START_TIMESTAMP"] == 0  # never read: stays 0
+    import pandas as pd
+    rel = pd.DataFrame({"POSIX_F_OPEN_START_TIMESTAMP": [0.5, 0.0], "POSIX_OPENS": [1, 0]})
+    # a Darshan log's job (through PyDarshan): integer seconds + nanoseconds
+    darshan = iochar.to_epoch(rel, {"start_time": 1700000000, "start_time_nsec": 250000000})
+    assert darshan["POSIX_F_OPEN_START_TIMESTAMP"].tolist() == [1700000000.75, 0.0]
+    assert darshan["POSIX_OPENS"].tolist() == [1, 0]
+    mine = iochar.to_epoch(rel, {"start_time": 1700000000.25, "time_origin": "start_time"})
+    assert mine["POSIX_F_OPEN_START_TIMESTAMP"].tolist() == [1700000000.75, 0.0]
+    with pytest.raises(LogError, match="time_origin"):
+        iochar.to_epoch(rel, {"start_time": 1.0, "time_origin": "MPI_Init"})
