@@ -7,9 +7,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../runtime/access.h"
+#include "../runtime/lustre.h"
 #include "interpose.h"
 #include "posix_counters.h"
 
@@ -89,10 +91,30 @@ static iochar_record *path_record(int dirfd, const char *path) {
   return r;
 }
 
+/* File-system facts of a record, once (its first open): the preferred I/O
+ * size, and on Lustre the layout from the `lustre.lov` attribute. */
+static void record_fs_facts(int fd, iochar_record *r) {
+  struct stat st;
+  int64_t bs = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  iochar_lustre_layout lo = {0};
+  if (strcmp(iochar_fs_type(r->path), "lustre") == 0) {
+    uint8_t lov[4096];
+    ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
+    if (n <= 0 || iochar_lustre_parse(lov, (size_t)n, &lo)) lo = (iochar_lustre_layout){0};
+  }
+  iochar_spin_lock(&r->lock);
+  r->c[POSIX_FILE_BLKSIZE] = bs;
+  r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
+  r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
+  r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+  iochar_spin_unlock(&r->lock);
+}
+
 static void record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0,
                         double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
+  if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
   iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, 0);

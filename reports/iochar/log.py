@@ -577,3 +577,28 @@ def to_epoch(df: pd.DataFrame, job: dict) -> pd.DataFrame:
         v = out[c].to_numpy(dtype=np.float64)
         out[c] = np.where(v != 0, v + base, 0.0)
     return out
+
+
+def file_systems(df: pd.DataFrame, mounts: pd.DataFrame) -> pd.DataFrame:
+    """A copy of df with the file system of each row's path: `mount_point`, `fs_type`
+    and `fs_block_size` of the longest mount point (a whole path prefix) in the log's
+    MOUNTS (`log.mounts`), as Darshan's tools match records to its mount table;
+    empty/0 when none matches (a special name such as <STDOUT>)."""
+    pts = [(str(m), str(t), int(b)) for m, t, b in mounts[["mount_point", "fs_type",
+                                                         "block_size"]].itertuples(index=False)]
+    pts.sort(key=lambda x: -len(x[0]))
+    cache = {}
+
+    def find(path):
+        if path not in cache:
+            cache[path] = next((x for x in pts if isinstance(path, str) and (
+                x[0] == "/" and path.startswith("/") or path == x[0]
+                or path.startswith(x[0].rstrip("/") + "/"))), ("", "", 0))
+        return cache[path]
+
+    got = [find(p) for p in df["path"]]
+    out = df.copy()
+    out["mount_point"] = [g[0] for g in got]
+    out["fs_type"] = [g[1] for g in got]
+    out["fs_block_size"] = np.array([g[2] for g in got], dtype=np.int64)
+    return out

@@ -168,3 +168,31 @@ def test_timestamp_origin_and_epoch_conversion(tmp_path):
     assert mine["POSIX_F_OPEN_START_TIMESTAMP"].tolist() == [1700000000.75, 0.0]
     with pytest.raises(LogError, match="time_origin"):
         iochar.to_epoch(rel, {"start_time": 1.0, "time_origin": "MPI_Init"})
+
+
+# ---- file-system facts per file --------------------------------------------
+
+def _mount_of(path):
+    """The mount point holding path, found independently (os.path.ismount upwards)."""
+    import os
+    p = os.path.abspath(path)
+    while not os.path.ismount(p):
+        p = os.path.dirname(p)
+    return p
+
+
+def test_file_system_of_each_record(tmp_path):
+    import os
+
+    from iochar.log import file_systems
+    _, log, df = posix(tmp_path, "reopen")
+    r = one(file_systems(df, log.mounts), "/reopen.dat")
+    path = str(tmp_path / "reopen.dat")
+    assert r["mount_point"] == _mount_of(path)
+    with open("/proc/self/mounts") as f:
+        types = {ln.split()[1]: ln.split()[2] for ln in f}
+    assert r["fs_type"] == types[r["mount_point"]]
+    assert r["fs_block_size"] == os.statvfs(path).f_bsize == r["POSIX_FILE_ALIGNMENT"]
+    assert r["POSIX_FILE_BLKSIZE"] == os.stat(path).st_blksize
+    # not Lustre here: no layout
+    assert (r["POSIX_LUSTRE_STRIPE_SIZE"], r["POSIX_LUSTRE_STRIPE_COUNT"]) == (0, 0)
