@@ -46,7 +46,11 @@ def report_of(name, runner, arg, tmp_path):
     return report_json(logs)
 
 
-def score(expect, advice):
+# What a one-process program cannot use (collective calls, MPI-IO hints).
+PARALLEL_ONLY = re.compile(r"MPI_|NC_COLLECTIVE|_all\b|romio_|cb_nodes|H5FD_MPIO")
+
+
+def score(expect, advice, nprocs):
     """(true positives, false positives, false negatives, root cause first, problems)."""
     alarms = [a for a in advice if a["severity"] in ALARM]
     got = {a["id"]: a for a in alarms}
@@ -69,6 +73,8 @@ def score(expect, advice):
     for a in advice:
         if not CALL.search(a["recommendation"]):
             problems.append(f"{a['id']}: remedy names no call or hint: {a['recommendation']}")
+        if nprocs == 1 and PARALLEL_ONLY.search(a["recommendation"]):
+            problems.append(f"{a['id']}: parallel remedy for one process: {a['recommendation']}")
     return tp, len(fp), fn, root_first, problems
 
 
@@ -77,17 +83,20 @@ def test_corpus(tmp_path):
     t0 = time.monotonic()
     planted = sum(1 for *_, bad, _e in CORPUS.values() if bad)
     assert planted >= 12 and len(CORPUS) - planted >= 4
-    for name, (runner, arg, bad, expect) in CORPUS.items():
+    for name, (runner, arg, _planted, expect) in CORPUS.items():
         if not available(runner, arg):
             rows.append(f"  {name:<28} skipped (needs {runner} tools)")
             continue
         ran += 1
         rep = report_of(name, runner, arg, tmp_path)
-        tp, fp, fn, first, probs = score(expect, rep["advice"])
+        tp, fp, fn, first, probs = score(expect, rep["advice"], rep["job"]["nprocs"])
         for i, v in enumerate((tp, fp, fn)):
             totals[i] += v
         problems += [f"{name}: {p}" for p in probs]
-        found = ", ".join(f"{a['rank']}.{a['id']}({a['severity']})" for a in rep["advice"])
+        found = ", ".join(
+            f"{a['rank']}.{a['id']}({a['severity']} "
+            f"{100 * (a['cost'].get('io_time_share') or a['cost'].get('bytes_share') or 0):.0f}%)"
+            for a in rep["advice"])
         rows.append(f"  {name:<28} tp {tp} fp {fp} fn {fn} root-first "
                     f"{'yes' if first else 'NO'}  [{found}]")
     if not ran:

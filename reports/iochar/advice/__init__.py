@@ -51,7 +51,7 @@ FOLDS = {
                        "many-seeks"},
     "no-collective": {"small-io", "misaligned"},
     "metadata-heavy": {"small-io"},
-    "file-per-process": {"metadata-heavy", "small-io"},
+    "file-per-process": {"small-io"},
     "redundant-reads": {"small-io", "random-access", "many-seeks"},
     "random-access": {"small-io", "many-seeks"},
     "misaligned": {"small-io"},

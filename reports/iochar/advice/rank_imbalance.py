@@ -62,6 +62,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                      "max_rank_bytes": float(b.max()), "min_rank_bytes": float(b.min())}, m,
                     seconds=share * ctx.io_time))
     for module, df in ctx.records.items():
+        if out:
+            break  # one finding: the job's ranks are uneven, shared files included
         s, f = f"{module}_F_SLOWEST_RANK_TIME", f"{module}_F_FASTEST_RANK_TIME"
         if s not in df.columns:
             continue
