@@ -158,9 +158,17 @@ class Context:
             return np.zeros(0, bool)
         keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
         if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
-            own = df["path"].map(self.owner).fillna(L.LAYER_OF[module]).to_numpy()
-            keep &= own == L.LAYER_OF[module]
+            keep &= self.owner_of(df["path"], L.LAYER_OF[module]) == L.LAYER_OF[module]
         return keep
+
+    @cached_property
+    def _owner_map(self) -> dict:
+        return self.owner.to_dict()
+
+    def owner_of(self, paths, default: str) -> np.ndarray:
+        """The owning layer of each path (default for paths no layer table has)."""
+        m = self._owner_map
+        return np.array([m.get(p, default) for p in paths], dtype=object)
 
     def owned_paths(self, layer: str) -> set:
         return set(self.owner.index[self.owner.to_numpy() == layer])

@@ -33,7 +33,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if df is None or name not in df.columns or "path" not in df.columns:
         return []
     df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
-    owner = df["path"].map(ctx.owner).fillna("POSIX").to_numpy()
+    owner = ctx.owner_of(df["path"], "POSIX")
     out = []
     for layer in dict.fromkeys(owner):
         sub = df[owner == layer]
