@@ -168,7 +168,10 @@ def test_redundant_reads():
                  "POSIX_SIZE_READ_10M_100M": 64, "POSIX_SEQ_READS": 64}])
     (a,) = run_advice(job(64), {"POSIX": px})["redundant-reads"]
     assert a.evidence == {"POSIX_BYTES_READ": 6400 * MiB, "POSIX_MAX_BYTE_READ": 100 * MiB - 1,
-                          "read_factor": 64.0, "files": 1, "excess_bytes": 6300 * MiB}
+                          "read_factor": 64.0, "files": 1, "excess_bytes": 6300 * MiB,
+                          "excess_read_time_s": 0}
+    # priced by the bytes read again: all but 100 MiB of the 6400 MiB the job moved
+    assert a.cost["bytes_share"] == 6300 / 6400 and a.severity == "high"
     px.loc[0, "POSIX_BYTES_READ"] = 100 * MiB
     assert "redundant-reads" not in run_advice(job(64), {"POSIX": px})
 
