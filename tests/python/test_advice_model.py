@@ -190,3 +190,28 @@ def test_collective_calls_are_not_suggested_to_one_process():
     got = run_advice(job(1), {"MPIIO": mp})
     assert set(got) == {"small-io"}
     assert "_all" not in got["small-io"][0].recommendation
+
+
+def test_stripe_size_from_the_lustre_layout_when_the_log_has_it():
+    row = {"path": "/lus/a.dat", "rank": 0, "POSIX_WRITES": 400, "POSIX_FILE_NOT_ALIGNED": 400,
+           "POSIX_FILE_ALIGNMENT": 4096, "POSIX_LUSTRE_STRIPE_SIZE": 4 * MiB,
+           "POSIX_BYTES_WRITTEN": 400 * 3 * MiB, "POSIX_SIZE_WRITE_1M_4M": 400,
+           "POSIX_ACCESS1_ACCESS": 3 * MiB, "POSIX_ACCESS1_COUNT": 400,
+           "POSIX_F_WRITE_TIME": 1.0}
+    (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
+    assert "the stripe unit (4 MiB)" in a.message and "3 MiB, is not a multiple" in a.message
+
+
+def test_collective_buffer_smaller_than_an_aggregators_share():
+    # 16 ranks x 64 collective writes of 8 MiB: 128 MiB per call over 2 aggregators
+    # with 4 MiB buffers: 16 rounds per call
+    mp = frame([{"path": "/s/c.dat", "rank": -1, "MPIIO_COLL_OPENS": 16,
+                 "MPIIO_COLL_WRITES": 16 * 64, "MPIIO_BYTES_WRITTEN": 16 * 64 * 8 * MiB,
+                 "MPIIO_SIZE_WRITE_4M_10M": 16 * 64, "MPIIO_HINT_CB_BUFFER_SIZE": 4 * MiB,
+                 "MPIIO_HINT_CB_NODES": 2, "MPIIO_F_WRITE_TIME": 10.0}])
+    (a,) = run_advice(job(16, 2), {"MPIIO": mp})["hints"]
+    assert a.evidence == {"MPIIO_HINT_CB_BUFFER_SIZE": 4 * MiB, "MPIIO_HINT_CB_NODES": 2,
+                          "bytes_per_call": 128 * MiB, "rounds_per_call": 16}
+    assert 'MPI_Info_set(info, "cb_buffer_size", "67108864")' in a.recommendation
+    mp["MPIIO_HINT_CB_BUFFER_SIZE"] = 64 * MiB
+    assert "hints" not in run_advice(job(16, 2), {"MPIIO": mp})

@@ -211,15 +211,20 @@ class Context:
         return 0.0
 
     def stripe_unit(self, paths=()) -> float:
-        """The MPI-IO striping_unit hint of these files (any file if none given); 0 if
-        the log does not know it."""
-        df = self.frame("MPIIO")
-        if df is None or "MPIIO_HINT_STRIPING_UNIT" not in df.columns:
-            return 0.0
-        sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
-            else np.ones(len(df), bool)
-        v = S.col(df, "MPIIO_HINT_STRIPING_UNIT")[sel]
-        return float(v.max()) if len(v) else 0.0
+        """The stripe size of these files (any file if none given): the MPI-IO
+        striping_unit hint, else the Lustre layout POSIX records when the log has it
+        (POSIX_LUSTRE_STRIPE_SIZE); 0 if the log knows neither."""
+        for module, name in (("MPIIO", "MPIIO_HINT_STRIPING_UNIT"),
+                             ("POSIX", "POSIX_LUSTRE_STRIPE_SIZE")):
+            df = self.frame(module)
+            if df is None or name not in df.columns:
+                continue
+            sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
+                else np.ones(len(df), bool)
+            v = S.col(df, name)[sel]
+            if len(v) and v.max() > 0:
+                return float(v.max())
+        return 0.0
 
 
 def pct(x: float) -> str:

@@ -56,7 +56,8 @@ DEFAULTS: dict[str, dict] = {
     "redundant-reads": {"enabled": True, "factor": 2.0, "min_excess": 16 * MiB},
     # effective MPI-IO hints that contradict the access pattern
     "hints": {"enabled": True, "min_ops": 100, "small_size": 1 * MiB, "small_share": 0.50,
-                  "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16},
+                  "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16,
+                  "min_rounds": 4, "min_coll_ops": 16},
     # HDF5 chunk bytes, and chunk vs access size with filters
     "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
                           "amplification": 16.0},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import summary as S
 from .base import Advice, Context, num, pct
 from .small_io import small_counts
@@ -68,6 +70,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"MPI_Info_set(info, \"cb_nodes\", \"{ctx.nnodes}\") (about the number of "
             "nodes, or a multiple of the stripe count)",
             {"MPIIO_HINT_CB_NODES": cbn, "nnodes": ctx.nnodes, "bytes": nbytes}, "MPIIO", **kw))
+    out += buffer_rounds(ctx, df, cfg, kw)
     sf = S.col(df, "MPIIO_HINT_STRIPING_FACTOR")
     if (sf == 1).any() and ctx.nprocs >= cfg["min_nprocs"] and nbytes >= cfg["min_bytes"] \
             and (df["rank"] == -1).any():
@@ -81,3 +84,36 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             {"MPIIO_HINT_STRIPING_FACTOR": 1, "nprocs": ctx.nprocs, "bytes": nbytes},
             "MPIIO", **kw))
     return out
+
+
+def buffer_rounds(ctx: Context, df, cfg: dict, kw: dict) -> list[Advice]:
+    """cb_buffer_size smaller than what each aggregator takes per collective call:
+    ROMIO then runs several exchange-and-write rounds per call."""
+    cbs, cbn = S.col(df, "MPIIO_HINT_CB_BUFFER_SIZE"), S.col(df, "MPIIO_HINT_CB_NODES")
+    coll = S.expr(df, "MPIIO_COLL_READS+MPIIO_COLL_WRITES")
+    indep = S.expr(df, "MPIIO_INDEP_READS+MPIIO_INDEP_WRITES")
+    nbytes = S.concept(df, "MPIIO", "bytes_read") + S.concept(df, "MPIIO", "bytes_written")
+    ranks = np.where(df["rank"].to_numpy() == -1, ctx.nprocs, 1)
+    sel = (coll > 0) & (indep == 0) & (cbs > 0)
+    if not sel.any():
+        return []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_call = np.where(sel, nbytes / np.maximum(coll / ranks, 1), 0)
+        rounds = np.where(sel, per_call / np.maximum(cbn, 1) / np.maximum(cbs, 1), 0)
+    i = int(np.argmax(rounds))
+    if rounds[i] < cfg["min_rounds"] or coll[sel].sum() < cfg["min_coll_ops"]:
+        return []
+    want = per_call[i] / max(cbn[i], 1)
+    mib = max(int(np.ceil(want / (1 << 20))), 1)
+    paths = set(df["path"].to_numpy()[sel & (rounds >= cfg["min_rounds"])])
+    return [Advice(
+        ID, "warn",
+        f"MPIIO: each collective call moves {S.human_bytes(per_call[i])} through "
+        f"{cbn[i]:.0f} aggregator(s) with cb_buffer_size={S.human_bytes(cbs[i])}: "
+        f"{rounds[i]:.0f} two-phase rounds per call",
+        f"MPI_Info_set(info, \"cb_buffer_size\", \"{mib << 20}\") ({mib} MiB), or more "
+        f"aggregators (cb_nodes, now {cbn[i]:.0f})",
+        {"MPIIO_HINT_CB_BUFFER_SIZE": cbs[i], "MPIIO_HINT_CB_NODES": cbn[i],
+         "bytes_per_call": per_call[i], "rounds_per_call": rounds[i]},
+        "MPIIO", sorted(paths)[:3], seconds=ctx.time_of(paths) * (1 - 1 / rounds[i]),
+        layers=ctx.layers_of(paths), paths=paths)]

@@ -73,7 +73,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             remedy(layer, S.human_bytes(align), bool(stripe)),
             {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
              "eof_probes_not_counted": float(probes.sum()),
-             **({"MPIIO_HINT_STRIPING_UNIT": stripe} if stripe else {}),
+             **({"stripe_size": stripe} if stripe else {}),
              **({"common_size": common} if common else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
