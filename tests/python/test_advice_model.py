@@ -215,3 +215,13 @@ def test_collective_buffer_smaller_than_an_aggregators_share():
     assert 'MPI_Info_set(info, "cb_buffer_size", "67108864")' in a.recommendation
     mp["MPIIO_HINT_CB_BUFFER_SIZE"] = 64 * MiB
     assert "hints" not in run_advice(job(16, 2), {"MPIIO": mp})
+
+
+def test_no_collective_remedy_for_a_file_one_rank_uses():
+    # 4 processes, but the MPI-IO file is rank 2's alone (MPI_COMM_SELF)
+    mp = frame([{"path": "/s/own.dat", "rank": 2, "MPIIO_INDEP_OPENS": 1,
+                 "MPIIO_INDEP_WRITES": 5000, "MPIIO_SIZE_WRITE_1K_10K": 5000,
+                 "MPIIO_BYTES_WRITTEN": 5000 * 4 * KiB, "MPIIO_F_WRITE_TIME": 1.0}])
+    got = run_advice(job(4), {"MPIIO": mp})
+    assert set(got) == {"small-io"}
+    assert "_all" not in got["small-io"][0].recommendation

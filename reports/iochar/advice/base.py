@@ -181,14 +181,13 @@ class Context:
         return L.evidence(self.layer_table, paths)
 
     def parallel(self, paths) -> bool:
-        """More than one process, and these files reached through MPI (MPI-IO, PnetCDF,
-        or HDF5/NetCDF on the MPI-IO driver)."""
+        """These files are used by more than one rank (so collective calls can merge
+        their accesses); a file one rank opens, even through MPI-IO, is not."""
         if self.nprocs < 2:
             return False
         t = self.layer_table
         sub = t[t["path"].isin(set(paths))]
-        return bool((sub["layer"].isin(("MPIIO", "PnetCDF"))).any() or
-                    (sub["nranks"] > 1).any())
+        return bool((sub["nranks"] > 1).any())
 
     def block_size(self, paths=()) -> float:
         """The file system block size of these files: POSIX_FILE_ALIGNMENT when the log
