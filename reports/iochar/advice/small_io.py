@@ -47,9 +47,14 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
 
 
 def stripe_unit(ctx: Context) -> float:
-    """The MPI-IO striping_unit hint when the log knows it, else 0."""
+    """The stripe size when the log knows it: the MPI-IO striping_unit hint, else the
+    largest Lustre stripe size of the LUSTRE frame (Darshan logs), else 0."""
     df = ctx.frame("MPIIO")
-    return float(S.col(df, "MPIIO_HINT_STRIPING_UNIT").max()) if df is not None else 0.0
+    hint = float(S.col(df, "MPIIO_HINT_STRIPING_UNIT").max()) if df is not None else 0.0
+    lustre = ctx.frame("LUSTRE")
+    if hint > 0 or lustre is None:
+        return hint
+    return float(S.col(lustre, "LUSTRE_STRIPE_SIZE").max())
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
