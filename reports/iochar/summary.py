@@ -89,6 +89,11 @@ def counter_map(module: str) -> dict[str, str]:
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
     if name in df.columns:
+        v = df[name].to_numpy()
+        if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
+            return v.astype(np.float64)
+        if v.dtype.kind == "f":
+            return np.nan_to_num(v, nan=0.0, posinf=np.inf, neginf=-np.inf)
         return df[name].to_numpy(dtype=np.float64, na_value=0.0)
     return np.zeros(len(df))
 
