@@ -163,7 +163,7 @@ def _run_dask(chunks, cfg, known, scheduler, workers):
                                dashboard_address=None, silence_logs=40)
         client = Client(cluster)
     try:
-        kn = client.scatter(known, broadcast=True)
+        kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
         futs = [client.submit(extract.chunk, c, cfg, kn, pure=False) for c in chunks]
         for f in dask_completed(futs):
             yield f.result()

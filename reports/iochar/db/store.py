@@ -1,10 +1,14 @@
 """The embedded store: a directory of Parquet datasets partitioned by date, read by DuckDB.
 
-    DIR/jobs/date=YYYY-MM-DD/part-*.parquet        one row per job (log)
-    DIR/summaries/date=.../part-*.parquet          one row per job and module
-    DIR/findings/date=.../part-*.parquet           the advice of each job
-    DIR/modules/<MODULE>/date=.../part-*.parquet   one row per record: the counters
-    DIR/errors/part-*.parquet                      logs that could not be read
+    DIR/jobs/month=YYYY-MM/part-*.parquet           one row per job (log)
+    DIR/summaries/month=.../part-*.parquet          one row per job and module
+    DIR/findings/month=.../part-*.parquet           the advice of each job
+    DIR/modules/<MODULE>/month=.../part-*.parquet   one row per record: the counters
+    DIR/errors/part-*.parquet                       logs that could not be read
+
+Partitioned by the month of the job's start (UTC); every row also has its `date`
+(YYYY-MM-DD). Months, not days: a day's part files would be tiny (a site's day is a
+few hundred logs per program), and many small files cost more to query than they save.
 
 No server, no lock file: each ingest adds new part files (never rewrites one), and
 queries see every part file present when they start. Columns may differ between
@@ -18,7 +22,7 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.dataset as ds
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .extract import SCHEMAS
@@ -47,14 +51,16 @@ class Store:
         if not table.num_rows:
             return
         tag = uuid.uuid4().hex[:12]
-        if dated:
-            ds.write_dataset(table, where, format="parquet", partitioning=["date"],
-                             partitioning_flavor="hive", basename_template=f"part-{tag}-{{i}}.parquet",
-                             existing_data_behavior="overwrite_or_ignore",
-                             max_rows_per_group=1 << 20, min_rows_per_group=1 << 16)
-        else:
+        if not dated:
             where.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, where / f"part-{tag}.parquet")
+            return
+        month = pc.utf8_slice_codeunits(table["date"], 0, 7)
+        for m in pc.unique(month).to_pylist():
+            part = where / f"month={m if m and m[:4].isdigit() else 'unknown'}"
+            part.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table.filter(pc.equal(month, m)), part / f"part-{tag}.parquet",
+                           row_group_size=1 << 20)
 
     def write(self, tables: dict) -> None:
         """tables: {"jobs", "summaries", "findings", "errors": Arrow, "modules": {m: Arrow}}.
