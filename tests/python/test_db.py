@@ -2,8 +2,6 @@
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -120,10 +118,14 @@ def test_pool_gives_same_tables(site, tmp_path):
     assert q(other, sql) == q(store, sql)
 
 
-def run(*args):
-    env = dict(os.environ, PYTHONPATH=str(Path(dbcli.__file__).parents[2]))
-    return subprocess.run([sys.executable, "-m", "iochar.db.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+def run(capsys, *args):
+    """iochar-db in this process (imports are the slow part of a new one): (rc, out, err)."""
+    try:
+        rc = dbcli.main(list(args))
+    except SystemExit as e:  # argparse: --version, usage errors
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
 
 
 def test_summary_json_and_text(site, capsys):
@@ -160,26 +162,27 @@ def test_history_flags_the_regressed_run(site, tmp_path, capsys):
                        "--fail-on-regression"]) == 1
 
 
-def test_bad_input_one_line_exit_2(tmp_path):
-    p = run("--store", str(tmp_path / "none"), "summary")
-    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no store" in p.stderr
-    p = run("--store", str(tmp_path / "s"), "ingest", str(tmp_path / "missing"))
-    assert p.returncode == 2 and p.stderr.count("\n") == 1
-    (tmp_path / "s").mkdir(exist_ok=True)
-    p = run("--store", str(tmp_path / "s"), "sql", "SELEC nonsense")
-    assert p.returncode == 2 and p.stderr.startswith("iochar-db: error: query failed")
-    p = run("--version")
-    assert p.returncode == 0 and p.stdout.startswith("iochar-db ")
+def test_bad_input_one_line_exit_2(tmp_path, capsys):
+    rc, _, err = run(capsys, "--store", str(tmp_path / "none"), "summary")
+    assert rc == 2 and err.count("\n") == 1 and "no store" in err
+    rc, _, err = run(capsys, "--store", str(tmp_path / "s"), "ingest", str(tmp_path / "missing"))
+    assert rc == 2 and err.count("\n") == 1 and "missing: no such file" in err
+    rc, _, err = run(capsys, "--store", str(tmp_path / "s"), "sql", "SELEC nonsense")
+    assert rc == 2 and err.startswith("iochar-db: error: query failed") and err.count("\n") == 1
+    rc, _, err = run(capsys, "--store", str(tmp_path / "s"), "history")
+    assert rc == 2 and err.count("\n") == 1
+    rc, out, _ = run(capsys, "--version")
+    assert rc == 0 and out.startswith("iochar-db ")
 
 
-def test_names_escaped_in_text(tmp_path):
+def test_names_escaped_in_text(tmp_path, capsys):
     logs = tmp_path / "logs"
     logs.mkdir()
     evil = os.fsencode(logs) + b"/x\x1b[31m\nevil\xff.iochar"
     with open(evil, "wb") as f:
         f.write(b"not a log")
-    p = run("--store", str(tmp_path / "s"), "ingest", str(logs))
-    assert p.returncode == 0, p.stderr
-    assert "x\\x1b[31m\\nevil\\xff.iochar" in p.stderr and "\x1b" not in p.stderr
-    p = run("--store", str(tmp_path / "s"), "summary")
-    assert "x\\x1b[31m\\nevil\\xff.iochar: bad magic" in p.stdout and "\x1b" not in p.stdout
+    rc, _, err = run(capsys, "--store", str(tmp_path / "s"), "ingest", "--jobs", "1", str(logs))
+    assert rc == 0, err
+    assert "x\\x1b[31m\\nevil\\xff.iochar" in err and "\x1b" not in err
+    rc, out, _ = run(capsys, "--store", str(tmp_path / "s"), "summary")
+    assert "x\\x1b[31m\\nevil\\xff.iochar: bad magic" in out and "\x1b" not in out

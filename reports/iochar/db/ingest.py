@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 
@@ -145,14 +145,15 @@ def _run_pool(chunks, cfg, known, workers):
     ctx = get_context("forkserver" if sys.platform != "win32" else "spawn")
     with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
         futs = [pool.submit(extract.chunk, c, cfg, known) for c in chunks]
-        for f in as_completed(futs):
+        # in submission order: of two copies of one log, the first found is kept,
+        # whichever engine ran them
+        for f in futs:
             yield f.result()
 
 
 def _run_dask(chunks, cfg, known, scheduler, workers):
     try:
         from distributed import Client, LocalCluster
-        from distributed import as_completed as dask_completed
     except ImportError:
         raise RuntimeError("--scheduler/--workers need Dask: pip install 'dask[distributed]'") from None
     cluster = None
@@ -165,7 +166,7 @@ def _run_dask(chunks, cfg, known, scheduler, workers):
     try:
         kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
         futs = [client.submit(extract.chunk, c, cfg, kn, pure=False) for c in chunks]
-        for f in dask_completed(futs):
+        for f in futs:  # in submission order, as _run_pool
             yield f.result()
             f.release()
     finally:
