@@ -126,7 +126,7 @@ def main():
         print(f"  re-ingest (all known): {again.skipped} skipped in {again.seconds:.1f} s")
         for _ in range(2):  # the second run is warm (file system cache)
             con, tc = timed(store.connect)
-            s, tq = timed(lambda: summary(con))
+            s, tq = timed(lambda c=con: summary(c))
         print(f"  summary query: {tq:.2f} s (+{tc:.2f} s opening), {s['totals']['jobs']} jobs")
     print(f"work dir: {work}")
 

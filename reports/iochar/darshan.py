@@ -167,7 +167,7 @@ def _job(meta: dict, exe: str) -> dict:
             "nprocs": int(j["nprocs"]), "uid": int(j["uid"]), "jobid": str(j["jobid"]),
             "start_time": float(start), "end_time": float(end),
             "exe": exe.split(" ", 1)[0] if exe else "", "cmdline": exe,
-            "timestamps": "job_start", "source": "darshan"}
+            "time_origin": "start_time", "source": "darshan"}
 
 
 @contextlib.contextmanager

@@ -48,13 +48,18 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
 
 def stripe_unit(ctx: Context) -> float:
     """The stripe size when the log knows it: the MPI-IO striping_unit hint, else the
-    largest Lustre stripe size of the LUSTRE frame (Darshan logs), else 0."""
+    largest Lustre stripe size (the LUSTRE frame of Darshan logs, or iochar's
+    POSIX_LUSTRE_STRIPE_SIZE), else 0."""
     df = ctx.frame("MPIIO")
     hint = float(S.col(df, "MPIIO_HINT_STRIPING_UNIT").max()) if df is not None else 0.0
-    lustre = ctx.frame("LUSTRE")
-    if hint > 0 or lustre is None:
+    if hint > 0:
         return hint
-    return float(S.col(lustre, "LUSTRE_STRIPE_SIZE").max())
+    lustre, posix = ctx.frame("LUSTRE"), ctx.frame("POSIX")
+    if lustre is not None and len(lustre):
+        return float(S.col(lustre, "LUSTRE_STRIPE_SIZE").max())
+    if posix is not None and len(posix):
+        return float(S.col(posix, "POSIX_LUSTRE_STRIPE_SIZE").max())
+    return 0.0
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
