@@ -211,9 +211,10 @@ class Context:
 
     def stripe_unit(self, paths=()) -> float:
         """The stripe size of these files (any file if none given): the MPI-IO
-        striping_unit hint, else the Lustre layout POSIX records when the log has it
-        (POSIX_LUSTRE_STRIPE_SIZE); 0 if the log knows neither."""
+        striping_unit hint, else the Lustre layout: the LUSTRE frame of a Darshan log or
+        iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
         for module, name in (("MPIIO", "MPIIO_HINT_STRIPING_UNIT"),
+                             ("LUSTRE", "LUSTRE_STRIPE_SIZE"),
                              ("POSIX", "POSIX_LUSTRE_STRIPE_SIZE")):
             df = self.frame(module)
             if df is None or name not in df.columns:

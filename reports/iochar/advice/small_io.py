@@ -41,7 +41,7 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
 
 
 def stripe_unit(ctx: Context) -> float:
-    """The MPI-IO striping_unit hint when the log knows it, else 0."""
+    """The stripe size when the log knows it (Context.stripe_unit), else 0."""
     return ctx.stripe_unit()
 
 
