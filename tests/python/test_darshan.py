@@ -66,7 +66,8 @@ def test_report_and_advice_use_the_stripe(capsys):
     rep = json.loads(capsys.readouterr().out)
     assert sorted(rep["modules"]) == ["MPIIO", "POSIX", "STDIO"]  # LUSTRE is settings, not I/O
     mis = [a for a in rep["advice"] if a["id"] == "misaligned"]
-    assert mis and "1 MiB (the stripe size)" in mis[0]["recommendation"]
+    assert mis and "the stripe unit (1 MiB)" in mis[0]["message"]
+    assert "multiple of 1 MiB" in mis[0]["recommendation"]
     for f in sorted(EXAMPLES.glob("*.darshan")):
         assert report.main([str(f)]) == 0, f
     capsys.readouterr()
