@@ -86,10 +86,28 @@ def counter_map(module: str) -> dict[str, str]:
                 "time_meta": f"{m}_F_META_TIME"}
 
 
+def column(df: pd.DataFrame, name: str):
+    """A present column's values (numpy, or pandas' array for strings) without building
+    a Series: on the small frames of a typical log, pandas' per-Series cost (~20 us)
+    is most of a report's time. Read-only: copy before changing."""
+    if _COLUMN_ARRAY:
+        loc = df.columns.get_loc(name)
+        if isinstance(loc, int):
+            v = df._get_column_array(loc)
+            if isinstance(v, np.ndarray):  # extension arrays (nullable, str) convert below
+                return v
+    return df[name].to_numpy()
+
+
+# DataFrame._get_column_array (pandas >= 1.3) returns a column's array directly;
+# without it (a future pandas) column() takes the public, slower path.
+_COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")
+
+
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
     if name in df.columns:
-        v = df[name].to_numpy()
+        v = column(df, name)
         if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
             return v.astype(np.float64)
         if v.dtype.kind == "f":
@@ -197,32 +215,45 @@ def pattern(df: pd.DataFrame, module: str, reads, writes) -> dict | None:
     return out
 
 
+def _unique(v: np.ndarray) -> bool:
+    return len(v) < 2 or len(np.unique(v)) == len(v)
+
+
 def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     """One row per file (record_id): summed ops/bytes/time, shared flag, path."""
     cols = {c: concept(df, module, c) for c in CONCEPTS}
-    f = pd.DataFrame(cols)
-    f["record_id"] = df["record_id"].to_numpy()
-    rank = df["rank"].to_numpy()
-    f["shared_row"] = rank == -1
-    f["rank"] = rank
-    if df["record_id"].is_unique:
-        f["nranks"] = 1
-        f["path"] = df["path"].to_numpy() if "path" in df.columns else ""
-        out = f
-    else:
-        g = f.groupby("record_id", sort=False)
-        out = g[list(CONCEPTS)].sum()
-        out["shared_row"] = g["shared_row"].any()
-        out["nranks"] = g["rank"].nunique()
-        out["rank"] = g["rank"].min()
-        first = ~df["record_id"].duplicated().to_numpy()
-        paths = pd.Series(df["path"].to_numpy()[first] if "path" in df.columns else "",
-                          index=df["record_id"].to_numpy()[first])
-        out["path"] = paths.reindex(out.index).to_numpy()
-        out = out.reset_index()
+    rid, rank = column(df, "record_id"), column(df, "rank")
+    paths = column(df, "path") if "path" in df.columns else None
+    if _unique(rid):  # the common case: built in one go (pandas' per-column cost is most)
+        shared = rank == -1
+        return pd.DataFrame({
+            **cols, "record_id": rid, "shared_row": shared, "rank": rank, "nranks": 1,
+            "path": np.asarray(paths, dtype=object) if paths is not None else "",
+            "shared": shared,
+            "time": cols["time_read"] + cols["time_write"] + cols["time_meta"]})
+    f = pd.DataFrame({**cols, "record_id": rid, "shared_row": rank == -1, "rank": rank})
+    g = f.groupby("record_id", sort=False)
+    out = g[list(CONCEPTS)].sum()
+    out["shared_row"] = g["shared_row"].any()
+    out["nranks"] = g["rank"].nunique()
+    out["rank"] = g["rank"].min()
+    first = ~df["record_id"].duplicated().to_numpy()
+    paths = pd.Series(np.asarray(paths, dtype=object)[first] if paths is not None else "",
+                      index=rid[first])
+    out["path"] = paths.reindex(out.index).to_numpy()
+    out = out.reset_index()
     out["shared"] = out["shared_row"] | (out["nranks"] > 1)
     out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
     return out
+
+
+def _by_rank(rank: np.ndarray, cols: dict) -> pd.DataFrame:
+    """DataFrame(cols).groupby(rank).sum(), without the groupby when ranks are unique."""
+    if len(rank) and _unique(rank):
+        order = np.argsort(rank, kind="stable")
+        return pd.DataFrame({k: v[order] for k, v in cols.items()},
+                            index=pd.Index(rank[order], name="rank"))
+    return pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
 
 
 def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
@@ -232,18 +263,15 @@ def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame |
     shared record the slowest rank's time split in the record's read/write/meta ratio.
     """
     if ranks is not None and len(ranks):
-        r = pd.DataFrame({"rank": ranks["rank"].to_numpy(),
-                          "time_read": col(ranks, "read_time"),
-                          "time_write": col(ranks, "write_time"),
-                          "time_meta": col(ranks, "meta_time"),
-                          "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")})
-        return r.groupby("rank").sum(), True
+        return _by_rank(column(ranks, "rank"), {
+            "time_read": col(ranks, "read_time"), "time_write": col(ranks, "write_time"),
+            "time_meta": col(ranks, "meta_time"),
+            "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")}), True
     t = {c: concept(df, module, c) for c in ("time_read", "time_write", "time_meta")}
     b = concept(df, module, "bytes_read") + concept(df, module, "bytes_written")
-    rank = df["rank"].to_numpy()
+    rank = column(df, "rank")
     own = rank >= 0
-    frame = pd.DataFrame({**{k: v[own] for k, v in t.items()}, "bytes": b[own], "rank": rank[own]})
-    per = frame.groupby("rank").sum()
+    per = _by_rank(rank[own], {**{k: v[own] for k, v in t.items()}, "bytes": b[own]})
     shared = ~own
     if shared.any():
         tot = sum(v[shared] for v in t.values())
@@ -273,29 +301,32 @@ def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
 
 
 def summarize_module(module: str, df: pd.DataFrame, job: dict,
-                     ranks: pd.DataFrame | None = None, schema=None, top: int = 5) -> dict:
+                     ranks: pd.DataFrame | None = None, schema=None, top: int = 5,
+                     files: pd.DataFrame | None = None) -> dict:
+    """files: per_file(df, module) when the caller has it already."""
     nprocs = max(int(job.get("nprocs") or 1), 1)
     run_time = float(job.get("run_time") or 0.0)
-    files = per_file(df, module)
-    real = ~files["path"].isin(SPECIAL_PATHS) & (files["record_id"] != AGGREGATE_ID) \
-        if "path" in files else np.ones(len(files), bool)
-    rd = (files["reads"] > 0) | (files["bytes_read"] > 0)
-    wr = (files["writes"] > 0) | (files["bytes_written"] > 0)
+    files = per_file(df, module) if files is None else files
+    f = {c: column(files, c) for c in (*CONCEPTS, "record_id", "shared")}
+    real = ~np.isin(np.asarray(column(files, "path"), dtype=object), SPECIAL_PATHS) & \
+        (f["record_id"] != AGGREGATE_ID)
+    rd = (f["reads"] > 0) | (f["bytes_read"] > 0)
+    wr = (f["writes"] > 0) | (f["bytes_written"] > 0)
     s: dict = {
         "files": len(files),
         "files_read_only": int((rd & ~wr).sum()),
         "files_write_only": int((wr & ~rd).sum()),
         "files_read_write": int((rd & wr).sum()),
-        "files_shared": int((files["shared"] & real).sum()),
-        "files_unique": int((~files["shared"] & real).sum()),
+        "files_shared": int((f["shared"] & real).sum()),
+        "files_unique": int((~f["shared"] & real).sum()),
         "files_folded": int(job.get(f"folded.{module}") or 0),
     }
     for c in ("opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read", "bytes_written"):
-        s[c] = _int(files[c].sum())
+        s[c] = _int(f[c].sum())
     # Times: per-process average (cumulative time / nprocs), as Darshan reports them.
     for c in ("time_read", "time_write", "time_meta"):
-        s[c + "_total"] = _py(files[c].sum())
-        s[c] = _py(files[c].sum() / nprocs)
+        s[c + "_total"] = _py(f[c].sum())
+        s[c] = _py(f[c].sum() / nprocs)
     per, exact = rank_times(df, module, nprocs, ranks)
     if len(per):
         total = per["time_read"] + per["time_write"] + per["time_meta"]
@@ -321,27 +352,28 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
         "read": _py(s["bytes_read"] / max_read if max_read > 0 else 0.0),
         "write": _py(s["bytes_written"] / max_write if max_write > 0 else 0.0),
     }
-    pat = pattern(df, module, files["reads"].to_numpy(), files["writes"].to_numpy())
+    pat = pattern(df, module, f["reads"], f["writes"])
     if pat is not None:
         s["pattern"] = pat
     if has_bins(df, module):
         s["size_histogram"] = size_histogram(df, module)
     s["top_sizes"] = top_sizes(df, module)
-    topf = files[files["time"] > 0].nlargest(top, "time") if top else files.iloc[:0]
+    topf = files[files["time"] > 0].nlargest(top, "time") if top else None
     s["top_files"] = [
         {"path": str(row.path), "shared": bool(row.shared), "time": _py(row.time),
          "time_read": _py(row.time_read), "time_write": _py(row.time_write),
          "time_meta": _py(row.time_meta), "bytes_read": _int(row.bytes_read),
          "bytes_written": _int(row.bytes_written)}
-        for row in topf.itertuples()]
+        for row in topf.itertuples()] if topf is not None and len(topf) else []
     s["counters"] = totals(df, module, schema)
     return s
 
 
 def summarize(job: dict, records: dict[str, pd.DataFrame],
               ranks: dict[str, pd.DataFrame | None] | None = None,
-              schemas: dict | None = None, top: int = 5) -> dict:
-    """The whole job: {"job": {...}, "modules": {name: {...}}} (docs/report-json.md)."""
+              schemas: dict | None = None, top: int = 5, files: dict | None = None) -> dict:
+    """The whole job: {"job": {...}, "modules": {name: {...}}} (docs/report-json.md).
+    files: a dict to fill with each module's per_file() frame (advice.Context reuses them)."""
     jb = job_block(job)
     ranks = ranks or {}
     schemas = schemas or {}
@@ -349,7 +381,10 @@ def summarize(job: dict, records: dict[str, pd.DataFrame],
     for m, df in records.items():
         if df is None or len(df) == 0 or m in SETTINGS_MODULES:
             continue
-        modules[m] = summarize_module(m, df, jb, ranks.get(m), schemas.get(m), top)
+        f = per_file(df, m)
+        if files is not None:
+            files[m] = f
+        modules[m] = summarize_module(m, df, jb, ranks.get(m), schemas.get(m), top, f)
     return {"job": jb, "modules": modules}
 
 

@@ -55,13 +55,15 @@ class Context:
     """Job, record frames, rank frames and the summary, with cached per-file views."""
 
     def __init__(self, job: dict, records: dict, ranks: dict | None = None,
-                 summary: dict | None = None, mounts: pd.DataFrame | None = None):
+                 summary: dict | None = None, mounts: pd.DataFrame | None = None,
+                 files: dict | None = None):
+        """files: per-file frames summary.summarize made of these records (its files=)."""
         self.job = S.job_block(job) if "run_time" not in job else job
         self.records = {m: df for m, df in records.items() if df is not None and len(df)}
         self.ranks = ranks or {}
         self.summary = summary or S.summarize(self.job, self.records, self.ranks)
         self.mounts = mounts if mounts is not None and len(mounts) else None
-        self._files: dict = {}
+        self._files: dict = {m: f for m, f in (files or {}).items() if m in self.records}
 
     @property
     def nprocs(self) -> int:

@@ -123,8 +123,12 @@ def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
         log = _open(path, data)
         data = None
         d = S.gather(log)
-        rep = S.summarize(d["job"], d["records"], d["ranks"], d["schemas"], top=0)
-        ctx = advice.Context(rep["job"], d["records"], d["ranks"], rep)
+        files: dict = {}
+        rep = S.summarize(d["job"], d["records"], d["ranks"], d["schemas"], top=0,
+                          files=files)
+        # as iochar-report builds it (mounts give the advice block sizes)
+        ctx = advice.Context(rep["job"], d["records"], d["ranks"], rep, mounts=d["mounts"],
+                             files=files)
         found = advice.evaluate(ctx, cfg)
     except LogError as e:
         msg = str(e)
