@@ -99,6 +99,12 @@ def column(df: pd.DataFrame, name: str):
     return df[name].to_numpy()
 
 
+def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
+    """A column as a numpy object array (Python str for a str column): iterating it is
+    fast, unlike pandas' Arrow-backed strings, which build each element on access."""
+    return np.asarray(column(df, name), dtype=object)
+
+
 # DataFrame._get_column_array (pandas >= 1.3) returns a column's array directly;
 # without it (a future pandas) column() takes the public, slower path.
 _COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")

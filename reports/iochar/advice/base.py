@@ -148,7 +148,8 @@ class Context:
         t = self.layer_table
         if not len(t):
             return 0.0
-        per = (t["bytes_read"] + t["bytes_written"]).groupby(t["path"], sort=False).max()
+        per = L._max_by_path(t, S.column(t, "bytes_read") + S.column(t, "bytes_written"),
+                             "bytes")
         return float(per.sum())
 
     def own_rows(self, module: str) -> np.ndarray:
@@ -160,7 +161,8 @@ class Context:
             return np.zeros(0, bool)
         keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
         if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
-            keep &= self.owner_of(df["path"], L.LAYER_OF[module]) == L.LAYER_OF[module]
+            keep &= self.owner_of(S.objects(df), L.LAYER_OF[module]) == \
+                L.LAYER_OF[module]
         return keep
 
     @cached_property
@@ -177,7 +179,14 @@ class Context:
 
     def time_of(self, paths) -> float:
         """I/O seconds (all ranks) spent on these files."""
-        return float(self.file_time.reindex(list(set(paths))).fillna(0).sum())
+        ft = self._file_time_map
+        # summed in the order of the set, as Series.reindex(list(set)).sum() would
+        return float(np.array([ft.get(p, 0.0) for p in set(paths)], dtype=np.float64).sum())
+
+    @cached_property
+    def _file_time_map(self) -> dict:
+        ft = self.file_time
+        return {p: (0.0 if v != v else v) for p, v in zip(ft.index, ft.to_numpy().tolist())}
 
     def layers_of(self, paths) -> dict:
         return L.evidence(self.layer_table, paths)

@@ -69,7 +69,14 @@ def table(ctx) -> pd.DataFrame:
             "time": f["time"].to_numpy(), "nranks": nranks}))
     if not parts:
         return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"])
-    t = pd.concat(parts, ignore_index=True)
+    if len(parts) == 1:
+        t = parts[0]
+    else:
+        t = pd.concat(parts, ignore_index=True)
+    paths, layers = S.column(t, "path"), S.column(t, "layer")
+    keys = set(zip(paths, layers))
+    if len(keys) == len(t) and all(isinstance(p, str) for p in paths):
+        return t  # one row per (path, layer) already: what the groupby would give
     agg = {k: "sum" for k in METRICS}
     agg["nranks"] = "max"
     return t.groupby(["path", "layer"], sort=False).agg(agg).reset_index()
@@ -80,8 +87,13 @@ def owners(t: pd.DataFrame) -> pd.Series:
     order = {name: i for i, (name, _) in enumerate(LAYERS)}
     if not len(t):
         return pd.Series(dtype=object)
-    k = t.assign(o=t["layer"].map(order)).sort_values("o", kind="stable")
-    return k.drop_duplicates("path").set_index("path")["layer"]
+    # the first row of each path in layer order (a stable sort: ties keep table order)
+    paths, layers = S.column(t, "path"), S.column(t, "layer")
+    best: dict = {}
+    for i in sorted(range(len(t)), key=lambda i: order[layers[i]]):
+        best.setdefault(paths[i], layers[i])
+    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path"),
+                     name="layer", dtype=t["layer"].dtype)
 
 
 def file_time(t: pd.DataFrame) -> pd.Series:
@@ -89,7 +101,18 @@ def file_time(t: pd.DataFrame) -> pd.Series:
     upper layer's time includes the calls it makes below."""
     if not len(t):
         return pd.Series(dtype=float)
-    return t.groupby("path", sort=False)["time"].max()
+    return _max_by_path(t, S.column(t, "time"), "time")
+
+
+def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str) -> pd.Series:
+    """groupby("path", sort=False)[name].max() of the table (paths in first-seen order)."""
+    best: dict = {}
+    for p, x in zip(S.column(t, "path"), v.tolist()):
+        if p not in best or x > best[p] or best[p] != best[p]:
+            best[p] = x
+    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path",
+                                                         dtype=t["path"].dtype),
+                     name=name, dtype=np.float64)
 
 
 def evidence(t: pd.DataFrame, paths) -> dict:
