@@ -99,6 +99,12 @@ def column(df: pd.DataFrame, name: str):
     return df[name].to_numpy()
 
 
+def rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """df[keep], or df itself when every row is kept (the common case: a boolean
+    filter costs pandas about a millisecond even on a few rows). Treat as read-only."""
+    return df if keep.all() else df[keep]
+
+
 def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
     """A column as a numpy object array (Python str for a str column): iterating it is
     fast, unlike pandas' Arrow-backed strings, which build each element on access."""

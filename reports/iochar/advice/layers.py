@@ -55,7 +55,7 @@ def table(ctx) -> pd.DataFrame:
         if df is None or "path" not in df.columns:
             continue
         f = ctx.files(module)
-        f = f[f["record_id"] != S.AGGREGATE_ID]
+        f = S.rows(f, S.column(f, "record_id") != S.AGGREGATE_ID)
         if not len(f):
             continue
         paths = f["path"].to_numpy()
@@ -117,14 +117,17 @@ def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str) -> pd.Series:
 
 def evidence(t: pd.DataFrame, paths) -> dict:
     """{layer: {ops, bytes_read, bytes_written, ...}} over these files (nonzero only)."""
-    sub = t[t["path"].isin(set(paths))]
+    want = set(paths)
+    sel = np.fromiter((p in want for p in S.objects(t, "path")), bool, len(t))
+    layers = S.objects(t, "layer")
     out = {}
     for layer, _ in LAYERS:
-        rows = sub[sub["layer"] == layer]
-        if not len(rows):
+        rows = sel & (layers == layer)
+        if not rows.any():
             continue
-        d = {"reads": rows["reads"].sum(), "writes": rows["writes"].sum(),
-             "bytes_read": rows["bytes_read"].sum(), "bytes_written": rows["bytes_written"].sum(),
-             "time_s": rows["time"].sum(), "files": len(rows)}
+        d = {k: S.column(t, c)[rows].sum() for k, c in (
+            ("reads", "reads"), ("writes", "writes"), ("bytes_read", "bytes_read"),
+            ("bytes_written", "bytes_written"), ("time_s", "time"))}
+        d["files"] = int(rows.sum())
         out[layer] = {k: S._py(v) for k, v in d.items() if v}
     return out

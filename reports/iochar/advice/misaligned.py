@@ -32,11 +32,11 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     name = "POSIX_FILE_NOT_ALIGNED"
     if df is None or name not in df.columns or "path" not in df.columns:
         return []
-    df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
-    owner = ctx.owner_of(df["path"], "POSIX")
+    df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
+    owner = ctx.owner_of(S.objects(df), "POSIX")
     out = []
     for layer in dict.fromkeys(owner):
-        sub = df[owner == layer]
+        sub = S.rows(df, owner == layer)
         reads = S.concept(sub, "POSIX", "reads")
         ops_row = reads + S.concept(sub, "POSIX", "writes")
         ops = float(ops_row.sum())

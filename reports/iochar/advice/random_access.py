@@ -27,7 +27,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         df = ctx.frame(module)
         if df is None or f"{module}_CONSEC_READS" not in df.columns:
             continue
-        df = df[ctx.own_rows(module)]
+        df = S.rows(df, ctx.own_rows(module))
         shared = df["rank"].to_numpy() == -1
         best = None
         for key in ("READS", "WRITES"):

@@ -18,7 +18,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         mb = f"{module}_MAX_BYTE_READ"
         if df is None or mb not in df.columns:
             continue
-        df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
+        df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
         nranks = np.where(df["rank"].to_numpy() == -1, ctx.nprocs, 1)
         g = pd.DataFrame({"record_id": df["record_id"].to_numpy(),
                           "read": S.concept(df, module, "bytes_read"),

@@ -55,7 +55,7 @@ def judged(ctx: Context, layer: str):
         keep = ctx.own_rows(module)
     else:
         keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
-    return module, df[keep]
+    return module, S.rows(df, keep)
 
 
 def collective_share(df, module: str) -> float:

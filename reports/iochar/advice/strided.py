@@ -30,7 +30,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     df = ctx.frame("POSIX")
     if df is None or ctx.nprocs < 2 or "POSIX_STRIDE1_STRIDE" not in df.columns:
         return []
-    df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
+    df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
     out = []
     for _rid, rows in df.groupby("record_id", sort=False):
         nranks = ctx.nprocs if (rows["rank"] == -1).any() else rows["rank"].nunique()
