@@ -16,69 +16,145 @@ import shutil
 import subprocess
 import tempfile
 import time
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
 import iochar
+from iochar.log import OPS
 from iochar.db import Store, ingest
 from iochar.db.queries import summary
-from iochar.writer import write_log
+from iochar.writer import encode_log
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 
 
+SEED_RUNS = [  # (program, arguments, ranks): small runs of the test workloads
+    *[("posix_workload", [m, "{out}"], 1) for m in ("consec", "strided", "bins", "topk", "meta")],
+    ("stdio_workload", ["{out}"], 1),
+    *[("advice_posix", [m], 1) for m in ("small", "random", "misaligned", "stdio", "meta",
+                                        "reread", "fsync", "rmw", "seeks")],
+    *[("advice_mpi", [m], 4) for m in ("good", "indep", "imbalance", "nocb")],
+    ("mpi_workload", ["{out}"], 4),
+]
+
+
 def make_seeds(out: Path) -> list:
-    """Run a few test workloads under the tool; their logs are the seeds."""
+    """Run small test workloads under the tool; their logs are the seeds."""
     lib = BUILD / "libiochar.so"
-    t = BUILD / "tests"
-    runs = [[str(t / "posix_workload"), str(out / "p")], [str(t / "stdio_workload"), str(out / "s")],
-            [str(t / "advice_posix"), "small"], [str(t / "advice_posix"), "random"],
-            ["mpiexec.mpich", "-n", "4", str(t / "mpi_workload"), str(out / "m")]]
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOCHAR_")}
-    env.update(IOCHAR_LOGDIR=str(out), LD_PRELOAD=str(lib))
-    for cmd in runs:
-        if Path(cmd[0]).exists() or shutil.which(cmd[0]):
-            subprocess.run(cmd, env=env, cwd=out, capture_output=True, timeout=300)
-    return sorted(out.glob("*.iochar"))
+    env.update(IOCHAR_LOGDIR=str(logs), LD_PRELOAD=str(lib))
+    for prog, args, ranks in SEED_RUNS:
+        exe = BUILD / "tests" / prog
+        if not exe.exists():
+            continue
+        work = Path(tempfile.mkdtemp(dir=out))  # each run's data files, then removed
+        cmd = [str(exe), *(a.format(out=work) for a in args)]
+        if ranks > 1:
+            cmd = ["mpiexec.mpich", "-n", str(ranks), *cmd]
+        subprocess.run(cmd, env=env, cwd=work, capture_output=True, timeout=300)
+        shutil.rmtree(work, ignore_errors=True)
+    return sorted(logs.glob("*.iochar"))
 
 
-def generate(seeds: list, out: Path, n: int, rng) -> int:
-    """n varied logs from the seeds; returns their total size in bytes."""
-    loaded = []
-    for s in seeds:
-        log = iochar.open(str(s))
-        mods = {m: (log.schema(m), log.records(m)) for m in log.modules}
-        loaded.append((dict(log.job), mods))
-    programs = [f"/apps/{name}/bin/{name}" for name in
-                ("lammps", "gromacs", "wrf", "nek5000", "vasp", "cp2k", "openfoam", "e3sm",
-                 "hacc", "nyx", "amrex_app", "qmcpack", "milc", "namd", "ior", "h5bench")]
-    t0 = 1_760_000_000.0
+def _plain(rows) -> np.ndarray:
+    """A records DataFrame -> a structured array with one field per column (no path):
+    what writer.records_array takes, copied and scaled here without pandas."""
+    cols = [c for c in rows.columns if c != "path"]
+    arr = np.zeros(len(rows), dtype=[(c, rows[c].to_numpy().dtype) for c in cols])
+    for c in cols:
+        arr[c] = rows[c].to_numpy()
+    return arr
+
+
+def load_seed(path) -> dict:
+    """What one seed log gives every log made from it: job, names, per-module records
+    (and which counters scale with the data and which with time), ranks, series, mounts."""
+    log = iochar.open(str(path))
+    mods = {}
+    for m in log.modules:
+        schema = log.schema(m)
+        # additive counters (SUM, BYTES, top-k counts) scale with how often the job
+        # did its I/O; times (not timestamps) scale with how fast the storage was
+        ints = [n for n, op in schema if OPS[op] in ("SUM", "BYTES", "TOPK_CNT")]
+        times = [n for n, op in schema if OPS[op] == "TIME"]
+        mods[m] = (schema, _plain(log.records(m)), ints, times)
+    ranks = {m: log.ranks(m).to_records(index=False) for m in log.modules if len(log.ranks(m))}
+    series = {m: s for m in log.modules if (s := log.series(m)) is not None}
+    return {"job": dict(log.job), "names": log.names, "modules": mods, "ranks": ranks,
+            "series": series, "mounts": list(log.mounts.itertuples(index=False))}
+
+
+PROGRAMS = [f"/apps/{name}/bin/{name}" for name in
+            ("lammps", "gromacs", "wrf", "nek5000", "vasp", "cp2k", "openfoam", "e3sm",
+             "hacc", "nyx", "amrex_app", "qmcpack", "milc", "namd", "ior", "h5bench")]
+T0 = 1_760_000_000.0  # mid-October 2025: the logs span 90 days from here
+
+
+def vary(seed: dict, i: int, rng) -> tuple:
+    """Log number i from a seed: its own job id, program, user, start and run time; its
+    additive counters times a small whole number (the same I/O done that many times
+    over, so sizes, patterns and histograms stay consistent) and its I/O times scaled by
+    a log-normal factor."""
+    exe = PROGRAMS[rng.integers(len(PROGRAMS))]
+    start = T0 + float(rng.uniform(0, 90 * 86400))
+    run = float(rng.uniform(10, 7200))
+    user = int(rng.integers(40))
+    job = dict(seed["job"], jobid=str(100000 + i), exe=exe,
+               cmdline=f"{exe} -i input{i % 7}.in", user=f"user{user:02d}", uid=1000 + user,
+               start_time=start, end_time=start + run)
+    scale, tscale = int(rng.choice([1, 1, 1, 2, 2, 3, 4, 8])), float(rng.lognormal(0, 1))
+    mods = {}
+    for m, (schema, arr, ints, times) in seed["modules"].items():
+        a = arr.copy()
+        for n in ints:
+            a[n] *= scale
+        for n in times:
+            a[n] = a[n] * tscale
+        mods[m] = {"schema": schema, "records": a}
+    ranks = {}
+    for m, r in seed["ranks"].items():
+        r = r.copy()
+        for k in ("reads", "writes", "bytes_read", "bytes_written"):
+            r[k] *= scale
+        for k in ("read_time", "write_time", "meta_time"):
+            r[k] = r[k] * tscale
+        ranks[m] = r
+    return job, mods, ranks
+
+
+_SEEDS: dict = {}  # per worker process: each seed is read once, not once per part
+
+
+def _generate_part(args) -> int:
+    seed_paths, out, first, count = args
+    seeds = [_SEEDS.setdefault(p, load_seed(p)) if p not in _SEEDS else _SEEDS[p]
+             for p in seed_paths]
+    rng = np.random.default_rng(first)  # per part: the same logs however many workers
     total = 0
-    for i in range(n):
-        job, mods = loaded[i % len(loaded)]
-        exe = programs[rng.integers(len(programs))]
-        start = t0 + float(rng.uniform(0, 90 * 86400))
-        run = float(rng.uniform(10, 7200))
-        j = dict(job, jobid=str(100000 + i), exe=exe, cmdline=f"{exe} -i input{i % 7}.in",
-                 user=f"user{rng.integers(40):02d}", uid=int(1000 + rng.integers(40)),
-                 start_time=start, end_time=start + run)
-        scale, tscale = float(rng.lognormal(0, 1)), float(rng.lognormal(0, 1))
-        spec = {}
-        for m, (schema, df) in mods.items():
-            df = df.copy()
-            for name, _ in schema:
-                v = df[name].to_numpy()
-                if "_F_" in name and "TIMESTAMP" not in name:
-                    df[name] = v * tscale
-                elif "_F_" not in name and ("BYTES" in name or name.endswith(("_READS", "_WRITES"))):
-                    df[name] = (v * scale).astype(np.int64)
-            spec[m] = {"schema": schema, "records": df}
-        p = out / f"{j['user']}_{Path(exe).name}_id{j['jobid']}.iochar"
-        write_log(p, j, spec)
-        total += p.stat().st_size
+    for i in range(first, first + count):
+        seed = seeds[i % len(seeds)]
+        job, mods, ranks = vary(seed, i, rng)
+        day = Path(out) / f"day{int((job['start_time'] - T0) // (9 * 86400))}"
+        p = day / f"{job['user']}_{Path(job['exe']).name}_id{job['jobid']}.iochar"
+        data = encode_log(job, mods, seed["names"], seed["series"], ranks, seed["mounts"])
+        p.write_bytes(data)
+        total += len(data)
     return total
+
+
+def generate(seeds: list, out: Path, n: int, workers: int = 2, part: int = 500) -> int:
+    """n varied logs from the seeds under out/day0..day9, made by `workers` processes;
+    returns their total size in bytes."""
+    for k in range(10):  # ten directories, as a site would keep them
+        (out / f"day{k}").mkdir(parents=True, exist_ok=True)
+    jobs = [([str(s) for s in seeds], str(out), i, min(part, n - i)) for i in range(0, n, part)]
+    with get_context("forkserver").Pool(workers) as pool:
+        return sum(pool.map(_generate_part, jobs))
 
 
 def timed(fn):
@@ -97,16 +173,11 @@ def main():
     work = args.dir or Path(tempfile.mkdtemp(prefix="iochar-site-"))
     seeds_dir = args.seeds or work / "seeds"
     seeds_dir.mkdir(parents=True, exist_ok=True)
-    seeds = sorted(seeds_dir.glob("*.iochar")) or make_seeds(seeds_dir)
+    seeds = sorted(seeds_dir.rglob("*.iochar")) or make_seeds(seeds_dir)
     logs = work / "logs"
     if not logs.is_dir() or len(list(logs.rglob("*.iochar"))) != args.n:
         shutil.rmtree(logs, ignore_errors=True)
-        for k in range(10):  # ten day-directories, as a site would keep them
-            (logs / f"day{k}").mkdir(parents=True)
-        rng = np.random.default_rng(1)
-        per = -(-args.n // 10)
-        _, t = timed(lambda: [generate(seeds, logs / f"day{k}", min(per, args.n - k * per), rng)
-                              for k in range(10) if args.n - k * per > 0])
+        _, t = timed(lambda: generate(seeds, logs, args.n))
         print(f"generated {args.n} logs from {len(seeds)} seeds in {t:.1f} s")
     size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
     engines = [("embedded (process pool)", {})]

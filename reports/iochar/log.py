@@ -28,6 +28,7 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
                         ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
 MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
+PARALLEL_INFLATE = 1 << 20  # uncompressed bytes above which sections inflate in threads
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
 
 
@@ -235,11 +236,16 @@ class _Part:
             off = start + clen
         if off != size:
             self._fail(f"sections end at byte {off} but the file has {size}")
-        # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel
-        with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-            bufs = pool.map(lambda it: _payload(*it[3:]), todo)
-            for item, buf in zip(todo, bufs):
-                self._section(*item[:3], buf, item[-1])
+        # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel;
+        # a small one in this thread (starting a pool costs more than inflating it)
+        if sum(it[5] for it in todo) < PARALLEL_INFLATE:
+            for item in todo:
+                self._section(*item[:3], _payload(*item[3:]), item[-1])
+        else:
+            with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+                bufs = pool.map(lambda it: _payload(*it[3:]), todo)
+                for item, buf in zip(todo, bufs):
+                    self._section(*item[:3], buf, item[-1])
         if self.job is None:
             self._fail("no JOB section")
 

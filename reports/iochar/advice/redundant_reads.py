@@ -19,14 +19,22 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if df is None or mb not in df.columns:
             continue
         df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
-        nranks = np.where(df["rank"].to_numpy() == -1, ctx.nprocs, 1)
-        g = pd.DataFrame({"record_id": df["record_id"].to_numpy(),
-                          "read": S.concept(df, module, "bytes_read"),
-                          "time": S.concept(df, module, "time_read"),
-                          "nranks": nranks,
-                          "size": S.col(df, mb) + 1}).groupby("record_id", sort=False)
-        per = pd.DataFrame({"read": g["read"].sum(), "size": g["size"].max(),
-                            "time": g["time"].sum(), "nranks": g["nranks"].sum()})
+        nranks = np.where(S.column(df, "rank") == -1, ctx.nprocs, 1)
+        rid = S.column(df, "record_id")
+        cols = {"read": S.concept(df, module, "bytes_read"),
+                "size": S.col(df, mb) + 1, "time": S.concept(df, module, "time_read"),
+                "nranks": nranks}
+        if S._unique(rid):  # one row per file: no grouping, and most logs stop here
+            with np.errstate(divide="ignore", invalid="ignore"):
+                fac = cols["read"] / cols["size"]
+            if not ((fac >= cfg["factor"]) &
+                    (cols["read"] - cols["size"] >= cfg["min_excess"])).any():
+                continue
+            per = pd.DataFrame(cols, index=pd.Index(rid, name="record_id"))
+        else:
+            g = pd.DataFrame({"record_id": rid, **cols}).groupby("record_id", sort=False)
+            per = pd.DataFrame({"read": g["read"].sum(), "size": g["size"].max(),
+                                "time": g["time"].sum(), "nranks": g["nranks"].sum()})
         excess = per["read"] - per["size"]
         factor = per["read"] / per["size"]
         hit = (factor >= cfg["factor"]) & (excess >= cfg["min_excess"])
