@@ -204,8 +204,12 @@ def top_sizes(df: pd.DataFrame, module: str, k: int = 4, table: str = "ACCESS") 
     keep = c > 0
     if not keep.any():
         return []
-    s = pd.Series(c[keep]).groupby(v[keep]).sum().sort_values(ascending=False, kind="stable")
-    return [{"size": _int(size), "count": _int(n)} for size, n in s.head(k).items()]
+    # counts summed per size (sizes ascending), then the largest counts first; ties
+    # keep the smaller size first (what a pandas groupby + stable sort gives)
+    sizes, inv = np.unique(v[keep], return_inverse=True)
+    sums = np.bincount(inv.ravel(), weights=c[keep], minlength=len(sizes))
+    order = np.argsort(-sums, kind="stable")[:k]
+    return [{"size": _int(sizes[i]), "count": _int(sums[i])} for i in order]
 
 
 def pattern(df: pd.DataFrame, module: str, reads, writes) -> dict | None:

@@ -167,7 +167,7 @@ class Context:
 
     @cached_property
     def _owner_map(self) -> dict:
-        return self.owner.to_dict()
+        return L.owner_map(self.layer_table) if len(self.layer_table) else {}
 
     def owner_of(self, paths, default: str) -> np.ndarray:
         """The owning layer of each path (default for paths no layer table has)."""

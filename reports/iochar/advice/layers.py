@@ -58,22 +58,17 @@ def table(ctx) -> pd.DataFrame:
         f = S.rows(f, S.column(f, "record_id") != S.AGGREGATE_ID)
         if not len(f):
             continue
-        paths = f["path"].to_numpy()
+        paths = S.objects(f, "path")
         if module in ("H5D", "NC_VAR", "PNETCDF_VAR"):
             paths = file_of(paths, file_paths)
-        nranks = np.where(f["shared_row"].to_numpy(), ctx.nprocs, f["nranks"].to_numpy())
-        parts.append(pd.DataFrame({
-            "path": paths, "layer": layer, "opens": f["opens"].to_numpy(),
-            "reads": f["reads"].to_numpy(), "writes": f["writes"].to_numpy(),
-            "bytes_read": f["bytes_read"].to_numpy(), "bytes_written": f["bytes_written"].to_numpy(),
-            "time": f["time"].to_numpy(), "nranks": nranks}))
+        nranks = np.where(S.column(f, "shared_row"), ctx.nprocs, S.column(f, "nranks"))
+        parts.append({"path": paths, "layer": np.full(len(f), layer, dtype=object),
+                      **{k: S.column(f, k) for k in METRICS}, "nranks": nranks})
     if not parts:
         return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"])
-    if len(parts) == 1:
-        t = parts[0]
-    else:
-        t = pd.concat(parts, ignore_index=True)
-    paths, layers = S.column(t, "path"), S.column(t, "layer")
+    # one frame from the parts' columns (what pd.concat of one frame per part gives)
+    t = pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
+    paths, layers = S.objects(t, "path"), S.objects(t, "layer")
     keys = set(zip(paths, layers))
     if len(keys) == len(t) and all(isinstance(p, str) for p in paths):
         return t  # one row per (path, layer) already: what the groupby would give
@@ -84,16 +79,22 @@ def table(ctx) -> pd.DataFrame:
 
 def owners(t: pd.DataFrame) -> pd.Series:
     """path -> the highest layer that touched it."""
-    order = {name: i for i, (name, _) in enumerate(LAYERS)}
     if not len(t):
         return pd.Series(dtype=object)
+    best = owner_map(t)
+    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path"),
+                     name="layer", dtype=t["layer"].dtype)
+
+
+def owner_map(t: pd.DataFrame) -> dict:
+    """owners(t) as a dict, in the same order."""
+    order = {name: i for i, (name, _) in enumerate(LAYERS)}
     # the first row of each path in layer order (a stable sort: ties keep table order)
-    paths, layers = S.column(t, "path"), S.column(t, "layer")
+    paths, layers = S.objects(t, "path"), S.objects(t, "layer")
     best: dict = {}
     for i in sorted(range(len(t)), key=lambda i: order[layers[i]]):
         best.setdefault(paths[i], layers[i])
-    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path"),
-                     name="layer", dtype=t["layer"].dtype)
+    return best
 
 
 def file_time(t: pd.DataFrame) -> pd.Series:
@@ -107,7 +108,7 @@ def file_time(t: pd.DataFrame) -> pd.Series:
 def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str) -> pd.Series:
     """groupby("path", sort=False)[name].max() of the table (paths in first-seen order)."""
     best: dict = {}
-    for p, x in zip(S.column(t, "path"), v.tolist()):
+    for p, x in zip(S.objects(t, "path"), v.tolist()):
         if p not in best or x > best[p] or best[p] != best[p]:
             best[p] = x
     return pd.Series(list(best.values()), index=pd.Index(list(best), name="path",

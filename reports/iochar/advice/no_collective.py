@@ -33,7 +33,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if df is None or ctx.nprocs < 2:
         return []
     indep, coll = S.expr(df, INDEP), S.expr(df, COLL)
-    f = S.per_file(df, "MPIIO")
+    f = ctx.files("MPIIO")
     per = pd.DataFrame({"record_id": df["record_id"].to_numpy(), "indep": indep, "coll": coll})
     f = f.join(per.groupby("record_id").sum(), on="record_id")
     # a file one rank uses has nothing to gain from collective calls

@@ -156,13 +156,8 @@ def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
                           default=0.0),
            "modules": " ".join(log.modules), "source": _str(job.get("source")) or "iochar",
            "log_path": shown, "log_bytes": os.path.getsize(path), "date": date}
-    recs = {}
-    for m, df in d["records"].items():
-        if MODULE_NAME.match(m) and len(df):
-            df = df.copy(deep=False)
-            df.insert(0, "job_id", h)
-            df["date"] = date
-            recs[m] = df
+    # job_id and date columns are added per chunk (merge_frames), not per log
+    recs = {m: df for m, df in d["records"].items() if MODULE_NAME.match(m) and len(df)}
     return {"hash": h, "job": row,
             "summaries": [_module_row(h, m, s, date) for m, s in mods.items()],
             "findings": [{"job_id": h, "id": a.id, "severity": a.severity, "module": a.module,
@@ -171,14 +166,21 @@ def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
 
 
 def merge_frames(frames: list) -> pa.Table:
-    """Frames of one module from many logs -> one Arrow table. Frames with the same
-    columns (one tool version) are concatenated in pandas; the groups are then unified
-    by Arrow, so a counter missing from some logs is NULL there and keeps its type."""
+    """Frames of one module from many logs, as (job_id, date, frame) -> one Arrow table
+    (job_id first, date last). Frames with the same columns (one tool version) are
+    concatenated in pandas; the groups are then unified by Arrow, so a counter missing
+    from some logs is NULL there and keeps its type."""
     groups: dict = {}
-    for df in frames:
-        groups.setdefault(tuple(df.columns), []).append(df)
-    tables = [pa.Table.from_pandas(pd.concat(g, ignore_index=True) if len(g) > 1 else g[0],
-                                   preserve_index=False) for g in groups.values()]
+    for job_id, date, df in frames:
+        groups.setdefault(tuple(df.columns), []).append((job_id, date, df))
+    tables = []
+    for g in groups.values():
+        df = pd.concat([f for _, _, f in g], ignore_index=True) if len(g) > 1 else \
+            g[0][2].copy(deep=False)
+        lens = [len(f) for _, _, f in g]
+        df.insert(0, "job_id", np.repeat(np.array([j for j, _, _ in g], dtype=object), lens))
+        df["date"] = np.repeat(np.array([d for _, d, _ in g], dtype=object), lens)
+        tables.append(pa.Table.from_pandas(df, preserve_index=False))
     return tables[0] if len(tables) == 1 else \
         pa.concat_tables(tables, promote_options="permissive")
 
@@ -213,7 +215,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
         sums += r["summaries"]
         finds += r["findings"]
         for m, df in r["records"].items():
-            recs.setdefault(m, []).append(df)
+            recs.setdefault(m, []).append((r["hash"], r["job"]["date"], df))
     modules = {m: merge_frames(frames) for m, frames in recs.items()}
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),

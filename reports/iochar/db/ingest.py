@@ -143,6 +143,10 @@ def _chunks(files: list, size: int) -> list:
 
 def _run_pool(chunks, cfg, known, workers):
     ctx = get_context("forkserver" if sys.platform != "win32" else "spawn")
+    if sys.platform != "win32":
+        # the forkserver imports the parsing side (pandas, pyarrow, the advice) once and
+        # forks the workers from it: each worker starts ready instead of importing it all
+        ctx.set_forkserver_preload(["iochar.db.extract"])
     with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
         futs = [pool.submit(extract.chunk, c, cfg, known) for c in chunks]
         # in submission order: of two copies of one log, the first found is kept,
