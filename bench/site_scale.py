@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 import iochar
-from iochar.log import OPS
 from iochar.db import Store, ingest
 from iochar.db.queries import summary
+from iochar.log import OPS
 from iochar.writer import encode_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,10 +187,12 @@ def main():
         store = Store(work / ("store-" + ("dask" if kw else "embedded")), create=True)
         shutil.rmtree(store.root)
         store = Store(store.root, create=True)
+        load = os.getloadavg()[0]
         st = ingest(store, [logs], progress=False, **kw)
         print(f"{name}: {st.ingested} logs, {st.rows:,} record rows in {st.seconds:.1f} s: "
               f"{st.ingested / st.seconds:,.0f} logs/s, {st.rows / st.seconds:,.0f} rows/s; "
-              f"{st.errors} errors")
+              f"{st.errors} errors (load average {load:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs)")
         print(f"  store {store.size() / 2**20:.1f} MiB for {size / 2**20:.1f} MiB of logs "
               f"({store.size() / size:.2f}x)")
         again = ingest(store, [logs], progress=False, **kw)

@@ -108,7 +108,11 @@ def rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
     """A column as a numpy object array (Python str for a str column): iterating it is
     fast, unlike pandas' Arrow-backed strings, which build each element on access."""
-    return np.asarray(column(df, name), dtype=object)
+    if _COLUMN_ARRAY:
+        loc = df.columns.get_loc(name)
+        if isinstance(loc, int):  # pandas' own array (Arrow strings) converts in one call
+            return np.asarray(df._get_column_array(loc), dtype=object)
+    return np.asarray(df[name].to_numpy(), dtype=object)
 
 
 # DataFrame._get_column_array (pandas >= 1.3) returns a column's array directly;

@@ -175,7 +175,7 @@ class Context:
         return np.array([m.get(p, default) for p in paths], dtype=object)
 
     def owned_paths(self, layer: str) -> set:
-        return set(self.owner.index[self.owner.to_numpy() == layer])
+        return {p for p, owner in self._owner_map.items() if owner == layer}
 
     def time_of(self, paths) -> float:
         """I/O seconds (all ranks) spent on these files."""
