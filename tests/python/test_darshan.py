@@ -101,3 +101,54 @@ def test_db_ingests_the_examples(tmp_path):
     assert con.execute("SELECT nprocs, source FROM jobs WHERE jobid = '32324925'").fetchall() == \
         [(4, "darshan")]
     assert con.execute("SELECT count(*) FROM lustre").fetchone()[0] > 0
+
+
+def _advice(path):
+    return report.build(report.load([str(path)]))["advice"]
+
+
+def _all_findings(adv):
+    """Every finding, the folded symptoms included, as (id, message)."""
+    return [(a["id"], a["message"]) for a in adv] + \
+        [(f["id"], f["message"]) for a in adv for f in a["folded"]]
+
+
+def test_advice_says_nothing_of_counters_darshan_lacks():
+    # sample-badost: 2048 ranks, STDIO with 6,144 fopen/fclose; Darshan's STDIO module
+    # (as iochar's) counts no stat calls, so the finding must not claim "0 stats"
+    adv = _advice(EXAMPLES / "sample-badost.darshan")
+    found = dict(_all_findings(adv))
+    assert found["metadata-heavy"] == ("STDIO: open/close take 92% of its I/O time (4.6 min "
+                                       "over all ranks); 6,144 opens for 1.6 MiB of data "
+                                       "(270 B per open)")
+    # more fflush() calls than writes: the ratio reads per write, not "one per 0.0"
+    assert found["fsync-storm"] == "STDIO: 2,056 fflush() calls for 97 writes (21.2 per write)"
+    for f in sorted(EXAMPLES.glob("*.darshan")):
+        adv = _advice(f)
+        for _, msg in _all_findings(adv):
+            assert " 0 stats" not in msg, (f.name, msg)
+        assert not [a for a in adv if "STDIO_STATS" in a["evidence"]], f.name
+
+
+def test_stdio_straggler_remedy_names_stdio_calls():
+    adv = _advice(EXAMPLES / "noposix.darshan")
+    (imb,) = [a for a in adv if a["id"] == "rank-imbalance"]
+    assert imb["module"] == "STDIO" and imb["message"].startswith("STDIO: 1 shared file(s)")
+    assert "each rank's fwrite/fread" in imb["recommendation"]
+    assert "pwrite" not in imb["recommendation"]
+
+
+def test_db_findings_are_the_reports_advice(tmp_path):
+    """iochar-db stores, per job, the findings iochar-report gives for that log."""
+    pytest.importorskip("duckdb")
+    from iochar.db import Store, ingest
+    from iochar.db.extract import content_hash
+    store = Store(tmp_path / "s", create=True)
+    ingest(store, [EXAMPLES], jobs=1, progress=False)
+    con = store.connect()
+    for f in sorted(EXAMPLES.glob("*.darshan")):
+        want = sorted((a["id"], a["severity"], a["module"], a["message"]) for a in _advice(f))
+        got = con.execute("SELECT id, severity, module, message FROM findings WHERE job_id = ?",
+                          [content_hash(f.read_bytes())]).fetchall()
+        assert sorted(got) == want, f.name
+    assert con.execute("SELECT count(*) FROM findings").fetchone()[0] >= 10

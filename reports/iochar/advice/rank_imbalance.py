@@ -8,6 +8,9 @@ from .. import summary as S
 from .base import Advice, Context, pct
 
 ID = "rank-imbalance"
+# the call whose size sets each rank's share of a shared file, per module judged
+SHARE_CALL = {"STDIO": "fwrite/fread", "MPIIO": "MPI_File_write_at/read_at",
+              "H5D": "H5Dwrite/H5Dread hyperslab", "PNETCDF_VAR": "ncmpi_put_vara/get_vara"}
 
 
 def top_module(ctx: Context) -> str | None:
@@ -92,8 +95,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"{S.human_time(slow[i])} vs fastest {S.human_time(fast[i])}, bytes "
             f"{S.human_bytes(sb[i])} vs {S.human_bytes(fb[i])}",
             "give every rank an equal share of the shared file (the size of each rank's "
-            "pwrite/MPI_File_write_at), align each rank's region to the "
-            "stripe size, and check the stripe count (lfs getstripe)",
+            f"{SHARE_CALL.get(module, 'pwrite/MPI_File_write_at')}), align each rank's "
+            "region to the stripe size, and check the stripe count (lfs getstripe)",
             {s: slow[i], f: fast[i], f"{module}_SLOWEST_RANK_BYTES": sb[i],
              f"{module}_FASTEST_RANK_BYTES": fb[i],
              f"{module}_SLOWEST_RANK": S.col(df, f"{module}_SLOWEST_RANK")[i],
