@@ -16,6 +16,7 @@
 #include "../runtime/access.h"
 #include "../runtime/config.h"
 #include "interpose.h"
+#include "mpi_names.h"
 #include "mpiio_counters.h"
 
 static const iochar_counter_def ints[] = {MPIIO_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -618,3 +619,15 @@ MULTI(MPI_Waitsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
 MULTI(MPI_Testsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st[]),
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
+
+#ifdef IOCHAR_MPI_TABLE
+/* -Dmpi=both: this MPI's wrappers in wrappers/mpi_names.h's order, the one
+ * symbol of this copy the dispatcher sees (meson.build makes the rest of the
+ * copy local, so the MPICH and the Open MPI copies link side by side). */
+#define TABLE_ENTRY(n) (const void *)&n,
+const void *const IOCHAR_MPI_TABLE[IOCHAR_MPI_NNAMES] = {IOCHAR_MPI_NAMES(TABLE_ENTRY)
+#if MPI_VERSION >= 4
+                                                             IOCHAR_MPI_NAMES_C(TABLE_ENTRY)
+#endif
+};
+#endif
