@@ -34,9 +34,9 @@ extern const void *const iochar_mpi_table_mpich[] __attribute__((weak));
 extern const void *const iochar_mpi_table_openmpi[] __attribute__((weak));
 
 /* Where MPI_x / PMPI_x jump; first to the picking stubs (below). */
-#define SLOTS(n)                                                                  \
-  extern char iochar_first_##n[], iochar_firstp_##n[], n[];                       \
-  __attribute__((used)) void *iochar_slot_##n = iochar_first_##n;                 \
+#define SLOTS(n)                                                  \
+  extern char iochar_first_##n[], iochar_firstp_##n[], n[];       \
+  __attribute__((used)) void *iochar_slot_##n = iochar_first_##n; \
   __attribute__((used)) void *iochar_pslot_##n = iochar_firstp_##n;
 IOCHAR_MPI_NAMES(SLOTS)
 IOCHAR_MPI_NAMES_C(SLOTS)
@@ -151,11 +151,18 @@ void iochar_mpi_pick(void) {
     tab = iochar_mpi_table_mpich, which = "MPICH";
   if (!tab || !global) {
     /* The wrappers resolve PMPI_x and Open MPI's handles in the global scope. */
-    iochar_warn_once(50, "%s; MPI calls pass straight through, MPI-IO is not recorded",
-                     !lib ? "no MPI library found in this process"
-                     : !which    ? "this process's MPI is neither MPICH nor Open MPI"
-                     : !tab      ? "this libiochar was built without support for its MPI"
-                                 : "its MPI was loaded RTLD_LOCAL");
+    const char *why = !lib     ? "no MPI library found in this process"
+                      : !which ? "this process's MPI is neither MPICH nor Open MPI"
+                      : !tab   ? NULL
+                               : "its MPI was loaded RTLD_LOCAL";
+    if (why)
+      iochar_warn_once(50, "%s; MPI calls pass straight through, MPI-IO is not recorded", why);
+    else
+      iochar_warn_once(50,
+                       "the program uses %s and this libiochar was built for %s only; MPI "
+                       "calls pass straight through, MPI-IO is not recorded (build with "
+                       "meson -Dmpi=both, as scripts/setup does, for both)",
+                       which, iochar_mpi_table_mpich ? "MPICH" : "Open MPI");
     tab = NULL;
   }
   int ompi = tab && tab == iochar_mpi_table_openmpi;
