@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/config.h"
 #include "../runtime/core.h"
 #include "mpi_names.h"
 
@@ -149,7 +150,7 @@ void iochar_mpi_pick(void) {
     tab = iochar_mpi_table_openmpi, which = "Open MPI";
   else if (lib && dlsym(lib, "MPIR_Err_create_code"))
     tab = iochar_mpi_table_mpich, which = "MPICH";
-  if (!tab || !global) {
+  if ((!tab || !global) && !iochar_cfg.disabled) { /* IOCHAR_DISABLE: not a word */
     /* The wrappers resolve PMPI_x and Open MPI's handles in the global scope. */
     const char *why = !lib     ? "no MPI library found in this process"
                       : !which ? "this process's MPI is neither MPICH nor Open MPI"
@@ -163,8 +164,8 @@ void iochar_mpi_pick(void) {
                        "calls pass straight through, MPI-IO is not recorded (build with "
                        "meson -Dmpi=both, as scripts/setup does, for both)",
                        which, iochar_mpi_table_mpich ? "MPICH" : "Open MPI");
-    tab = NULL;
   }
+  if (!global) tab = NULL;
   int ompi = tab && tab == iochar_mpi_table_openmpi;
   char pname[64] = "P";
   for (int i = 0; i < IOCHAR_MPI_NNAMES; i++) {
