@@ -2,10 +2,10 @@
  * leaves out an interpreter's own installation tree, so that a Python job's
  * data files, not its modules, lead the report.
  *
- * A pattern is evaluated once per name: the verdict is cached by path hash
+ * The pattern is evaluated once per name: the verdict is cached by path hash
  * (a fixed table; once full, later names are evaluated each time they are
- * opened, still correctly).  Opens are the only callers; reads and writes
- * never get here. */
+ * opened, still correctly).  Opens and other calls that name a file are the
+ * only callers; reads and writes never get here. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <regex.h>
@@ -20,17 +20,14 @@
 #include "core.h"
 #include "internal.h"
 
-/* Byte-compiled Python is never data; IOCHAR_EXCLUDE_PATTERN adds to this. */
-#define DEFAULT_PATTERN "\\.py[co]$|/__pycache__/"
-
 static regex_t pattern;
-int iochar_have_pattern;
+static int have_pattern;
 
 #define VERDICTS 4096 /* power of two */
 /* hash | 1 for "excluded", hash & ~1 for "kept"; 0: free slot. */
 static _Atomic uint64_t verdicts[VERDICTS];
 
-int iochar_pattern_excluded(const char *abs) {
+static int pattern_matches(const char *abs) {
   uint64_t h = iochar_hash_path(abs);
   uint64_t key = h & ~1ull ? h & ~1ull : 2;
   for (int i = 0; i < 8; i++) { /* a short probe: the table is a cache */
@@ -47,6 +44,20 @@ int iochar_pattern_excluded(const char *abs) {
       break;
   }
   return out;
+}
+
+/* Byte-compiled Python (*.pyc, *.pyo, __pycache__/) is never data: checked
+ * by hand, without the regex engine (which allocates). */
+static int byte_code(const char *abs) {
+  size_t n = strlen(abs);
+  if (n > 4 && abs[n - 4] == '.' && abs[n - 3] == 'p' && abs[n - 2] == 'y' &&
+      (abs[n - 1] == 'c' || abs[n - 1] == 'o'))
+    return 1;
+  return strstr(abs, "/__pycache__/") != NULL;
+}
+
+int iochar_name_excluded(const char *abs) {
+  return byte_code(abs) || (have_pattern && pattern_matches(abs));
 }
 
 static void add_exclude(const char *dir) {
@@ -120,19 +131,17 @@ static void exclude_interpreter_trees(void) {
 /* At start-up (iochar_paths_init, after the cwd is known). */
 void iochar_exclude_init(void) {
   exclude_interpreter_trees();
-  const char *user = getenv("IOCHAR_EXCLUDE_PATTERN");
-  char *both = NULL;
-  if (user && *user && asprintf(&both, "%s|(%s)", DEFAULT_PATTERN, user) < 0) both = NULL;
-  int rc = both ? regcomp(&pattern, both, REG_EXTENDED | REG_NOSUB) : -1;
-  if (both && rc != 0) {
+  const char *p = getenv("IOCHAR_EXCLUDE_PATTERN");
+  if (!p || !*p) return;
+  int rc = regcomp(&pattern, p, REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
     char why[128];
     regerror(rc, &pattern, why, sizeof why);
     iochar_warn_once(52,
                      "IOCHAR_EXCLUDE_PATTERN is not a POSIX extended regular expression (%s); "
                      "ignored",
                      why);
+    return;
   }
-  free(both);
-  if (rc != 0 && regcomp(&pattern, DEFAULT_PATTERN, REG_EXTENDED | REG_NOSUB) != 0) return;
-  iochar_have_pattern = 1;
+  have_pattern = 1;
 }

@@ -22,9 +22,8 @@ int iochar_paths_init(void);
 /* runtime/exclude.c: name patterns and interpreter trees, set up once (it
  * adds exclusion prefixes: before the prefix index is built). */
 void iochar_exclude_init(void);
-extern int iochar_have_pattern;
-/* abs matches IOCHAR_EXCLUDE_PATTERN (or the default); cached per name. */
-int iochar_pattern_excluded(const char *abs);
+/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
+int iochar_name_excluded(const char *abs);
 /* Mount table of this process: n entries. */
 typedef struct iochar_mount {
   char *point, *type;

@@ -102,7 +102,7 @@ def test_exclude_pattern(tmp_path):
     assert not posix["path"].str.endswith(".pyc").any()  # the default still applies
 
 
-def test_bad_pattern_one_line_and_default_kept(tmp_path):
+def test_bad_pattern_one_line_program_unchanged(tmp_path):
     d = tmp_path / "bad"
     d.mkdir()
     p = run([workload("posix_basic"), str(d / "b.dat")], d, env={"IOCHAR_EXCLUDE_PATTERN": "a(b"})
