@@ -6,6 +6,7 @@
  * the C MPI_File_* symbols, so these wrappers serve Fortran programs too.
  * Offsets are not recorded for MPI-IO (no counter needs them; the byte
  * offsets the library really touches are in the POSIX records below it). */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +60,35 @@ const iochar_module iochar_mod_mpiio =
 
 iochar_pmpi_table iochar_pmpi;
 
+#ifdef OPEN_MPI
+iochar_ompi_handles iochar_ompi;
+
+static int load_ompi_handles(void) {
+  static const char *const sym[] = {
+      "ompi_mpi_comm_world",    "ompi_mpi_comm_null", "ompi_mpi_info_null",
+      "ompi_mpi_byte",          "ompi_mpi_int",       "ompi_mpi_double",
+      "ompi_mpi_uint64_t",      "ompi_mpi_int64_t",   "ompi_mpi_op_sum",
+      "ompi_mpi_op_min",        "ompi_mpi_op_max",    "ompi_mpi_op_bor",
+      "ompi_mpi_errors_return", "ompi_request_null",  "ompi_mpi_file_null",
+      "ompi_mpi_datatype_null"};
+  _Static_assert(sizeof sym / sizeof *sym == sizeof iochar_ompi / sizeof(void *), "handles");
+  void **h = (void **)&iochar_ompi;
+  int ok = 1;
+  for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
+    h[i] = dlsym(RTLD_DEFAULT, sym[i]);
+    ok &= h[i] != NULL;
+  }
+  if (!ok) iochar_warn_once(3, "cannot find Open MPI's predefined handles; MPI-IO not recorded");
+  return ok;
+}
+#else
+static int load_ompi_handles(void) { return 1; }
+#endif
+
 int iochar_pmpi_load(void) {
   static int state; /* 0 not tried, 1 ok, -1 missing */
   if (state) return state > 0 ? 0 : -1;
-  int ok = 1;
+  int ok = load_ompi_handles();
 #define LOAD(n)                                                                \
   iochar_pmpi.n = (__typeof__(iochar_pmpi.n))iochar_resolve("PMPI_" #n, NULL); \
   ok &= iochar_pmpi.n != NULL;

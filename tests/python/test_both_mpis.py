@@ -125,3 +125,65 @@ def test_unknown_mpi_passes_through_with_one_line(tmp_path):
     lines = [ln for ln in p.stderr.decode().splitlines() if ln.startswith("iochar:")]
     assert lines == ["iochar: this process's MPI is neither MPICH nor Open MPI; MPI calls "
                      "pass straight through, MPI-IO is not recorded"], p.stderr
+
+
+APPIO = r"""
+#include <mpi.h>
+#include <stddef.h>
+int app_run(const char *path) {
+  MPI_Init(NULL, NULL);
+  MPI_File fh;
+  int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                         MPI_INFO_NULL, &fh);
+  int w = MPI_File_write(fh, "hello", 5, MPI_BYTE, MPI_STATUS_IGNORE);
+  MPI_File_close(&fh);
+  MPI_Finalize();
+  return rc * 10 + w;
+}
+"""
+LOADER = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], argv[2][0] == 'G' ? RTLD_NOW | RTLD_GLOBAL : RTLD_NOW | RTLD_LOCAL);
+  if (!h) return 1;
+  int (*run)(const char *) = (int (*)(const char *))dlsym(h, "app_run");
+  printf("rc=%d\n", run(argv[3]));
+  return 0;
+}
+"""
+
+
+@needs_both
+@pytest.mark.parametrize("flavor", ["mpich", "openmpi"])
+def test_mpi_loaded_by_dlopen(tmp_path, flavor):
+    """MPI loaded after the tool, as Python's mpi4py does: RTLD_GLOBAL is
+    recorded (Open MPI's handles are looked up, not linked); RTLD_LOCAL passes
+    through with one line (the wrappers need the MPI in the global scope)."""
+    if shutil.which(f"mpicc.{flavor}") is None:
+        pytest.skip(f"no mpicc.{flavor}")
+    (tmp_path / "appio.c").write_text(APPIO)
+    (tmp_path / "loader.c").write_text(LOADER)
+    lib = tmp_path / "libappio.so"
+    subprocess.run([f"mpicc.{flavor}", "-shared", "-fPIC", "-o", str(lib),
+                    str(tmp_path / "appio.c")], check=True)
+    subprocess.run(["cc", "-o", str(tmp_path / "loader"), str(tmp_path / "loader.c"), "-ldl"],
+                   check=True)
+    for mode in ("GLOBAL", "LOCAL"):
+        d = tmp_path / mode
+        d.mkdir()
+        p = run([str(tmp_path / "loader"), str(lib), mode, str(d / "out.dat")], d, lib=LIB)
+        assert p.returncode == 0 and p.stdout == b"rc=0\n", p.stderr.decode(errors="replace")
+        lines = [ln for ln in p.stderr.decode().splitlines() if ln.startswith("iochar:")]
+        (log,) = logs_in(d)
+        log = iochar.open(str(log))
+        if mode == "GLOBAL":
+            assert lines == []
+            f = one(log.records("MPIIO"), "/out.dat")
+            assert (f["MPIIO_INDEP_OPENS"], f["MPIIO_INDEP_WRITES"], f["MPIIO_BYTES_WRITTEN"]) \
+                == (1, 1, 5)
+        else:
+            assert lines == ["iochar: its MPI was loaded RTLD_LOCAL; MPI calls pass straight "
+                             "through, MPI-IO is not recorded"]
+            assert "MPIIO" not in log.modules or log.records("MPIIO").empty
+            assert one(log.records("POSIX"), "/out.dat")["POSIX_WRITES"] == 1
