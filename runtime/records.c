@@ -53,7 +53,7 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
          namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name, void *mem) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -63,7 +63,12 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, void *m
   r->state = r->f + m->n_flt;
   r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
   char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
-  strcpy(path, name);
+  size_t n = strlen(name);
+  memcpy(path, name, n + 1);
+  if (trunc) { /* the log's NAMES entry says so (docs/log-format.md) */
+    memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
+    r->flags |= IOCHAR_REC_TRUNCATED;
+  }
   r->path = path;
   if (m->rw) {
     iochar_rw_state_init(r->state);
@@ -86,7 +91,7 @@ int iochar_records_init(void) {
     if (!m) continue;
     void *mem = map_anon(record_bytes(m, 16));
     if (!mem) return -1;
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", mem);
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, mem);
   }
   return 0;
 }
@@ -136,7 +141,11 @@ static __thread struct {
 iochar_record *iochar_record_get(int mi, const char *name) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !arena) return NULL;
-  uint64_t id = iochar_hash_path(name);
+  /* A name longer than the path limit: name is its first bytes, the id the
+   * hash of all of it (iochar_path_resolve left both). */
+  int trunc = iochar_path_trunc.buf == name;
+  uint64_t id = trunc ? iochar_path_trunc.id : iochar_hash_path(name);
+  iochar_path_trunc.buf = NULL;
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
   pthread_mutex_lock(&rec_mutex);
@@ -144,9 +153,10 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   for (r = *b; r && r->id != id; r = r->next)
     ;
   if (!r) {
-    void *mem = arena_alloc(record_bytes(m, strlen(name)));
+    if (trunc) iochar_job_info.truncated_paths++;
+    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)));
     if (mem) {
-      r = record_make(mi, id, name, mem);
+      r = record_make(mi, id, name, trunc, mem);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
@@ -155,9 +165,10 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(2,
-                       "memory bound of %llu bytes reached; further files "
-                       "are folded into one aggregate record per module",
+      iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                       "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                       "are folded into one aggregate record per module (totals stay exact); "
+                       "raise IOCHAR_MEMORY to keep them apart",
                        (unsigned long long)arena_size);
     }
   }
@@ -211,6 +222,7 @@ void iochar_records_reset(void) {
     iochar_job_info.folded_files[mi] = 0;
   }
   iochar_job_info.partial = 0;
+  iochar_job_info.truncated_paths = 0;
   memset(fold_set, 0, FOLD_SET * sizeof(uint64_t));
   memset(fold_in_set, 0, sizeof fold_in_set);
   atomic_flag_clear(&fdesc_lock.f);

@@ -542,7 +542,11 @@ def _expand(path_or_list) -> list:
 
 
 def open(path_or_list) -> Log:
-    """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
+    """Open a log, a list of logs, or a directory of *.iochar logs of one job.
+    A `.darshan` file is read through PyDarshan (iochar/darshan.py)."""
+    if isinstance(path_or_list, (str, os.PathLike)) and str(path_or_list).endswith(".darshan"):
+        from .darshan import DarshanLog
+        return DarshanLog(path_or_list)
     return Log([_read(p) for p in _expand(path_or_list)])
 
 
