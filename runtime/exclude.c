@@ -137,7 +137,7 @@ void iochar_exclude_init(void) {
   if (rc != 0) {
     char why[128];
     regerror(rc, &pattern, why, sizeof why);
-    iochar_warn_once(52,
+    iochar_warn_once(IOCHAR_WARN_EXCLUDE_PATTERN,
                      "IOCHAR_EXCLUDE_PATTERN is not a POSIX extended regular expression (%s); "
                      "ignored",
                      why);

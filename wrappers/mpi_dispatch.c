@@ -157,9 +157,10 @@ void iochar_mpi_pick(void) {
                       : !tab   ? NULL
                                : "its MPI was loaded RTLD_LOCAL";
     if (why)
-      iochar_warn_once(50, "%s; MPI calls pass straight through, MPI-IO is not recorded", why);
+      iochar_warn_once(IOCHAR_WARN_MPI_PASSTHROUGH,
+                       "%s; MPI calls pass straight through, MPI-IO is not recorded", why);
     else
-      iochar_warn_once(50,
+      iochar_warn_once(IOCHAR_WARN_MPI_PASSTHROUGH,
                        "the program uses %s and this libiochar was built for %s only; MPI "
                        "calls pass straight through, MPI-IO is not recorded (build with "
                        "meson -Dmpi=both, as scripts/setup does, for both)",

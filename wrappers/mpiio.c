@@ -78,7 +78,9 @@ static int load_ompi_handles(void) {
     h[i] = dlsym(RTLD_DEFAULT, sym[i]);
     ok &= h[i] != NULL;
   }
-  if (!ok) iochar_warn_once(3, "cannot find Open MPI's predefined handles; MPI-IO not recorded");
+  if (!ok)
+    iochar_warn_once(IOCHAR_WARN_SYMBOL,
+                     "cannot find Open MPI's predefined handles; MPI-IO not recorded");
   return ok;
 }
 #else
