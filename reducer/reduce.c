@@ -14,6 +14,7 @@
 #include "../runtime/config.h"
 #include "../runtime/core.h"
 #include "../runtime/internal.h"
+#include "../runtime/live.h"
 #include "../runtime/observe.h"
 #include "merge.h"
 #include "pmpi.h"
@@ -815,6 +816,8 @@ static void fall_back(const iochar_job *before, const facts *g) {
   char path[IOCHAR_PATH_MAX];
   if (iochar_log_path(path, sizeof path, 1) != 0 || iochar_log_write_local(path) != 0)
     iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+  else
+    iochar_live_done(); /* its counters are in the log now */
   if (rank == 0)
     iochar_warn_once(5, "a rank could not take part in reducing the job's records; "
                         "each rank wrote its own log");

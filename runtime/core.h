@@ -269,6 +269,9 @@ typedef struct iochar_job {
   uint64_t memory_bound;
   int64_t folded_files[IOCHAR_MOD_COUNT];
   int partial;
+  char log_tag[40];     /* appended to the log name (".exec<ns>": a log written before exec) */
+  const char *ended_by; /* "exec", "MPI_Abort": the JOB key ended_by */
+  int abort_code;       /* MPI_Abort's error code */
 } iochar_job;
 extern iochar_job iochar_job_info;
 
