@@ -223,6 +223,10 @@ void iochar_live_on(size_t used) {
   hdr = NULL;
   live_path[0] = 0;
   size_t keep = arena_off + used;
+  /* The header is whole before the file exists (a rank may be killed at any
+   * moment from here on), except in a fork child: its base is still the
+   * parent's until remapped. */
+  if (!was_shared) iochar_live_sync_job();
   int fd = create_file();
   int ok = fd >= 0 && ftruncate(fd, (off_t)map_size) == 0;
   /* The current contents go into the file first, then the file is mapped

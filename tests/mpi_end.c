@@ -1,10 +1,10 @@
 /* MPI jobs that end abnormally (tests/python/test_abnormal.py):
  *   mpi_end MODE DIR N
  * Every rank writes N x 100 bytes to DIR/r<rank>.dat, then
- *   exit:  every rank calls exit(0) without MPI_Finalize (the launcher kills
+ *   exit:  after a barrier, every rank calls exit(0) without MPI_Finalize (the launcher kills
  *          the ranks still running once the first has left);
- *   abort: rank 2 calls MPI_Abort(MPI_COMM_WORLD, 5), the others wait in a
- *          barrier (the launcher kills them);
+ *   abort: after a barrier, rank 2 calls MPI_Abort(MPI_COMM_WORLD, 5), the
+ *          others wait in a second barrier (the launcher kills them);
  *   ready: every rank prints "ready <rank>" and waits to be killed. */
 #include <fcntl.h>
 #include <mpi.h>
@@ -25,8 +25,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n + rank; i++)
     if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) return 2;
   close(fd);
-  if (!strcmp(argv[1], "exit")) exit(0);
+  if (!strcmp(argv[1], "exit")) {
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank's writes are done; then all leave */
+    exit(0);
+  }
   if (!strcmp(argv[1], "abort")) {
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank's writes are done */
     if (rank == 2) MPI_Abort(MPI_COMM_WORLD, 5);
     MPI_Barrier(MPI_COMM_WORLD);
   }

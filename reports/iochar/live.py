@@ -437,7 +437,8 @@ def live_files(d: Path, logs: list) -> list:
     out = []
     for x in lives:
         h = header_of(x)
-        if h is not None and (h["state"] == LOGGED or
+        # pid 0: killed while its live file was being made (before any record)
+        if h is not None and (h["state"] == LOGGED or h["pid"] == 0 or
                               (h["pid"], round(h["start_wall"], 3)) in done):
             continue
         out.append(x)
