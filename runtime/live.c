@@ -175,8 +175,9 @@ void iochar_live_sync_job(void) {
 }
 
 /* ".<log name>.<random>.live" beside the log this process would write. */
+static char final[IOCHAR_PATH_MAX]; /* the log name the live file is named after */
+
 static int create_file(void) {
-  char final[IOCHAR_PATH_MAX];
   if (iochar_log_path(final, sizeof final, 0) != 0) return -1;
   const char *slash = strrchr(final, '/');
   int dirlen = slash ? (int)(slash - final + 1) : 0;
@@ -267,10 +268,11 @@ void iochar_live_on(size_t used) {
     live_path[0] = 0;
     hdr = NULL;
     live_failed = 1;
+    /* The same key as the log's own failure: one line for one cause. */
     iochar_warn_once(5,
-                     "cannot keep a live file beside the log (%s): a killed process's "
-                     "counters would be lost",
-                     strerror(errno));
+                     "cannot write log %s: %s (nor the live file that keeps a killed "
+                     "process's counters)",
+                     final, strerror(errno));
   } else {
     hdr->state = IOCHAR_LIVE_RUNNING;
     hdr->status = 0;
