@@ -17,6 +17,7 @@
 #include "core.h"
 #include "internal.h"
 #include "safefile.h"
+#include "warn.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -269,10 +270,11 @@ void iochar_live_on(size_t used) {
     hdr = NULL;
     live_failed = 1;
     /* The same key as the log's own failure: one line for one cause. */
-    iochar_warn_once(5,
-                     "cannot write log %s: %s (nor the live file that keeps a killed "
-                     "process's counters)",
-                     final, strerror(errno));
+    if (!(iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR))) /* else said at start */
+      iochar_warn_once(IOCHAR_WARN_LOG_WRITE,
+                       "cannot write log %s: %s (nor the live file that keeps a killed "
+                       "process's counters)",
+                       final, strerror(errno));
   } else {
     hdr->state = IOCHAR_LIVE_RUNNING;
     hdr->status = 0;
@@ -287,8 +289,9 @@ int iochar_live_reserve(size_t end) {
   if (!hdr || end <= reserved) return 0;
   size_t to = (end + GROW - 1) / GROW * GROW + GROW;
   if (back(-1, arena_off + reserved, arena_off + to) != 0) {
-    iochar_warn_once(7, "the live file's file system is full; further files are folded into "
-                        "one aggregate record per module");
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "the live file's file system is full; further files are folded into "
+                     "one aggregate record per module");
     return -1;
   }
   reserved = to;
