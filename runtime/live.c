@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,7 +216,14 @@ static int back(int fd, size_t from, size_t to) {
 
 void iochar_live_on(size_t used) {
   if (!base || live_failed) return;
-  if (getenv("IOCHAR_LIVE") && !strcmp(getenv("IOCHAR_LIVE"), "0")) {
+  /* Off when asked, when the log directory was refused at start, and when the
+   * file size limit (ulimit -f) is below the file's size: growing past it
+   * would raise SIGXFSZ in the application. */
+  struct rlimit fs;
+  if ((getenv("IOCHAR_LIVE") && !strcmp(getenv("IOCHAR_LIVE"), "0")) ||
+      (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) ||
+      (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
+       fs.rlim_cur < map_size)) {
     live_failed = 1;
     return;
   }
