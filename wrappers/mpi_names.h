@@ -20,7 +20,7 @@
   X(MPI_File_read_ordered_begin##S) X(MPI_File_write_ordered_begin##S)
 
 #define IOCHAR_MPI_NAMES(X)                                                        \
-  X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) X(MPI_File_open)                  \
+  X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) X(MPI_Abort) X(MPI_File_open)      \
   X(MPI_File_close) X(MPI_File_sync) X(MPI_File_set_info) X(MPI_File_set_size)     \
   X(MPI_File_preallocate) X(MPI_File_seek) X(MPI_File_seek_shared)                 \
   X(MPI_File_set_view) IOCHAR_MPI_RW_NAMES(X, )                                    \

@@ -114,7 +114,19 @@ int iochar_pmpi_load(void) {
 #endif
 
 /* MPI_WRAP(ret, MPI_x, (params)): the wrapper of MPI_x; PREAL(MPI_x) is PMPI_x. */
+#ifdef IOCHAR_MPI_TABLE
+/* The dispatcher exports only the names of wrappers/mpi_names.h: a wrapper
+ * missing from that list would never be called, so it does not compile. */
+#define LISTED(n) iochar_listed_##n = 1,
+enum { IOCHAR_MPI_NAMES(LISTED) IOCHAR_MPI_NAMES_C(LISTED) };
+#undef LISTED
+#define MPI_LISTED(name) _Static_assert(iochar_listed_##name, #name " is not in mpi_names.h");
+#else
+#define MPI_LISTED(name)
+#endif
+
 #define MPI_WRAP(ret, name, params)        \
+  MPI_LISTED(name)                         \
   static __typeof__(&P##name) real_##name; \
   PMPI_TWIN(name)                          \
   __attribute__((visibility("default"))) ret name params
