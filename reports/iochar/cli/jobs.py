@@ -34,7 +34,8 @@ def find(paths: list, want: str | None):
 
 def warn_bad(prog: str, bad: list):
     for p, why in bad:
-        print(f"{prog}: warning: skipped {esc(str(p))}: {esc(why)}", file=sys.stderr)
+        what = why if str(p) in why else f"{p}: {why}"  # the reader's errors name the file
+        print(f"{prog}: warning: skipped {esc(what)}", file=sys.stderr)
 
 
 def listing(job: J.Job, rep: dict) -> dict:
