@@ -10,9 +10,8 @@ from iochar import html_observed, plots
 from report_frames import ranks_frame
 
 
-@pytest.fixture
-def figures(monkeypatch):
-    """The figures the plot functions draw (rendered as usual, kept for inspection)."""
+def _keeping(mp):
+    """Make plots.to_png keep the figures it renders, for inspection."""
     kept = []
     real = plots.to_png
 
@@ -22,8 +21,19 @@ def figures(monkeypatch):
         kept.append(fig)
         return out
 
-    monkeypatch.setattr(plots, "to_png", keep)
+    mp.setattr(plots, "to_png", keep)
     return kept
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    return _keeping(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def every_figure():
+    with pytest.MonkeyPatch.context() as mp:
+        return draw_all(_keeping(mp))
 
 
 def extent(artist, fig):
@@ -61,9 +71,9 @@ def draw_all(figures):
     return figures
 
 
-def test_legends_never_over_the_data(figures):
+def test_legends_never_over_the_data(every_figure):
     checked = 0
-    for fig in draw_all(figures):
+    for fig in every_figure:
         for ax in fig.axes:
             leg = ax.get_legend()
             if leg is not None:
@@ -72,8 +82,8 @@ def test_legends_never_over_the_data(figures):
     assert checked >= 10
 
 
-def test_titles_do_not_overlap(figures):
-    for fig in draw_all(figures):
+def test_titles_do_not_overlap(every_figure):
+    for fig in every_figure:
         texts = [t for ax in fig.axes for t in (ax.title, ax._left_title) if t.get_text()]
         if fig._suptitle is not None:
             texts.append(fig._suptitle)
