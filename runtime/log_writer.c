@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "safefile.h"
 
 double iochar_ts_shift;
 
@@ -370,32 +371,17 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
              : 0;
 }
 
-/* Write buf to a temporary name beside path, then rename into place. */
+/* Write buf to a fresh temporary beside path, then rename into place
+ * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ). */
 static int write_file(const char *path, const iochar_buf *b) {
-  char tmp[IOCHAR_PATH_MAX + 32];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  char tmp[IOCHAR_PATH_MAX + 64];
+  int fd = iochar_safe_create(path, tmp, sizeof tmp);
   if (fd < 0) return -1;
-  size_t off = 0;
-  while (off < b->len) {
-    ssize_t w = write(fd, b->p + off, b->len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      errno = e;
-      return -1;
-    }
-    off += (size_t)w;
-  }
-  if (close(fd) != 0 || rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    errno = e;
+  if (iochar_write_all(fd, b->p, b->len) != 0) {
+    iochar_safe_discard(fd, tmp);
     return -1;
   }
-  return 0;
+  return iochar_safe_publish(fd, tmp, path, 0);
 }
 
 int iochar_log_write_local(const char *path) {
