@@ -186,8 +186,14 @@ def pick(jobs: list, want: str) -> Job:
 def find(paths, want: str | None = None) -> tuple[list, list]:
     """Group the logs under `paths` by job; with `want`, only that job."""
     jobs, bad = group(expand(paths))
-    if want is not None:
-        return [pick(jobs, want)], bad
+    if want is not None:  # files that are not logs are no concern once the job is found
+        try:
+            return [pick(jobs, want)], []
+        except LogError as e:
+            if not bad:
+                raise
+            raise LogError(f"{e}; {len(bad)} unreadable file(s) skipped, e.g. {bad[0][1]}") \
+                from None
     if not jobs:
         raise LogError(bad[0][1] if len(bad) == 1 else f"no readable log among {len(bad)} files")
     return jobs, bad

@@ -171,3 +171,13 @@ def test_real_jobs_in_one_directory(tmp_path):
                            check=True)
         m = json.loads(r.stdout)["modules"]["MPIIO"]
         assert (m["bytes_read"], m["bytes_written"]) == (16384, 44208)
+
+
+def test_job_picked_despite_unreadable_neighbours(tmp_path, capsys):
+    d = many_jobs(tmp_path / "logs")
+    (d / "zz.iochar").write_bytes(b"not a log")
+    assert report.main([str(d), "--job", "100:101", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["modules"]["POSIX"]["bytes_written"] == 10
+    assert report.main([str(d), "--job", "7"]) == 2
+    err = capsys.readouterr().err
+    assert "no job 7" in err and "1 unreadable file(s) skipped" in err and "zz.iochar" in err
