@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -26,32 +26,12 @@ iochar_job iochar_job_info;
 int (*iochar_mpi_shutdown)(void);
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
 
-static uint64_t warned;
-
-void iochar_warn_once(int key, const char *fmt, ...) {
-  uint64_t bit = 1ull << (key & 63);
-  if (__atomic_fetch_or(&warned, bit, __ATOMIC_RELAXED) & bit) return;
-  char line[1024];
-  int n = snprintf(line, sizeof line, "iochar: ");
-  va_list ap;
-  va_start(ap, fmt);
-  n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  va_end(ap);
-  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-  line[n++] = '\n';
-  int e = errno;
-  iochar_in_tool++;
-  ssize_t w = write(2, line, (size_t)n);
-  (void)w;
-  iochar_in_tool--;
-  errno = e;
-}
-
 void *iochar_resolve(const char *name, const void *self) {
   void *p = dlsym(RTLD_NEXT, name);
   if (!p || p == self) p = dlsym(RTLD_DEFAULT, name);
   if (p == self) p = NULL;
-  if (!p) iochar_warn_once(3, "cannot find the real %s; not intercepting it", name);
+  if (!p)
+    iochar_warn_once(IOCHAR_WARN_SYMBOL, "cannot find the real %s; not intercepting it", name);
   return p;
 }
 
@@ -197,8 +177,15 @@ __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
+  iochar_warn_init(); /* before anything can warn: what fd 2 is at start */
   iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
-  if (iochar_config_load() == 0) {
+  /* A set-user-ID (or capability-raising) program runs with its caller's
+   * environment: IOCHAR_LOGFILE would let that caller create files with the
+   * program's privileges.  The tool stays off there, silently (the program's
+   * output must not change). docs/security.md */
+  if (getauxval(AT_SECURE)) {
+    iochar_cfg.disabled = 1;
+  } else if (iochar_config_load() == 0) {
     job_identity(&iochar_job_info);
     const char *b = strrchr(iochar_job_info.exe, '/');
     b = b ? b + 1 : iochar_job_info.exe;
@@ -210,10 +197,13 @@ __attribute__((constructor)) void iochar_init(void) {
       iochar_job_info.memory_bound = iochar_cfg.memory;
       if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
         pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
-        iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
+        iochar_observe_init();  /* call sites, trace (runtime/observe.c) */
+        iochar_log_dir_check(); /* say now, while the user is watching */
         __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
       } else {
-        iochar_warn_once(4, "cannot reserve %llu bytes of record memory; not recording",
+        iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,
+                         "cannot reserve %llu bytes of record memory (IOCHAR_MEMORY); "
+                         "not recording",
                          (unsigned long long)iochar_cfg.memory);
       }
     }
@@ -239,9 +229,9 @@ void iochar_shutdown(void) {
   if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized)
     ; /* nothing to say */
   else if (iochar_log_path(path, sizeof path, iochar_job_info.per_rank_log) != 0)
-    iochar_warn_once(5, "log path too long; no log written");
+    iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
   else if (iochar_log_write_local(path) != 0)
-    iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+    iochar_log_failed(path);
   errno = e;
   iochar_in_tool--;
 }

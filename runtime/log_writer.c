@@ -153,6 +153,9 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
   kv_f64(&b, "start_time", j->start_wall, &n);
   kv_f64(&b, "end_time", j->end_wall, &n);
+  /* what timestamps count from: JOB start_time, the earliest moment a
+   * process of the job started recording (not MPI_Init, Darshan's origin) */
+  kv_str(&b, "time_origin", "start_time", &n);
   kv_str(&b, "exe", j->exe, &n);
   kv_str(&b, "cmdline", j->cmdline, &n);
   kv_str(&b, "jobid", j->jobid, &n);
@@ -169,7 +172,12 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
     folded += j->folded_files[m];
   }
   kv_i64(&b, "folded_files", folded, &n);
-  kv_i64(&b, "partial", j->partial | (j->per_rank_log ? 2 : 0), &n);
+  if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
+  if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
+  kv_i64(&b, "partial",
+         j->partial | (j->per_rank_log ? 2 : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED : 0),
+         &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);
   if (rc) return -1;
@@ -215,8 +223,20 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The in-memory row carries, after the logged counters, each top-k table
+ * whole (IOCHAR_TOPK_SLOTS values then counts, schema order): the
+ * cross-rank merge needs more than the 4 logged entries to stay exact. */
+size_t iochar_row_tail(int mi) {
+  const iochar_module *m = iochar_modules[mi];
+  int first[2];
+  iochar_topk *t[2];
+  if (!m->rw) return 0;
+  return (size_t)iochar_rw_tables(m->rw, NULL, first, t) * 16 * IOCHAR_TOPK_SLOTS;
+}
+
 size_t iochar_row_size(int mi) {
-  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt);
+  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt) +
+         iochar_row_tail(mi);
 }
 
 typedef struct rows_ctx {
@@ -270,12 +290,20 @@ static void row_of(iochar_record *r, void *arg) {
   memcpy(row + 8, &rank, 8);
   memcpy(row + 16, r->c, 8 * m->n_int);
   memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
+  if (m->rw) {
+    int first[2];
+    iochar_topk *t[2];
+    int64_t *tail = (int64_t *)(row + 16 + 8 * (m->n_int + m->n_flt));
+    int nt = iochar_rw_tables(m->rw, r->state, first, t);
+    for (int k = 0; k < nt; k++) iochar_topk_dump(t[k], tail + 2 * IOCHAR_TOPK_SLOTS * k);
+  }
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
-  if (x->names) {
+  if (x->names) { /* a truncated name carries its "\0TRUNCATED" (records.c) */
+    size_t len = strlen(r->path) + (r->flags & IOCHAR_REC_TRUNCATED ? IOCHAR_TRUNC_MARK_LEN : 0);
     iochar_buf_u64(x->names, r->id);
-    iochar_buf_u32(x->names, (uint32_t)strlen(r->path));
-    iochar_buf_put(x->names, r->path, strlen(r->path));
+    iochar_buf_u32(x->names, (uint32_t)len);
+    iochar_buf_put(x->names, r->path, len);
   }
   x->n++;
 }
@@ -286,10 +314,13 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   return x.n;
 }
 
+/* Logged counters of a row (the top-k tail stays in memory). */
+static size_t ncnt_of(int mi) { return iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt; }
+
 /* Columnar with a presence bitmap: an all-zero counter column (most of them,
  * in most jobs) is not stored at all. */
 size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), ncnt = rs / 8 - 2, nw = (ncnt + 63) / 64;
+  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
   uint64_t *present = (uint64_t *)out;
   memset(present, 0, 8 * nw);
   for (size_t i = 0; i < n; i++) {
@@ -312,7 +343,7 @@ size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *ou
 }
 
 size_t iochar_columns_bound(int mi, size_t n) {
-  size_t ncnt = iochar_row_size(mi) / 8 - 2;
+  size_t ncnt = ncnt_of(mi);
   return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
@@ -371,8 +402,75 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
              : 0;
 }
 
+/* The directory the log will land in: IOCHAR_LOGFILE's, IOCHAR_LOGDIR, or
+ * the working directory. */
+static void log_dir(char *out, size_t n) {
+  const char *lf = iochar_cfg.logfile;
+  if (!lf) {
+    snprintf(out, n, "%s", iochar_cfg.logdir ? iochar_cfg.logdir : ".");
+    return;
+  }
+  const char *slash = strrchr(lf, '/');
+  if (!slash)
+    snprintf(out, n, ".");
+  else if (slash == lf)
+    snprintf(out, n, "/");
+  else
+    snprintf(out, n, "%.*s", (int)(slash - lf), lf);
+}
+
+void iochar_log_dir_check(void) {
+  char dir[IOCHAR_PATH_MAX];
+  log_dir(dir, sizeof dir);
+  struct stat st;
+  const char *why = NULL;
+  if (stat(dir, &st) != 0)
+    why = strerror(errno);
+  else if (!S_ISDIR(st.st_mode))
+    why = "not a directory";
+  else if (access(dir, W_OK | X_OK) != 0)
+    why = strerror(errno);
+  else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    why = "every user can write it and it has no sticky bit (others could replace the "
+          "log's names)";
+  if (why)
+    iochar_warn_once(IOCHAR_WARN_LOGDIR, "log directory %s: %s; the log will not be written", dir,
+                     why);
+}
+
+void iochar_log_failed(const char *path) {
+  if (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) return; /* said at start */
+  iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
+}
+
+/* path with ".pid<pid>" (and ".<k>" from the second try) before a final
+ * ".iochar": the documented name of a log whose name was taken. */
+static int derived_name(const char *path, int k, char *out, size_t n) {
+  size_t l = strlen(path);
+  int ext = l > 7 && strcmp(path + l - 7, ".iochar") == 0;
+  size_t stem = ext ? l - 7 : l;
+  char more[16] = "";
+  if (k > 1) snprintf(more, sizeof more, ".%d", k);
+  int w = snprintf(out, n, "%.*s.pid%d%s%s", (int)stem, path, (int)getpid(), more,
+                   ext ? ".iochar" : "");
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int iochar_log_publish(int fd, const char *tmp, const char *path) {
+  if (iochar_safe_close(fd, tmp)) return -1;
+  /* Never replace: what is at path may be a log another process of this run
+   * just wrote (IOCHAR_LOGFILE shared), a symlink, or another user's file. */
+  int rc = iochar_safe_rename_noreplace(tmp, path);
+  char alt[IOCHAR_PATH_MAX + 32];
+  for (int k = 1; rc != 0 && errno == EEXIST && k <= 64; k++)
+    if (derived_name(path, k, alt, sizeof alt) == 0) rc = iochar_safe_rename_noreplace(tmp, alt);
+  if (rc != 0) iochar_safe_discard(-1, tmp);
+  return rc;
+}
+
 /* Write buf to a fresh temporary beside path, then rename into place
- * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ). */
+ * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ).  Any
+ * failure (EFBIG, ENOSPC, EDQUOT, EIO...) removes the temporary. */
 static int write_file(const char *path, const iochar_buf *b) {
   char tmp[IOCHAR_PATH_MAX + 64];
   int fd = iochar_safe_create(path, tmp, sizeof tmp);
@@ -381,7 +479,25 @@ static int write_file(const char *path, const iochar_buf *b) {
     iochar_safe_discard(fd, tmp);
     return -1;
   }
-  return iochar_safe_publish(fd, tmp, path, 0);
+  return iochar_log_publish(fd, tmp, path);
+}
+
+/* TOPK (per-rank logs only): each record's whole top-k tables, so that a
+ * reader merging per-rank logs merges them as the MPI reduction does. */
+static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows, size_t n) {
+  size_t tail = iochar_row_tail(m), rs = iochar_row_size(m);
+  if (!tail || !n) return 0;
+  iochar_buf b = {0};
+  iochar_buf_u32(&b, IOCHAR_TOPK_SLOTS);
+  iochar_buf_u32(&b, (uint32_t)(tail / (16 * IOCHAR_TOPK_SLOTS)));
+  for (size_t i = 0; i < n; i++) {
+    iochar_buf_put(&b, rows + i * rs, 8);
+    iochar_buf_put(&b, rows + (i + 1) * rs - tail, tail);
+  }
+  int e = iochar_section_add(body, "TOPK", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
+  iochar_buf_free(&b);
+  if (!e) (*nsec)++;
+  return e;
 }
 
 int iochar_log_write_local(const char *path) {
@@ -413,6 +529,8 @@ int iochar_log_write_local(const char *path) {
     iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
     if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
     nsec += 2;
+    if (iochar_job_info.per_rank_log && topk_section(&body, &nsec, m, rows[m].p, nrows[m]))
+      goto out;
     double width;
     int64_t bins[4 * IOCHAR_SERIES_BINS];
     int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);

@@ -21,9 +21,12 @@ static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
 static iochar_record *mod_list[IOCHAR_MOD_COUNT];
 static size_t mod_count[IOCHAR_MOD_COUNT];
 static iochar_record *aggregate[IOCHAR_MOD_COUNT];
-/* Distinct folded ids, exact up to FOLD_SET entries per process. */
+/* Distinct folded (id, module) pairs, exact up to FOLD_SET entries per
+ * process; the MPI reduction counts them once across ranks. */
 #define FOLD_SET 65536
 static uint64_t *fold_set;
+static uint8_t fold_mod[FOLD_SET];
+static int64_t fold_in_set[IOCHAR_MOD_COUNT];
 
 _Atomic(iochar_fdesc *) *iochar_fds;
 int iochar_fds_max;
@@ -50,7 +53,7 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
          namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name, void *mem) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -60,7 +63,12 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, void *m
   r->state = r->f + m->n_flt;
   r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
   char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
-  strcpy(path, name);
+  size_t n = strlen(name);
+  memcpy(path, name, n + 1);
+  if (trunc) { /* the log's NAMES entry says so (docs/log-format.md) */
+    memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
+    r->flags |= IOCHAR_REC_TRUNCATED;
+  }
   r->path = path;
   if (m->rw) {
     iochar_rw_state_init(r->state);
@@ -83,7 +91,7 @@ int iochar_records_init(void) {
     if (!m) continue;
     void *mem = map_anon(record_bytes(m, 16));
     if (!mem) return -1;
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", mem);
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, mem);
   }
   return 0;
 }
@@ -91,15 +99,26 @@ int iochar_records_init(void) {
 /* Count a folded file once (exact until the set fills; then every lookup). */
 static void note_folded(int mi, uint64_t id) {
   uint64_t key = id ? id : 1;
-  for (size_t i = key & (FOLD_SET - 1), n = 0; n < FOLD_SET; i = (i + 1) & (FOLD_SET - 1), n++) {
-    if (fold_set[i] == key) return;
+  for (size_t i = (key ^ (uint64_t)mi) & (FOLD_SET - 1), n = 0; n < FOLD_SET;
+       i = (i + 1) & (FOLD_SET - 1), n++) {
+    if (fold_set[i] == key && fold_mod[i] == mi) return;
     if (fold_set[i] == 0) {
       fold_set[i] = key;
+      fold_mod[i] = (uint8_t)mi;
+      fold_in_set[mi]++;
       break;
     }
   }
   iochar_job_info.folded_files[mi]++;
   iochar_job_info.partial |= 1;
+}
+
+size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]) {
+  size_t n = 0;
+  for (size_t i = 0; fold_set && i < FOLD_SET && n < max; i++)
+    if (fold_set[i]) ids[n] = fold_set[i], mods[n++] = fold_mod[i];
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) in_set[m] = fold_in_set[m];
+  return n;
 }
 
 iochar_record *iochar_record_find(int mi, uint64_t id) {
@@ -122,7 +141,11 @@ static __thread struct {
 iochar_record *iochar_record_get(int mi, const char *name) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !arena) return NULL;
-  uint64_t id = iochar_hash_path(name);
+  /* A name longer than the path limit: name is its first bytes, the id the
+   * hash of all of it (iochar_path_resolve left both). */
+  int trunc = iochar_path_trunc.buf == name;
+  uint64_t id = trunc ? iochar_path_trunc.id : iochar_hash_path(name);
+  iochar_path_trunc.buf = NULL;
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
   pthread_mutex_lock(&rec_mutex);
@@ -130,9 +153,10 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   for (r = *b; r && r->id != id; r = r->next)
     ;
   if (!r) {
-    void *mem = arena_alloc(record_bytes(m, strlen(name)));
+    if (trunc) iochar_job_info.truncated_paths++;
+    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)));
     if (mem) {
-      r = record_make(mi, id, name, mem);
+      r = record_make(mi, id, name, trunc, mem);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
@@ -141,9 +165,10 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(2,
-                       "memory bound of %llu bytes reached; further files "
-                       "are folded into one aggregate record per module",
+      iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                       "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                       "are folded into one aggregate record per module (totals stay exact); "
+                       "raise IOCHAR_MEMORY to keep them apart",
                        (unsigned long long)arena_size);
     }
   }
@@ -197,7 +222,9 @@ void iochar_records_reset(void) {
     iochar_job_info.folded_files[mi] = 0;
   }
   iochar_job_info.partial = 0;
+  iochar_job_info.truncated_paths = 0;
   memset(fold_set, 0, FOLD_SET * sizeof(uint64_t));
+  memset(fold_in_set, 0, sizeof fold_in_set);
   atomic_flag_clear(&fdesc_lock.f);
 }
 

@@ -321,6 +321,7 @@ static void after_init(int ret) {
   if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
   iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
   iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
+  iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
   int len = 0;
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {

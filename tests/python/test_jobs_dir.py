@@ -134,10 +134,11 @@ def test_parser_and_diff_on_many_jobs(tmp_path, capsys):
     assert diff.main([str(d), str(d), "--base-job", "200:220", "--new-job", "200:210"]) == 1
 
 
-@pytest.mark.parametrize("cli", ["report", "parser", "diff"])
+@pytest.mark.parametrize("cli", ["report", "parser", "diff", "db"])
 def test_version(cli, capsys):
+    from iochar.db import cli as db
     with pytest.raises(SystemExit) as e:
-        {"report": report, "parser": parser, "diff": diff}[cli].main(["--version"])
+        {"report": report, "parser": parser, "diff": diff, "db": db}[cli].main(["--version"])
     assert e.value.code == 0
     assert capsys.readouterr().out == f"iochar-{cli} {iochar.__version__}\n"
 
