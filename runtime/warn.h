@@ -22,7 +22,8 @@
   X(CALLSITES_UNWIND, "libunwind not found; no call sites")                \
   X(TRACE_SETTING, "IOCHAR_TRACE_MEMORY was not a size")                   \
   X(TRACE_MEMORY, "could not reserve trace memory; no trace")              \
-  X(SECURE, "a set-user-ID or set-group-ID program: the tool is off")
+  X(SECURE, "a set-user-ID or set-group-ID program: the tool is off")      \
+  X(LIVE_FULL, "the live file's file system is full; files folded")
 
 #define IOCHAR_WARN_ENUM_(name, text) IOCHAR_WARN_##name,
 enum iochar_warning { IOCHAR_WARNINGS(IOCHAR_WARN_ENUM_) IOCHAR_WARN_COUNT };

@@ -31,6 +31,9 @@ def read_job(path: Path) -> dict:
     except OSError as e:
         raise LogError(f"cannot read {path}: {e.strerror or e}") from None
     name = str(path)
+    from . import live
+    if data[:8] == live.MAGIC:  # a killed process's live file: the log it holds
+        data, _ = live.recovered_log(path)
     if len(data) < HEADER.size:
         raise LogError(f"{name}: truncated file or not an iochar log")
     magic, _, hsize, total, nsec, crc = HEADER.unpack_from(data)
@@ -106,7 +109,9 @@ def expand(paths) -> list:
     for it in paths:
         p = Path(it)
         if p.is_dir():
+            from .live import live_files
             found = sorted(p.glob("*.iochar"))
+            found += live_files(p, found)  # processes killed before writing their log
             if not found:
                 raise LogError(f"no *.iochar logs in {p}")
             files += found

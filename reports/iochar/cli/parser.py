@@ -116,9 +116,20 @@ def main(argv=None) -> int:
                     help="per module performance estimates (docs/parser.md)")
     cj.add_job_arg(ap)
     add_version(ap)
+    ap.add_argument("--recover", action="store_true",
+                    help="write the log each live file (.*.live) holds, print its name")
+    ap.add_argument("-o", "--output", metavar="OUT",
+                    help="with --recover and one live file: write the log there")
     args = ap.parse_args(argv)
     bad = []
     try:
+        if args.recover:
+            from ..live import recover
+            if args.output and len(args.logs) > 1:
+                raise LogError("-o takes one live file")
+            for f in args.logs:
+                print(recover(f, args.output))
+            return 0
         if cj.single_file(args.logs) and args.job is None:
             logs = [(None, open_log(args.logs[0]))]
         else:

@@ -98,6 +98,13 @@ def _partial_reasons(job: dict) -> list:
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
     if flags & 4:
         out.append("the trace filled its buffer; later calls were counted, not traced")
+    if flags & 8:
+        how = {"killed": "killed by a signal", "_exit": "left by _exit",
+               "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
+        out.append("counters recovered from live files of processes that wrote no log "
+                   f"(this one: {how}); a call in flight at the end may be counted in part")
+    if flags & 16:
+        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
     if flags & 32:
         out.append("a process used io_uring: its reads and writes are in no counter")
     if flags & 64:
