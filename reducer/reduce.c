@@ -15,6 +15,7 @@
 #include "../runtime/config.h"
 #include "../runtime/core.h"
 #include "../runtime/internal.h"
+#include "../runtime/live.h"
 #include "../runtime/observe.h"
 #include "../runtime/safefile.h"
 #include "merge.h"
@@ -908,6 +909,8 @@ static void fall_back(const iochar_job *before, const facts *g) {
     iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
   else if (iochar_log_write_local(path) != 0)
     iochar_log_failed(path);
+  else
+    iochar_live_done(); /* its counters are in the log now */
   if (rank == 0)
     iochar_warn_once(IOCHAR_WARN_REDUCE_FALLBACK,
                      "a rank could not take part in reducing the job's records; "

@@ -279,6 +279,9 @@ typedef struct iochar_job {
   int64_t folded_files[IOCHAR_MOD_COUNT];
   int64_t truncated_paths; /* distinct names longer than the path limit */
   int partial;             /* JOB `partial` bits (docs/log-format.md) */
+  char log_tag[40];        /* appended to the log name (".exec<ns>": a log written before exec) */
+  const char *ended_by;    /* "exec", "MPI_Abort": the JOB key ended_by */
+  int abort_code;          /* MPI_Abort's error code */
 } iochar_job;
 extern iochar_job iochar_job_info;
 /* JOB `partial` bit: some names were longer than the path limit and are

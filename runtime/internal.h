@@ -13,12 +13,21 @@ void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
 int iochar_records_any_touched(void);
+/* The record memory into a fresh live file (runtime/live.c): again, for a
+ * fork child or after a failed exec; now, at MPI_Init. */
+void iochar_records_live_again(void);
+void iochar_records_live_now(void);
 /* The distinct folded (id, module) pairs of this process (at most max), and
  * per module how many of its folded_files they are (the rest were counted
  * once the set was full, maybe twice). */
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
 int iochar_paths_init(void);
+/* runtime/exclude.c: name patterns and interpreter trees, set up once (it
+ * adds exclusion prefixes: before the prefix index is built). */
+void iochar_exclude_init(void);
+/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
+int iochar_name_excluded(const char *abs);
 /* Left by iochar_path_resolve when a name did not fit: buf is the caller's
  * output (the name's first bytes), id the hash of the whole name.  The next
  * iochar_record_get of that very buffer on this thread consumes it; every

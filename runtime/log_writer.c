@@ -164,6 +164,8 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
   kv_i64(&b, "finalized", j->finalized, &n);
   if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
+  if (j->ended_by) kv_str(&b, "ended_by", j->ended_by, &n);
+  if (j->ended_by && !strcmp(j->ended_by, "MPI_Abort")) kv_i64(&b, "abort_code", j->abort_code, &n);
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     if (!j->folded_files[m] || !iochar_modules[m]) continue;
     char key[64];
@@ -378,10 +380,12 @@ static const char *base_name(const char *p) {
 
 int iochar_log_path(char *out, size_t n, int per_rank) {
   const iochar_job *j = &iochar_job_info;
-  char suffix[64] = "";
+  char suffix[128] = "";
   if (per_rank) snprintf(suffix, sizeof suffix, ".rank%d", j->rank);
   if (j->forked)
     snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), ".pid%d", (int)getpid());
+  if (j->log_tag[0])
+    snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "%s", j->log_tag);
   if (iochar_cfg.logfile) {
     const char *lf = iochar_cfg.logfile;
     size_t l = strlen(lf);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "live.h"
 
 #define NBUCKETS (1u << 14)
 
@@ -42,7 +43,7 @@ static void *map_anon(size_t n) {
 
 static void *arena_alloc(size_t n) {
   n = (n + 15) & ~(size_t)15;
-  if (arena_used + n > arena_size) return NULL;
+  if (arena_used + n > arena_size || iochar_live_reserve(arena_used + n)) return NULL;
   void *p = arena + arena_used;
   arena_used += n;
   return p;
@@ -79,7 +80,13 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, int tru
 
 int iochar_records_init(void) {
   arena_size = iochar_cfg.memory;
-  arena = map_anon(arena_size);
+  /* Aggregates and arena share one mapping, which becomes a live file
+   * (runtime/live.c) when the process records its first file. */
+  size_t agg_bytes = 0;
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
+    if (iochar_modules[mi]) agg_bytes += (record_bytes(iochar_modules[mi], 16) + 15) & ~(size_t)15;
+  uint8_t *agg;
+  if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
   iochar_fds_max = 1 << 20;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
@@ -89,9 +96,8 @@ int iochar_records_init(void) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
-    void *mem = map_anon(record_bytes(m, 16));
-    if (!mem) return -1;
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, mem);
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, agg);
+    agg += (record_bytes(m, 16) + 15) & ~(size_t)15;
   }
   return 0;
 }
@@ -153,6 +159,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   for (r = *b; r && r->id != id; r = r->next)
     ;
   if (!r) {
+    if (!iochar_live_active()) iochar_live_on(arena_used); /* the first file */
     if (trunc) iochar_job_info.truncated_paths++;
     void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)));
     if (mem) {
@@ -162,6 +169,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
       r->all_next = mod_list[mi];
       mod_list[mi] = r;
       mod_count[mi]++;
+      iochar_live_publish(arena_used);
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
@@ -237,6 +245,21 @@ int iochar_records_any_touched(void) {
     if (aggregate[mi] && iochar_record_touched(aggregate[mi])) return 1;
   }
   return 0;
+}
+
+/* Move the record memory into a fresh live file (a fork child, a failed
+ * exec): nothing may be creating a record meanwhile. */
+void iochar_records_live_again(void) {
+  if (iochar_live_active()) iochar_live_on(arena_used);
+}
+
+/* An MPI rank keeps a live file from MPI_Init on, records or not, so that a
+ * killed rank is named (and not silently absent) when its job is read. */
+void iochar_records_live_now(void) {
+  pthread_mutex_lock(&rec_mutex);
+  if (!iochar_live_active()) iochar_live_on(arena_used);
+  iochar_live_sync_job();
+  pthread_mutex_unlock(&rec_mutex);
 }
 
 void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import struct
@@ -30,6 +31,9 @@ JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module n
 MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
 PARALLEL_INFLATE = 1 << 20  # uncompressed bytes above which sections inflate in threads
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
+
+
+builtins_open = builtins.open  # `open` below is this module's
 
 
 class LogError(Exception):
@@ -419,6 +423,8 @@ class Log:
         self.mounts = pd.DataFrame(rows, columns=["mount_point", "fs_type", "block_size"])
         self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
         self.extra_sections = [e for p in parts for e in p.extra]
+        from .merge import note_missing_ranks
+        note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
 
@@ -518,6 +524,15 @@ class Log:
 
 
 def _read(path: Path) -> _Part:
+    from . import live
+    try:
+        with builtins_open(path, "rb") as fh:
+            magic = fh.read(8)
+    except OSError as e:
+        raise LogError(f"cannot read {path}: {e.strerror or e}") from None
+    if magic == live.MAGIC:  # a live file: the log it holds (reports/iochar/live.py)
+        data, _ = live.recovered_log(path)
+        return _Part(data, str(path))
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -538,7 +553,9 @@ def _expand(path_or_list) -> list:
     for it in items:
         p = Path(it)
         if p.is_dir():
+            from .live import live_files
             found = sorted(p.glob("*.iochar"))
+            found += live_files(p, found)
             if not found:
                 raise LogError(f"no *.iochar logs in {p}")
             files += found

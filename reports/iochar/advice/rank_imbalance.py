@@ -44,10 +44,11 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             >= cfg["bytes_ratio"]
         if len(t) > 1 and uneven:
             slow, fast = float(t.max()), float(t.min())
-            if slow >= cfg["min_time"] and (slow - fast) / slow >= cfg["ratio"]:
-                # In wall time the I/O phase lasts as long as the slowest rank: the part
-                # above the mean is what balancing would save.
-                share = (slow - float(t.mean())) / slow
+            timed = slow >= cfg["min_time"] and (slow - fast) / slow >= cfg["ratio"]
+            if timed or float(b.max()) >= cfg["min_bytes"]:
+                # Priced by bytes: the busiest rank's excess over an even share is what
+                # balancing removes from the I/O phase; its time is noisy (page cache,
+                # a loaded node) while the bytes are what the application decides.
                 who = {"MPIIO": "each rank's MPI_File_write_at_all/read_at_all count",
                        "STDIO": "the data each rank passes to fwrite/fread"}.get(
                            m, "the data each rank passes to write()/read()")
@@ -63,7 +64,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                      "fastest_rank": int(t.idxmin()), "fastest_rank_time": fast,
                      "mean_rank_time": float(t.mean()), "ranks": len(t),
                      "max_rank_bytes": float(b.max()), "min_rank_bytes": float(b.min())}, m,
-                    seconds=share * ctx.io_time))
+                    nbytes=(float(b.max()) - float(b.mean())) * len(b)))
     for module, df in ctx.records.items():
         if out:
             break  # one finding: the job's ranks are uneven, shared files included
