@@ -193,6 +193,10 @@ def main():
               f"{st.ingested / st.seconds:,.0f} logs/s, {st.rows / st.seconds:,.0f} rows/s; "
               f"{st.errors} errors (load average {load:.1f} before, "
               f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs)")
+        # the parsing CPU is what an idle machine would spread over its cores
+        print(f"  parsing CPU {st.cpu:.1f} s ({1000 * st.cpu / max(st.ingested, 1):.1f} ms "
+              f"per log; over {os.cpu_count()} idle CPUs: "
+              f"{st.cpu / (os.cpu_count() or 1):.1f} s)")
         print(f"  store {store.size() / 2**20:.1f} MiB for {size / 2**20:.1f} MiB of logs "
               f"({store.size() / size:.2f}x)")
         again = ingest(store, [logs], progress=False, **kw)

@@ -155,7 +155,25 @@ def _parse_names(buf: bytes, count: int, what: str):
     return ids, paths
 
 
+_SCHEMAS: dict = {}  # SCHEMA payload -> parsed schema: the logs of one tool version share it
+SCHEMA_CACHE = 256  # payloads kept (each a few KiB)
+
+
 def _parse_schema(buf: bytes, count: int, what: str):
+    """A SCHEMA payload, parsed and checked; an identical payload seen before (same
+    bytes and count, so the same checks pass) is taken from the cache."""
+    key = (bytes(buf), count)
+    got = _SCHEMAS.get(key)
+    if got is None:
+        got = _check_schema(buf, count, what)
+        if len(_SCHEMAS) >= SCHEMA_CACHE:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = got
+    version, n_int, n_float, cols = got
+    return version, n_int, n_float, list(cols)
+
+
+def _check_schema(buf: bytes, count: int, what: str):
     r = _Reader(buf, what)
     version, n_int, n_float = r.unpack("<III")
     if n_int + n_float != count:

@@ -193,11 +193,12 @@ def _table(rows: list, name: str) -> pa.Table:
 def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) -> dict:
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
-    stored), "duplicates": n (same bytes earlier in this chunk)}."""
+    stored), "duplicates": n (same bytes earlier in this chunk), "cpu": seconds of CPU
+    this chunk took (where it ran)}."""
     cfg = cfg or advice.config.load()
     jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
     dups = 0
-    now = time.time()
+    now, cpu = time.time(), time.process_time()
     for p in paths:
         r = one(p, cfg, known)
         if r.get("skip"):
@@ -220,4 +221,4 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
             "modules": modules, "hashes": hashes, "skipped": skipped,
-            "duplicates": dups}
+            "duplicates": dups, "cpu": time.process_time() - cpu}

@@ -34,6 +34,7 @@ class Stats:
     duplicates: int = 0
     rows: int = 0
     seconds: float = 0.0
+    cpu: float = 0.0  # CPU seconds the parsing side spent (all workers): the work to do
     error_lines: list = field(default_factory=list)
 
 
@@ -100,6 +101,7 @@ class _Batch:
             stats.duplicates += len(dup)
             res = _drop(res, dup)
         stats.skipped += res["skipped"]
+        stats.cpu += res.get("cpu", 0.0)
         stats.ingested += res["jobs"].num_rows
         stats.errors += res["errors"].num_rows
         stats.rows += sum(t.num_rows for t in res["modules"].values())
