@@ -38,7 +38,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             ID, "high",
             f"{module}: {num(syncs)} {call} calls for {num(writes)} writes"
             + ("" if not writes else f" (one per {writes / syncs:.1f} writes)"
-               if syncs < writes else f" ({syncs / writes:.1f} per write)"),
+               if syncs <= writes else f" ({syncs / writes:.1f} per write)"),
             f"call {call} once at the end of a phase or checkpoint, not after each write: "
             "every sync waits for the storage and defeats write-back caching",
             {f"{module}_syncs": syncs, f"{module}_WRITES": writes,
