@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -80,7 +81,9 @@ def load_seed(path) -> dict:
         schema = log.schema(m)
         # additive counters (SUM, BYTES, top-k counts) scale with how often the job
         # did its I/O; times (not timestamps) scale with how fast the storage was
-        ints = [n for n, op in schema if OPS[op] in ("SUM", "BYTES", "TOPK_CNT")]
+        # (by op, and by name for logs whose schema marks a size or setting as SUM)
+        ints = [n for n, op in schema if OPS[op] in ("SUM", "BYTES", "TOPK_CNT")
+                and not NOT_ADDITIVE.search(n)]
         times = [n for n, op in schema if OPS[op] == "TIME"]
         mods[m] = (schema, _plain(log.records(m)), ints, times)
     ranks = {m: log.ranks(m).to_records(index=False) for m in log.modules if len(log.ranks(m))}
@@ -89,6 +92,7 @@ def load_seed(path) -> dict:
             "series": series, "mounts": list(log.mounts.itertuples(index=False))}
 
 
+NOT_ADDITIVE = re.compile(r"_(ACCESS|STRIDE)\d_(ACCESS|STRIDE)$|ALIGNMENT|_MAX_|_RANK$")
 PROGRAMS = [f"/apps/{name}/bin/{name}" for name in
             ("lammps", "gromacs", "wrf", "nek5000", "vasp", "cp2k", "openfoam", "e3sm",
              "hacc", "nyx", "amrex_app", "qmcpack", "milc", "namd", "ior", "h5bench")]
