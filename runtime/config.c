@@ -87,6 +87,13 @@ int iochar_config_load(void) {
                &iochar_cfg.nexclude);
   add_prefixes(getenv("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
                &iochar_cfg.ninclude);
+  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"};
+  for (size_t i = 0; i < sizeof batch / sizeof *batch && !iochar_cfg.batch_jobid; i++)
+    iochar_cfg.batch_jobid = getenv(batch[i]);
+  /* The MPI shutdown's knobs (reducer/): tests and measurements only. */
+  iochar_cfg.timing = (v = getenv("IOCHAR_TIMING")) && *v == '1';
+  iochar_cfg.collective_write = (v = getenv("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
+  iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
   return 0;
 }
 

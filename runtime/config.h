@@ -12,6 +12,12 @@ typedef struct iochar_config {
   const char *logfile; /* IOCHAR_LOGFILE */
   const char *logdir;  /* IOCHAR_LOGDIR */
   uint64_t memory;     /* IOCHAR_MEMORY, bytes */
+  /* The batch system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID: the first
+   * set), NULL outside a batch job. */
+  const char *batch_jobid;
+  int timing;             /* IOCHAR_TIMING=1: the MPI shutdown's phase times */
+  int collective_write;   /* IOCHAR_COLLECTIVE_WRITE: 1 / 0, -1 by the rank count */
+  const char *test_fault; /* IOCHAR_TEST_FAULT=phase:rank (tests of the fallback) */
   int nexclude, ninclude;
   const char *exclude[IOCHAR_MAX_PREFIXES];
   size_t exclude_len[IOCHAR_MAX_PREFIXES];

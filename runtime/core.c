@@ -24,7 +24,6 @@ static pid_t owner_pid;
 __thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
 struct timespec iochar_mono0;
 iochar_job iochar_job_info;
-int (*iochar_mpi_shutdown)(void);
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
 
 void *iochar_resolve(const char *name, const void *self) {
@@ -55,9 +54,7 @@ static void job_identity(iochar_job *j) {
   read_small("/proc/self/cmdline", j->cmdline, sizeof j->cmdline);
   if (gethostname(j->hostname, sizeof j->hostname) != 0) strcpy(j->hostname, "unknown");
   j->hostname[sizeof j->hostname - 1] = 0;
-  const char *id = getenv("SLURM_JOB_ID");
-  if (!id) id = getenv("PBS_JOBID");
-  if (!id) id = getenv("LSB_JOBID");
+  const char *id = iochar_cfg.batch_jobid;
   if (id && *id)
     snprintf(j->jobid, sizeof j->jobid, "%s", id);
   else
@@ -142,7 +139,6 @@ static void at_fork_child(void) {
   iochar_job_info.nprocs = 1;
   iochar_job_info.log_pid = (int)getpid();
   owner_pid = getpid();
-  iochar_mpi_shutdown = NULL;
   start_clocks();
   iochar_live_sync_job();
 }

@@ -288,8 +288,11 @@ extern iochar_job iochar_job_info;
  * recorded truncated (JOB `truncated_paths` counts them). */
 #define IOCHAR_PARTIAL_TRUNCATED 128
 
-/* MPI hooks: the MPI wrapper sets these so the core can shut down through it. */
-extern int (*iochar_mpi_shutdown)(void); /* reduced write at MPI_Finalize */
+/* This process's log, once: the serial log, or a per-rank log for an MPI job
+ * that never reached MPI_Finalize (at exit, or from the MPI runtime). */
+void iochar_shutdown(void);
+/* MPI_Abort(code): this rank's log first, the live file marked aborted. */
+void iochar_abort_log(int code);
 /* Optional extra sections (call sites, trace) appended to a local log. */
 struct iochar_buf;
 extern int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);

@@ -8,7 +8,7 @@
 
 #include "../runtime/access.h"
 #include "dynlib.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "ncfamily.h"
 #include "netcdf_counters.h"
 

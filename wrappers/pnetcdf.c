@@ -7,7 +7,7 @@
 
 #include "../runtime/access.h"
 #include "dynlib.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "ncfamily.h"
 #include "pnetcdf_counters.h"
 

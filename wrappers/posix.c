@@ -12,7 +12,7 @@
 
 #include "../runtime/access.h"
 #include "../runtime/lustre.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "posix_counters.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "posix_counters.h"
 
 extern const iochar_rw_layout *const iochar_posix_layout;

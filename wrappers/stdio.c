@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "stdio_counters.h"
 
 static const iochar_counter_def ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};
