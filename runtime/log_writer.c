@@ -216,9 +216,15 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
       iochar_buf_u8(&b, m->flts[i].op);
     }
     int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt, b.p, b.len);
+    /* ROLES: one byte per counter, schema order (a kind of its own, so that
+     * readers that predate it skip it). */
+    b.len = 0;
+    for (uint32_t i = 0; i < m->n_int; i++) iochar_buf_u8(&b, m->ints[i].role);
+    for (uint32_t i = 0; i < m->n_flt; i++) iochar_buf_u8(&b, m->flts[i].role);
+    if (!rc) rc = iochar_section_add(out, "ROLES", m->name, m->n_int + m->n_flt, b.p, b.len);
     iochar_buf_free(&b);
     if (rc) return -1;
-    (*nsec)++;
+    (*nsec) += 2;
   }
   return 0;
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import math
 import os
+import re
 import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,28 @@ OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
        "TS_START", "TS_END", "MAXT", "MAXT_SIZE", "FAST_RANK", "FAST_BYTES",
        "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
 OP = {name: i for i, name in enumerate(OPS)}
+# What a counter means (the ROLES section; runtime/counters.h enum iochar_role).
+ROLES = ("TOTAL", "BIN", "MAX", "MIN", "SETTING", "TIMESTAMP", "TIME", "TOPK_VALUE",
+         "TOPK_COUNT", "RANK", "RANK_STAT")
+ROLE = {name: i for i, name in enumerate(ROLES)}
+_OP_ROLE = {"SUM": "TOTAL", "MAX": "MAX", "MIN_NZ": "MIN", "ANY": "SETTING",
+            "TOPK_VAL": "TOPK_VALUE", "TOPK_CNT": "TOPK_COUNT", "BYTES": "TOTAL", "TIME": "TIME",
+            "TS_START": "TIMESTAMP", "TS_END": "TIMESTAMP", "MAXT": "MAX",
+            "MAXT_SIZE": "RANK_STAT", "FAST_RANK": "RANK", "SLOW_RANK": "RANK"}
+# Logs written before ROLES: the MAX-reduced counters that are settings or flags.
+_SETTING_MAX = re.compile(r"_APPROX$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_FILTERS$|_USE_|_IS_|"
+                          r"_DEFLATE_LEVEL$|_COLL_METADATA_")
+_SIZE_BIN = re.compile(r"_SIZE_(READ|WRITE)_(AGG_)?\d")
+
+
+def derive_role(name: str, op: int) -> str:
+    """The role of a counter in a log without ROLES (op and name, as the C lists say)."""
+    op_name = OPS[op] if 0 <= op < len(OPS) else ""
+    if op_name == "SUM" and _SIZE_BIN.search(name):
+        return "BIN"
+    if op_name == "MAX" and _SETTING_MAX.search(name):
+        return "SETTING"
+    return _OP_ROLE.get(op_name, "RANK_STAT")
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
 SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")
@@ -28,7 +51,7 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
                         ("bytes_read", "<i8"), ("bytes_written", "<i8"),
                         ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
-MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
+MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS"}
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
 
 
@@ -184,6 +207,7 @@ class _Part:
         self.mounts = []
         self.names = []  # (ids, paths) per NAMES section
         self.schemas = {}  # module -> (version, n_int, n_float, [(name, op)])
+        self.roles = {}  # module -> bytes: one role per counter (ROLES), when written
         self.modules = []
         self.records = {}  # module -> [payload bytes]
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
@@ -263,6 +287,9 @@ class _Part:
                     or (not count and body):
                 self._fail(f"{where}: payload size {ulen} inconsistent with schema "
                            f"({count} records of at most {ncnt} counters)")
+        elif kind == "ROLES" and (module not in self.schemas or ulen != count
+                                  or count != len(self.schemas[module][3])):
+            self._fail(f"{where}: ROLES of {count} bytes ({ulen}) do not match the module's SCHEMA")
         elif kind == "SERIES" and ulen != 16 + 32 * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
         elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
@@ -284,6 +311,9 @@ class _Part:
             if module not in self.schemas:
                 self.schemas[module] = schema
                 self.modules.append(module)
+        elif kind == "ROLES":
+            if self.roles.setdefault(module, bytes(buf)) != bytes(buf):
+                self._fail(f"{where}: differs from the module's earlier ROLES")
         elif kind == "RECORDS":
             _, n_int, n_float, _ = self.schemas[module]
             present = _present_mask(buf, n_int + n_float)
@@ -400,8 +430,10 @@ class Log:
             self.job = merge_jobs([p.job for p in parts], self.files)
             t0 = self.job.get("start_time", 0.0)
             self._shifts = [float(p.job.get("start_time", t0)) - t0 for p in parts]
-        self.modules, self._schemas = [], {}
+        self.modules, self._schemas, self._roles = [], {}, {}
         for p in parts:
+            for m, r in p.roles.items():
+                self._roles.setdefault(m, r)
             for m in p.modules:
                 if m not in self._schemas:
                     self._schemas[m] = p.schemas[m]
@@ -448,6 +480,13 @@ class Log:
     def schema(self, module: str) -> list:
         """[(counter name, reduction op)] in log order; op names are in OPS."""
         return list(self._schema(module)[3])
+
+    def schema_roles(self, module: str) -> list:
+        """[(counter name, reduction op, role)] in log order; roles are names in ROLES,
+        from the log's ROLES section, else derived from op and name (older logs)."""
+        cols, roles = self._schema(module)[3], self._roles.get(module)
+        return [(name, op, ROLES[roles[i]] if roles and roles[i] < len(ROLES) else derive_role(name, op))
+                for i, (name, op) in enumerate(cols)]
 
     def schema_version(self, module: str) -> int:
         return self._schema(module)[0]
