@@ -44,10 +44,14 @@ def _parse_loadmap(buf: bytes, count: int, objects: dict):
         for _ in range(count):
             key, base, blen = struct.unpack_from("<QQH", buf, off)
             off += 18
+            if off + blen > len(buf):
+                raise struct.error
             build_id = bytes(buf[off:off + blen]).hex()
             off += blen
             (plen,) = struct.unpack_from("<H", buf, off)
-            path = bytes(buf[off + 2:off + 2 + plen]).decode("utf-8", "replace")
+            if off + 2 + plen > len(buf):
+                raise struct.error
+            path = bytes(buf[off + 2:off + 2 + plen]).decode("utf-8", "surrogateescape")
             off += 2 + plen
             objects.setdefault(key, {"path": path, "base": base, "build_id": build_id})
     except struct.error:
@@ -61,14 +65,27 @@ def _parse_trace(buf: bytes, count: int):
         raise LogError("TRACE: payload shorter than its header")
     dropped, rowsize, nmod = struct.unpack_from("<QII", buf)
     off, names = 16, []
+    if nmod > (len(buf) - off) // 2:
+        raise LogError(f"TRACE: {nmod} module names cannot fit in {len(buf)} bytes")
     for _ in range(nmod):
+        if off + 2 > len(buf):
+            raise LogError("TRACE: payload ends inside the module names")
         (n,) = struct.unpack_from("<H", buf, off)
-        names.append(bytes(buf[off + 2:off + 2 + n]).decode("ascii", "replace"))
+        if off + 2 + n > len(buf):
+            raise LogError("TRACE: payload ends inside the module names")
+        names.append(bytes(buf[off + 2:off + 2 + n]).decode("utf-8", "surrogateescape"))
         off += 2 + n
     if rowsize != TRACE_DTYPE.itemsize or len(buf) - off != count * rowsize:
         raise LogError(f"TRACE: {len(buf) - off} bytes of rows inconsistent with {count} "
                        f"rows of {rowsize} bytes")
+    if dropped >= 1 << 63:
+        raise LogError(f"TRACE: dropped count {dropped} out of range")
     rows = np.frombuffer(buf, dtype=TRACE_DTYPE, offset=off, count=count)
+    for k in ("start", "end"):
+        if not np.isfinite(rows[k]).all() or (np.abs(rows[k]) > 1e10).any():
+            raise LogError(f"TRACE: a row's {k} time is not a number of seconds")
+    if (rows["length"] < -1).any() or (rows["offset"] < -1).any():
+        raise LogError("TRACE: a row's offset or length is below -1")
     return dropped, names, rows
 
 
@@ -120,6 +137,10 @@ class Observed:
                 arr = np.frombuffer(buf, dtype=ENTRY_DTYPE, count=count)
                 if (arr["nframes"] > FRAMES).any():
                     raise LogError(f"CALLSITE {module}: more than {FRAMES} frames")
+                for c in SUMS[1:] + ["size_count", "size_other"]:
+                    v = arr[c]
+                    if (v.dtype.kind == "f" and not np.isfinite(v).all()) or (v < 0).any():
+                        raise LogError(f"CALLSITE {module}: {c} negative or not a number")
                 chunks.append((module, arr))
             elif kind == "LOADMAP":
                 _parse_loadmap(buf, count, self.objects)
@@ -176,8 +197,9 @@ def _build_id(path: str) -> str | None:
                     for note in sec.iter_notes():
                         if note["n_type"] == "NT_GNU_BUILD_ID":
                             return note["n_desc"]
-    except (OSError, ValueError, KeyError, ELFError):
-        return None  # not an ELF we can read: do not claim a mismatch
+    except (OSError, ELFError, Exception):
+        # not an ELF we can read (the LOADMAP path comes from the log): no mismatch
+        return None
     return None
 
 

@@ -7,11 +7,14 @@ import numpy as np
 
 from . import plots
 from . import summary as S
+from .safetext import escape
 
 COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
 MAX_FILES = 6  # offset-vs-time panels
+MAX_RANK_ROWS = 128  # rank-vs-time rows: the ranks with the most segments
 
 
+@plots.literal_text
 def offset_vs_time(trace) -> str:
     """One panel per file (the busiest): each segment a line from start to end at its offset."""
     data = trace[(trace["op"] != "meta") & (trace["offset"] >= 0) & (trace["length"] > 0)]
@@ -31,16 +34,19 @@ def offset_vs_time(trace) -> str:
                 ax.errorbar(x["start"].to_numpy(), mid, yerr=(x["length"] / 2).to_numpy(),
                             fmt="none", ecolor=COLORS[op], elinewidth=2, label=op)
                 ax.hlines(mid, x["start"], np.maximum(x["end"], x["start"]), colors=COLORS[op])
-        ax.set_title(path, fontsize=9, loc="left")
+        ax.set_title(escape(path), fontsize=9, loc="left")
         ax.set_ylabel("offset (bytes)")
         ax.legend(loc="upper left", fontsize=8)
     axes[-1, 0].set_xlabel("seconds since job start")
     return plots.to_png(fig)
 
 
+@plots.literal_text
 def rank_vs_time(trace) -> str:
     """Each rank a row; each segment a bar from start to end, coloured by operation."""
-    ranks = sorted(trace["rank"].unique())
+    busiest = trace["rank"].value_counts(sort=True).index[:MAX_RANK_ROWS]
+    trace = trace[trace["rank"].isin(busiest)]
+    ranks = sorted(busiest)
     fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * max(len(ranks), 1)))
     row = {r: i for i, r in enumerate(ranks)}
     for op in ("read", "write", "meta"):

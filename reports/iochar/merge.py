@@ -65,6 +65,8 @@ def topk_tables(schema: list) -> list:
     ops = [op for _, op in schema]
     tables, i = [], 0
     while i < len(ops):
+        if ops[i] == OP["TOPK_CNT"]:
+            raise ValueError(f"{schema[i][0]} is a top-k count outside a table")
         if ops[i] != OP["TOPK_VAL"]:
             i += 1
             continue

@@ -20,31 +20,41 @@ def top_module(ctx: Context) -> str | None:
 
 
 def per_rank(ctx: Context, module: str):
+    """Per-rank I/O time and the number of ranks it stands for. Ranks with no I/O in the
+    module did zero: the lowest such rank stands for them all, so the work is bounded by
+    the log's rows, never by nprocs (a number the log states)."""
     per, exact = S.rank_times(ctx.frame(module), module, ctx.nprocs, ctx.ranks.get(module))
     t = (per["time_read"] + per["time_write"] + per["time_meta"])
-    if exact and ctx.nprocs > 1:  # ranks with no I/O in the module did zero
-        t = t.reindex(range(ctx.nprocs), fill_value=0.0)
-    return t
+    n = len(t)
+    if exact and ctx.nprocs > 1 and n < ctx.nprocs:
+        have = set(t.index.tolist())
+        idle = next(r for r in range(n + 1) if r not in have)
+        t = t.copy()
+        t.loc[idle] = 0.0
+        t = t.sort_index()
+        n = ctx.nprocs
+    return t, n
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     m = top_module(ctx)
     if m is not None and ctx.nprocs > 1:
-        t = per_rank(ctx, m)
-        if len(t) > 1:
+        t, nranks = per_rank(ctx, m)
+        if nranks > 1:
             slow, fast = float(t.max()), float(t.min())
+            mean = float(t.sum()) / nranks
             if slow >= cfg["min_time"] and (slow - fast) / slow >= cfg["ratio"]:
                 out.append(Advice(
                     ID, "warn",
                     f"{m}: slowest rank {int(t.idxmax())} spends {S.human_time(slow)} in I/O, "
                     f"fastest rank {int(t.idxmin())} {S.human_time(fast)}, mean "
-                    f"{S.human_time(t.mean())} ({pct((slow - fast) / slow)} imbalance)",
+                    f"{S.human_time(mean)} ({pct((slow - fast) / slow)} imbalance)",
                     "rebalance the data each rank reads/writes (or spread I/O over more "
                     "ranks / aggregators); on Lustre check the stripe count covers the writers",
                     {"slowest_rank": int(t.idxmax()), "slowest_rank_time": slow,
                      "fastest_rank": int(t.idxmin()), "fastest_rank_time": fast,
-                     "mean_rank_time": float(t.mean()), "ranks": len(t)}, m))
+                     "mean_rank_time": mean, "ranks": nranks}, m))
     for module, df in ctx.records.items():
         s, f = f"{module}_F_SLOWEST_RANK_TIME", f"{module}_F_FASTEST_RANK_TIME"
         if s not in df.columns:

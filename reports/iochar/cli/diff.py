@@ -13,8 +13,8 @@ import sys
 
 from .. import advice
 from .. import summary as S
-from ..log import LogError
-from .report import ArgParser, build, load
+from .common import ArgParser, escape, run_cli, sanitize
+from .report import build, load
 
 TIME_THRESHOLD = 50.0  # percent; I/O time is noisy on shared file systems
 TIME_FLOOR = 1.0  # seconds of slowest-rank I/O time
@@ -101,7 +101,8 @@ def text(res: dict, base: str, new: str) -> str:
         out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {a['message']}")
     out.append(f"verdict: {res['regressions']} regression(s)" if res["regression"]
                else "verdict: ok (within thresholds)")
-    return "\n".join(out) + "\n"
+    # names, messages and the arguments come from outside: every line escaped once
+    return "\n".join(escape(line) for line in out) + "\n"
 
 
 def _pct(s: str) -> float:
@@ -115,6 +116,10 @@ def _pct(s: str) -> float:
 
 
 def main(argv=None) -> int:
+    return run_cli("iochar-diff", _main, argv)
+
+
+def _main(argv) -> int:
     p = ArgParser(prog="iochar-diff", description="Compare two iochar logs of one application.")
     p.add_argument("base", metavar="BASE", help="reference log (or directory of per-rank logs)")
     p.add_argument("new", metavar="NEW", help="log to check")
@@ -125,17 +130,13 @@ def main(argv=None) -> int:
     p.add_argument("--config", metavar="TOML", help="advice thresholds, as iochar-report")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     args = p.parse_args(argv)
-    try:
-        cfg = advice.config.load(args.config)
-        base = build(load([args.base]), cfg)
-        new = build(load([args.new]), cfg)
-    except (LogError, OSError, advice.ConfigError) as e:
-        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
-        print(f"iochar-diff: error: {msg}", file=sys.stderr)
-        return 2
+    cfg = advice.config.load(args.config)
+    base = build(load([args.base]), cfg)
+    new = build(load([args.new]), cfg)
     res = compare(base, new, args.threshold, args.time_threshold)
     if args.json:
-        print(json.dumps({"base": args.base, "new": args.new, **res}, indent=1, default=S._py))
+        print(json.dumps(sanitize({"base": args.base, "new": args.new, **res}), indent=1,
+                         default=S._py, allow_nan=False))
     else:
         sys.stdout.write(text(res, args.base, args.new))
     return 1 if res["regression"] else 0

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
 import numpy as np
 
 from ..log import LogError
 from ..log import open as open_log
+from .common import ArgParser, escape, run_cli, show_path
 
 CHUNK = 4096  # rows formatted at a time: bounded memory, and `| head` stops early
 
@@ -19,12 +18,13 @@ def _fmt(v) -> str:
 
 
 def _lines(log, modules):
-    yield "# iochar log: " + " ".join(log.files)
+    yield "# iochar log: " + " ".join(map(escape, log.files))
     for k, v in log.job.items():
-        yield f"# {k}: {_fmt(v)}"
+        yield f"# {escape(k)}: {escape(_fmt(v))}"
     yield "# modules: " + " ".join(log.modules)
     for m in log.mounts.itertuples(index=False):
-        yield f"# mount: {m.mount_point} {m.fs_type} {m.block_size}"
+        yield f"# mount: {escape(m.mount_point)} {escape(m.fs_type)} {m.block_size}"
+    cut = log.truncated_ids
     for mod in modules:
         schema = log.schema(mod)
         df = log.records(mod)
@@ -41,38 +41,32 @@ def _lines(log, modules):
             out = []
             for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
                                             part["path"].tolist(), vals.tolist()):
-                pre, post = f"{mod} {rank} {rid} ", f" {path}\n"
+                # names are escaped: one record's lines can never forge another's
+                pre, post = f"{mod} {rank} {rid} ", f" {show_path(path, rid in cut)}\n"
                 out.append("".join(f"{pre}{n} {v}{post}" for n, v in zip(names, row)))
             yield "".join(out).rstrip("\n")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="iochar-parser",
+    return run_cli("iochar-parser", _main, argv)
+
+
+def _main(argv) -> int:
+    ap = ArgParser(prog="iochar-parser",
                                  description="Print every counter of every record of a log.")
     ap.add_argument("logs", nargs="+", metavar="LOG",
                     help="a log, several per-rank logs of one job, or a directory of them")
     ap.add_argument("--module", action="append", metavar="M",
                     help="only this module (repeatable)")
     args = ap.parse_args(argv)
-    try:
-        log = open_log(args.logs if len(args.logs) > 1 else args.logs[0])
-        modules = args.module or log.modules
-        for m in modules:
-            if m not in log.modules:
-                raise LogError(f"module {m} not in log (modules: {' '.join(log.modules) or 'none'})")
-        for line in _lines(log, modules):
-            sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-    except LogError as e:
-        print(f"iochar-parser: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # reader went away (| head): silence the flush at exit, as the Python docs advise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except MemoryError:
-        print("iochar-parser: error: out of memory reading the log", file=sys.stderr)
-        return 2
+    log = open_log(args.logs if len(args.logs) > 1 else args.logs[0])
+    modules = args.module or log.modules
+    for m in modules:
+        if m not in log.modules:
+            raise LogError(f"module {m} not in log (modules: {' '.join(log.modules) or 'none'})")
+    for line in _lines(log, modules):
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     return 0
 
 

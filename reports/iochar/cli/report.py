@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import time
 
 from .. import advice, callsites, html
 from .. import summary as S
-from ..log import LogError
 from ..log import open as open_log
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+from ..safetext import TRUNCATED_NOTE
+from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
 
 
 def load(paths: list) -> dict:
@@ -25,6 +17,7 @@ def load(paths: list) -> dict:
     log = open_log(paths[0] if len(paths) == 1 else paths)
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
+    data["truncated"] = log.truncated_paths()  # names cut at the runtime's path limit
     return data
 
 
@@ -34,11 +27,16 @@ def build(data: dict, cfg: dict | None = None) -> dict:
     ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep)
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
+    cut = data.get("truncated") or set()
+    for s in rep["modules"].values():
+        for f in s.get("top_files", []):
+            if f["path"] in cut:
+                f["truncated"] = True
+    warnings = html.job_warnings(rep["job"])
+    if warnings:
+        rep["job"]["warnings"] = warnings
     return rep
 
-
-def _when(t) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if t else "?"
 
 
 def _module_lines(name: str, s: dict) -> list:
@@ -75,6 +73,7 @@ def _module_lines(name: str, s: dict) -> list:
                                               for t in s["top_sizes"]))
     for i, f in enumerate(s["top_files"][:3]):
         lines.append(f"  {'top' if i == 0 else '':<7} {S.human_time(f['time']):>9}  {f['path']}"
+                     + (TRUNCATED_NOTE if f.get("truncated") else "")
                      + (" (shared)" if f["shared"] else ""))
     return lines
 
@@ -98,9 +97,13 @@ def text(rep: dict) -> str:
     job = rep["job"]
     out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
-           f"{S.human_time(job.get('run_time'))} ({_when(job.get('start_time'))} -> "
-           f"{_when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
+           f"{S.human_time(job.get('run_time'))} ({when(job.get('start_time'))} -> "
+           f"{when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
     out += [f"  PARTIAL: {why}" for why in _partial_reasons(job)]
+    if job.get("truncated_paths"):
+        out.append(f"  TRUNCATED: {job['truncated_paths']} file name(s) longer than the path "
+                   "limit were recorded cut (shown with '[truncated]')")
+    out += [f"  WARNING: {w}" for w in html.job_warnings(job)]
     for name, s in rep["modules"].items():
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
@@ -110,10 +113,15 @@ def text(rep: dict) -> str:
         if a.get("where"):
             out.append(f"      at {a['where']}")
     out += callsites.text_lines(rep)
-    return "\n".join(out) + "\n"
+    # every line escaped once, here: names, messages and JOB strings come from the log
+    return "\n".join(escape(line) for line in out) + "\n"
 
 
 def main(argv=None) -> int:
+    return run_cli("iochar-report", _main, argv)
+
+
+def _main(argv) -> int:
     p = ArgParser(prog="iochar-report", description="Summarize an iochar log and give advice.")
     p.add_argument("logs", nargs="+", metavar="LOG",
                    help="a log, several per-rank logs of one job, or a directory of them")
@@ -121,19 +129,14 @@ def main(argv=None) -> int:
     p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
     p.add_argument("--config", metavar="TOML", help="override advice thresholds")
     args = p.parse_args(argv)
-    try:
-        cfg = advice.config.load(args.config)
-        data = load(args.logs)
-        rep = build(data, cfg)
-        if args.html:
-            with open(args.html, "w", encoding="utf-8") as f:
-                f.write(html.render(rep, data["series"], data["ranks"],
-                                    data.get("observed")))
-    except (LogError, OSError, advice.ConfigError) as e:
-        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
-        print(f"iochar-report: error: {msg}", file=sys.stderr)
-        return 2
-    sys.stdout.write(json.dumps(rep, indent=1) + "\n" if args.json else text(rep))
+    cfg = advice.config.load(args.config)
+    data = load(args.logs)
+    rep = build(data, cfg)
+    out = json.dumps(sanitize(rep), indent=1, allow_nan=False) + "\n" if args.json else text(rep)
+    if args.html:  # rendered whole first, then written to a temp file and renamed
+        write_atomic(args.html, html.render(rep, data["series"], data["ranks"],
+                                            data.get("observed")))
+    sys.stdout.write(out)
     return 0
 
 
