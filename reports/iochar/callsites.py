@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from .log import LogError
+from .log import LogError, text_column
 
 FRAMES, SIZES = 6, 4
 # One CALLSITE entry (docs/log-format.md): 248 bytes.
@@ -89,6 +89,31 @@ def _parse_trace(buf: bytes, count: int):
     return dropped, names, rows
 
 
+def _parse_callsite(buf: bytes, count: int, module: str) -> np.ndarray:
+    if len(buf) != count * ENTRY_DTYPE.itemsize:
+        raise LogError(f"CALLSITE {module}: payload of {len(buf)} bytes "
+                       f"inconsistent with {count} entries")
+    arr = np.frombuffer(buf, dtype=ENTRY_DTYPE, count=count)
+    if (arr["nframes"] > FRAMES).any():
+        raise LogError(f"CALLSITE {module}: more than {FRAMES} frames")
+    for c in SUMS[1:] + ["size_count", "size_other"]:
+        v = arr[c]
+        if (v.dtype.kind == "f" and not np.isfinite(v).all()) or (v < 0).any():
+            raise LogError(f"CALLSITE {module}: {c} negative or not a number")
+    return arr
+
+
+def check_section(kind: str, module: str, count: int, buf: bytes) -> None:
+    """Validate a CALLSITE, LOADMAP or TRACE payload (the reader calls this when it
+    opens a log, so a bad one is refused up front by every tool); LogError if bad."""
+    if kind == "CALLSITE":
+        _parse_callsite(buf, count, module)
+    elif kind == "LOADMAP":
+        _parse_loadmap(buf, count, {})
+    elif kind == "TRACE":
+        _parse_trace(buf, count)
+
+
 def _entries_frame(chunks: list) -> pd.DataFrame:
     """Merge identical stacks (module, hash) across sections; 'other' has hash 0."""
     cols = {"module": [], "hash": [], "frames": [], "sizes": []}
@@ -131,17 +156,7 @@ class Observed:
         self.trace_dropped, self.trace_sections = 0, 0
         for kind, module, count, buf in extra_sections:
             if kind == "CALLSITE":
-                if len(buf) != count * ENTRY_DTYPE.itemsize:
-                    raise LogError(f"CALLSITE {module}: payload of {len(buf)} bytes "
-                                   f"inconsistent with {count} entries")
-                arr = np.frombuffer(buf, dtype=ENTRY_DTYPE, count=count)
-                if (arr["nframes"] > FRAMES).any():
-                    raise LogError(f"CALLSITE {module}: more than {FRAMES} frames")
-                for c in SUMS[1:] + ["size_count", "size_other"]:
-                    v = arr[c]
-                    if (v.dtype.kind == "f" and not np.isfinite(v).all()) or (v < 0).any():
-                        raise LogError(f"CALLSITE {module}: {c} negative or not a number")
-                chunks.append((module, arr))
+                chunks.append((module, _parse_callsite(buf, count, module)))
             elif kind == "LOADMAP":
                 _parse_loadmap(buf, count, self.objects)
             elif kind == "TRACE":
@@ -164,11 +179,12 @@ def _trace_frame(traces: list, names: dict) -> pd.DataFrame | None:
     for mods, rows in traces:
         df = pd.DataFrame({k: rows[k] for k in ("rank", "thread", "record_id", "offset",
                                                    "length", "start", "end")})
-        df.insert(0, "module", [mods[i] if i < len(mods) else "?" for i in rows["module"]])
+        df.insert(0, "module", text_column([mods[i] if i < len(mods) else "?"
+                                            for i in rows["module"]], df.index))
         df["op"] = [OPS[o] if o < 3 else "?" for o in rows["op"]]
         parts.append(df)
     df = pd.concat(parts, ignore_index=True).sort_values(["start", "rank"], kind="stable")
-    df["path"] = [names.get(int(i), "?") for i in df["record_id"]]
+    df["path"] = text_column([names.get(int(i), "?") for i in df["record_id"]], df.index)
     return df.reset_index(drop=True)
 
 

@@ -18,15 +18,18 @@ MAX_RANK_ROWS = 128  # rank-vs-time rows: the ranks with the most segments
 def offset_vs_time(trace) -> str:
     """One panel per file (the busiest): each segment a line from start to end at its offset."""
     data = trace[(trace["op"] != "meta") & (trace["offset"] >= 0) & (trace["length"] > 0)]
-    paths = list(data.groupby("path")["length"].sum().sort_values(ascending=False).index)
-    paths = paths[:MAX_FILES] or ["(no data)"]
-    fig, axes = plots._subplots(len(paths), 1, figsize=(9, 0.6 + 2.2 * len(paths)),
+    # grouped by record id, not path: a path may hold bytes that are not UTF-8, which
+    # pandas cannot use as a group key
+    ids = list(data.groupby("record_id")["length"].sum()
+               .sort_values(ascending=False, kind="stable").index[:MAX_FILES]) or [None]
+    fig, axes = plots._subplots(len(ids), 1, figsize=(9, 0.6 + 2.2 * len(ids)),
                                 squeeze=False)
-    for ax, path in zip(axes[:, 0], paths):
-        d = data[data["path"] == path]
+    for ax, rid in zip(axes[:, 0], ids):
+        d = data[data["record_id"] == rid] if rid is not None else data.iloc[:0]
         if d.empty:
             plots._empty(ax)
             continue
+        path = d["path"].iat[0]
         for op in ("read", "write"):
             x = d[d["op"] == op]
             if len(x):

@@ -34,7 +34,8 @@ ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bom
 # payloads of a file together inflate to at most INFLATE_FLOOR + INFLATE_RATIO x its
 # size (real logs stay far below: random record ids alone keep RECORDS above 1/100),
 # and a module's DataFrame (records x counters cells) fits in that bound too.
-INFLATE_FLOOR = 64 << 20
+PARALLEL_BYTES = 1 << 20  # compressed payload bytes past which sections inflate in threads
+INFLATE_FLOOR = 16 << 20
 INFLATE_RATIO = 256
 MAX_NPROCS = 1 << 24  # JOB nprocs above this is not a job
 MAX_COUNTERS = 1 << 16  # per module schema
@@ -215,12 +216,15 @@ def _parse_schema(buf: bytes, count: int, what: str):
         raise LogError(f"{what}: count {count} != n_int {n_int} + n_float {n_float}")
     if count * 3 > len(buf):
         raise LogError(f"{what}: {count} counters cannot fit in {len(buf)} bytes")
-    cols = []
-    for _ in range(count):
-        name = r.text("<H")
-        (op,) = r.unpack("<B")
-        cols.append((name, op))
-    r.done()
+    cols, off, n = [], 12, len(buf)
+    for _ in range(count):  # u16 length, name, u8 op
+        if off + 2 > n or off + 3 + buf[off] + (buf[off + 1] << 8) > n:
+            raise LogError(f"{what}: payload ends inside an entry")
+        end = off + 2 + buf[off] + (buf[off + 1] << 8)
+        cols.append((buf[off + 2:end].decode("utf-8", "surrogateescape"), buf[end]))
+        off = end + 1
+    if off != n:
+        raise LogError(f"{what}: {n - off} bytes left after the last entry")
     names = [c[0] for c in cols]
     if count > MAX_COUNTERS:
         raise LogError(f"{what}: {count} counters (at most {MAX_COUNTERS})")
@@ -328,11 +332,15 @@ class _Part:
             off = start + clen
         if off != size:
             self._fail(f"sections end at byte {off} but the file has {size}")
-        # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel
-        with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-            bufs = pool.map(lambda it: _payload(*it[3:]), todo)
-            for item, buf in zip(todo, bufs):
-                self._section(*item[:3], buf, item[-1])
+        # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel;
+        # small ones do not pay for starting threads
+        if sum(len(it[3]) for it in todo) > PARALLEL_BYTES:
+            with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+                bufs = list(pool.map(lambda it: _payload(*it[3:]), todo))
+        else:
+            bufs = [_payload(*it[3:]) for it in todo]
+        for item, buf in zip(todo, bufs):
+            self._section(*item[:3], buf, item[-1])
         if self.job is None:
             self._fail("no JOB section")
         self._check_values()
@@ -420,6 +428,12 @@ class _Part:
         elif kind == "RANKS":
             self.ranks.setdefault(module, []).append(np.frombuffer(buf, dtype=RANKS_DTYPE).copy())
         else:
+            if kind in ("CALLSITE", "LOADMAP", "TRACE"):  # optional observer sections
+                from .callsites import check_section
+                try:
+                    check_section(kind, module, count, buf)
+                except LogError as e:
+                    self._fail(f"{where}: {e}")
             self.extra.append((kind, module, count, buf))
 
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
@@ -452,7 +466,8 @@ class _Part:
             self._fail(f"RECORDS {module}: rank {int(ranks[bad][0])} out of range "
                        f"for nprocs {nprocs}")
         _check_counters(module, cols, n_int, ints, floats, self._fail)
-        head = pd.DataFrame({"rank": ranks, "record_id": ids, "path": _paths(ids, names)})
+        head = pd.DataFrame({"rank": ranks, "record_id": ids,
+                             "path": text_column(_paths(ids, names))})
         return pd.concat([head,
                           pd.DataFrame(ints.T, columns=[c[0] for c in cols[:n_int]], copy=False),
                           pd.DataFrame(floats.T, columns=[c[0] for c in cols[n_int:]], copy=False)],
@@ -491,6 +506,15 @@ def _present_mask(buf: bytes, ncounters: int) -> np.ndarray:
     if bits[ncounters:].any():
         raise LogError(f"RECORDS: presence bit set past the {ncounters} counters")
     return bits[:ncounters]
+
+
+def text_column(values, index=None) -> pd.Series:
+    """A column of names as Python str objects (dtype object). Names from a log may hold
+    bytes that are not UTF-8 (kept by surrogateescape), which pandas' Arrow-backed str
+    dtype cannot store: every column or Series of paths is built through here."""
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = list(values) if not isinstance(values, np.ndarray) else values
+    return pd.Series(arr, index=index, dtype=object)
 
 
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
@@ -566,7 +590,9 @@ class Log:
                 if r[0] not in seen:
                     seen.add(r[0])
                     rows.append(r)
-        self.mounts = pd.DataFrame(rows, columns=["mount_point", "fs_type", "block_size"])
+        self.mounts = pd.DataFrame({"mount_point": text_column([r[0] for r in rows]),
+                                    "fs_type": text_column([r[1] for r in rows]),
+                                    "block_size": [r[2] for r in rows]})
         self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
         self.extra_sections = [e for p in parts for e in p.extra]
         self._frames = {}
@@ -582,7 +608,7 @@ class Log:
             chunks = [c for p in self._parts for c in p.names]
             ids = np.concatenate([c[0] for c in chunks]) if chunks else np.empty(0, np.uint64)
             paths = [s for c in chunks for s in c[1]]
-            s = pd.Series(np.array(paths, dtype=object), index=pd.Index(ids, dtype=np.uint64))
+            s = text_column(paths, index=pd.Index(ids, dtype=np.uint64))
             self._name_series = s[~s.index.duplicated(keep="first")]
         return self._name_series
 
@@ -663,8 +689,11 @@ def _read(path: Path) -> _Part:
     return _Part(data, str(path))
 
 
-def from_bytes(data: bytes, name: str = "<bytes>") -> Log:
-    """A Log from the bytes of one file (tests, fuzzing)."""
+def from_bytes(data, name: str = "<bytes>") -> Log:
+    """A Log from the bytes of one file, or from a list of the bytes of several per-rank
+    files of one job (tests, fuzzing)."""
+    if isinstance(data, (list, tuple)):
+        return Log([_Part(bytes(d), f"{name}[{i}]") for i, d in enumerate(data)])
     return Log([_Part(bytes(data), name)])
 
 

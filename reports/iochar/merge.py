@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .log import OP, OPS, LogError
+from .log import OP, OPS, LogError, text_column
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])
 _MAX = (OP["MAX"], OP["TS_END"], OP["MAXT"])
@@ -196,6 +196,8 @@ def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list) -> pd.Da
         for j in range(len(vi)):
             out[vn[j]], out[cn[j]] = tv[:, j], tc[:, j]
     keys = ["rank", "record_id"] + (["path"] if "path" in m else [])
+    if "path" in out:
+        out["path"] = text_column(out["path"])  # names may hold non-UTF-8 bytes
     return pd.DataFrame({k: out[k] for k in keys + names})
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
+
+import numpy as np
 
 from ..log import LogError
 from ..safetext import escape, lines, sanitize, show_path, when
@@ -46,7 +49,12 @@ def _message(e: BaseException) -> str:
 def run_cli(prog: str, fn, argv=None) -> int:
     """fn(argv) -> exit status; any exception becomes one escaped line and status 2."""
     try:
-        return fn(argv)
+        # numpy's RuntimeWarnings (overflow on absurd counters) are not for the user:
+        # stderr carries at most the one error line
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                return fn(argv)
     except SystemExit:
         raise  # argparse: --help, --version, usage errors (ArgParser: status 2)
     except KeyboardInterrupt:

@@ -33,11 +33,16 @@ def _lines(log, modules):
               f"{log.schema_version(mod)}"
         yield "#<module> <rank> <record id> <counter> <value> <file name>"
         names = [n for n, _ in schema]
+        # one conversion per dtype block, not per counter; numpy formats float64 as
+        # the shortest repr that round-trips
+        kinds = [dt.kind for dt in df.dtypes[names]] if names else []
+        blocks = [[j for j, k in enumerate(kinds) if (k == "f") == f] for f in (False, True)]
         for i in range(0, len(df), CHUNK):
             part = df.iloc[i:i + CHUNK]
-            # numpy formats float64 as the shortest repr that round-trips
-            vals = np.stack([part[n].to_numpy().astype(str) for n in names], axis=1) \
-                if names else np.empty((len(part), 0), dtype=str)
+            vals = np.empty((len(part), len(names)), dtype=object)
+            for cols in blocks:
+                if cols:
+                    vals[:, cols] = part[[names[j] for j in cols]].to_numpy().astype(str)
             out = []
             for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
                                             part["path"].tolist(), vals.tolist()):
@@ -53,7 +58,7 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     ap = ArgParser(prog="iochar-parser",
-                                 description="Print every counter of every record of a log.")
+                   description="Print every counter of every record of a log.")
     ap.add_argument("logs", nargs="+", metavar="LOG",
                     help="a log, several per-rank logs of one job, or a directory of them")
     ap.add_argument("--module", action="append", metavar="M",

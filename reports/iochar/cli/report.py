@@ -14,7 +14,11 @@ from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
 
 def load(paths: list) -> dict:
     """Plain data of one job from a log, several per-rank logs, or a directory."""
-    log = open_log(paths[0] if len(paths) == 1 else paths)
+    return from_log(open_log(paths[0] if len(paths) == 1 else paths))
+
+
+def from_log(log) -> dict:
+    """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
     data["truncated"] = log.truncated_paths()  # names cut at the runtime's path limit
