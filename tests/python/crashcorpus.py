@@ -111,6 +111,34 @@ def dollar_names(secs, names=(b"/tmp/$\\foo$", b"/tmp/$x^2$ \\frac{a}{b}")):
     sec[3] = F.names_payload(ents)
 
 
+def names_seed() -> bytes:
+    """tests/corpus/names.iochar: posix.iochar's record under five names (ESC sequence,
+    newline, bytes not UTF-8, `$\\foo$`, and one cut at the path limit with the runtime's
+    NUL + TRUNCATED marker, the busiest), JOB warnings and truncated_paths."""
+    import numpy as np
+
+    import iochar
+    from iochar.writer import encode_log, fnv1a64
+
+    log = iochar.open(F.CORPUS / "posix.iochar")
+    nasty = [b"/tmp/\x1b[31mred\x1b[0m.dat", b"/tmp/two\nlines.dat", b"/tmp/bad\xff\xfe.dat",
+             b"/tmp/$\\foo$.dat", b"/tmp/" + b"d" * 300]
+    ids = [fnv1a64(p) for p in nasty]
+    df = log.records("POSIX")
+    df = df.loc[np.repeat(df.index[:1], len(nasty))].reset_index(drop=True).drop(columns="path")
+    df["record_id"] = np.array(ids, dtype=np.uint64)
+    df.loc[len(nasty) - 1, "POSIX_F_WRITE_TIME"] *= 10
+    names = {i: p.decode("utf-8", "surrogateescape") for i, p in zip(ids, nasty)}
+    names[ids[-1]] += "\0TRUNCATED"
+    job = dict(log.job, warnings="iochar: \x1b[2Jwarning one\niochar: warning two",
+               truncated_paths=1, exe="/tmp/$\\foo$")
+    schema = log.schema("POSIX")
+    return encode_log(job, {"POSIX": {"schema": schema, "records": df,
+                                      "n_int": sum("_F_" not in c for c, _ in schema)}},
+                      names=names, series={"POSIX": log.series("POSIX")},
+                      ranks={"POSIX": log.ranks("POSIX")}, mounts=log.mounts)
+
+
 def build(out: Path):
     out.mkdir(parents=True, exist_ok=True)
     files = {
@@ -148,4 +176,5 @@ def build(out: Path):
 
 
 if __name__ == "__main__":
+    (F.CORPUS / "names.iochar").write_bytes(names_seed())
     build(F.CRASHES)
