@@ -7,17 +7,20 @@
  * pairwise update so that any merge order gives the population variance.
  * Ties go to the lowest rank (ANY, MAXT, FASTEST/SLOWEST), which makes the
  * merge commutative: the tree reduction and the sequential fold agree.
- * Top-4 tables keep IOCHAR_PARTIAL_TOPK (value, count) slots while merging,
- * so the result is exact while the ranks' tables hold at most that many
- * distinct values together. */
+ * Top-4 tables are merged whole: each rank's row carries its full table of
+ * IOCHAR_TOPK_SLOTS (value, count) slots after the logged counters, and a
+ * partial keeps as many while merging, so the result is exact while the
+ * ranks hold at most that many distinct values together; past that, the
+ * table's _APPROX counter is set. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/access.h"
 #include "../runtime/core.h"
 #include "../runtime/internal.h"
 #include "merge.h"
 
-#define PTOPK 16
+#define PTOPK IOCHAR_TOPK_SLOTS
 #define MAXLIST 64
 
 typedef struct hdr {
@@ -33,6 +36,7 @@ typedef struct desc {
   int nany, any[MAXLIST];           /* ANY int counters */
   int nmaxt, maxt[8], maxt_size[8]; /* MAXT floats, paired MAXT_SIZE ints */
   int ntab, tab[8], tabk[8];        /* top-k tables: first TOPK_VAL, k */
+  int tabx[8];                      /* the table's _APPROX counter, -1 if none */
 } desc;
 
 static desc D[IOCHAR_MOD_COUNT];
@@ -50,6 +54,8 @@ static const desc *get_desc(int mi) {
         d->ntab < 8) {
       int k = 0;
       while (i + k < m->n_int && m->ints[i + k].op == IOCHAR_OP_TOPK_VAL) k++;
+      uint32_t x = i + 2 * (uint32_t)k; /* IOCHAR_TOP4: the flag follows the counts */
+      d->tabx[d->ntab] = x < m->n_int && m->ints[x].op == IOCHAR_OP_MAX ? (int)x : -1;
       d->tab[d->ntab] = (int)i;
       d->tabk[d->ntab++] = k;
     }
@@ -104,8 +110,15 @@ void iochar_partial_from_row(int mi, void *p, const void *row) {
   int64_t *src = SRC(d, p);
   for (int k = 0; k < d->nany; k++) src[k] = c[d->any[k]] ? rank : INT64_MAX;
   for (int k = 0; k < d->nmaxt; k++) src[d->nany + k] = rank;
+  /* the whole tables, from the row's tail (iochar_row_tail: schema order) */
+  size_t tail = iochar_row_tail(mi) / 8;
+  const int64_t *whole = (const int64_t *)((const uint8_t *)row + d->row) - tail;
   for (int t2 = 0; t2 < d->ntab; t2++) {
-    int k = d->tabk[t2], n = 0;
+    if ((size_t)(t2 + 1) * 2 * PTOPK <= tail) {
+      memcpy(TVAL(d, p, t2), whole + (size_t)t2 * 2 * PTOPK, 16 * PTOPK);
+      continue;
+    }
+    int k = d->tabk[t2], n = 0; /* no tail: the logged entries */
     for (int j = 0; j < k && j < PTOPK; j++) {
       if (!c[d->tab[t2] + k + j]) continue;
       TVAL(d, p, t2)[n] = c[d->tab[t2] + j];
@@ -120,7 +133,9 @@ static int slot_cmp(const void *a, const void *b) {
   return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static void topk_merge(int64_t *av, int64_t *ac, const int64_t *bv, const int64_t *bc) {
+/* Returns 1 when the union held more values than the slots: dropped ones
+ * may come back later with a partial count, so the table is approximate. */
+static int topk_merge(int64_t *av, int64_t *ac, const int64_t *bv, const int64_t *bc) {
   int64_t s[2 * PTOPK][2];
   int n = 0;
   for (int i = 0; i < PTOPK && ac[i]; i++, n++) s[n][0] = av[i], s[n][1] = ac[i];
@@ -137,6 +152,7 @@ static void topk_merge(int64_t *av, int64_t *ac, const int64_t *bv, const int64_
     av[i] = i < n ? s[i][0] : 0;
     ac[i] = i < n ? s[i][1] : 0;
   }
+  return n > PTOPK;
 }
 
 static inline int64_t min_nz_i(int64_t a, int64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
@@ -201,7 +217,9 @@ void iochar_partial_merge(int mi, void *into, const void *from) {
     }
   }
   for (int t = 0; t < d->ntab; t++)
-    topk_merge(TVAL(d, into, t), TCNT(d, into, t), TVAL(d, from, t), TCNT(d, from, t));
+    if (topk_merge(TVAL(d, into, t), TCNT(d, into, t), TVAL(d, from, t), TCNT(d, from, t)) &&
+        d->tabx[t] >= 0)
+      ac[d->tabx[t]] = 1;
   if (b->fast_time < a->fast_time ||
       (b->fast_time == a->fast_time && b->fast_rank < a->fast_rank)) {
     a->fast_time = b->fast_time;
@@ -251,11 +269,15 @@ void iochar_partial_to_row(int mi, const void *p, void *row) {
     default: break;
     }
   }
+  size_t tail = iochar_row_tail(mi) / 8;
+  int64_t *whole = (int64_t *)((uint8_t *)row + d->row) - tail;
   for (int t = 0; t < d->ntab; t++) {
     int k = d->tabk[t];
     for (int j = 0; j < k; j++) {
       c[d->tab[t] + j] = j < PTOPK ? TVAL(d, p, t)[j] : 0;
       c[d->tab[t] + k + j] = j < PTOPK ? TCNT(d, p, t)[j] : 0;
     }
+    if ((size_t)(t + 1) * 2 * PTOPK <= tail)
+      memcpy(whole + (size_t)t * 2 * PTOPK, TVAL(d, p, t), 16 * PTOPK);
   }
 }

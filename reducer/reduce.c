@@ -29,6 +29,9 @@
 /* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
 #define COLLECTIVE_WRITE_RANKS 256
 #define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
+/* pseudo-modules FOLD_MOD + m: files folded in module m, counted once each
+ * by their owner (a file folded on several ranks is one file) */
+#define FOLD_MOD (NMOD + 1)
 
 enum { LOCAL = 0, MERGE = 1, WIDE = 2, NAME = 4 };
 
@@ -153,7 +156,8 @@ typedef struct state {
   int *merge_rc;   /* bytes of MERGE rows each rank will send us */
   key *wide_owned; /* wide keys this rank owns */
   size_t nwide_owned;
-  int64_t nodes_owned; /* distinct hostnames this rank owns */
+  int64_t nodes_owned;                            /* distinct hostnames this rank owns */
+  int64_t folded_owned[NMOD], folded_extra[NMOD]; /* distinct folded files owned; beyond the set */
   /* this rank's I/O-over-time bins, read once (recording has stopped) */
   double width[NMOD];
   int64_t series[NMOD][4 * IOCHAR_SERIES_BINS];
@@ -226,8 +230,22 @@ static void shift_rows(state *s, double shift) {
  * NAME on the one key whose rank writes the path.  The owner also learns how
  * many MERGE bytes each rank will send it, so that exchange needs no counts. */
 static int classify(state *s) {
-  size_t nk = 1;
+  size_t nk = 1, nfold = 0;
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
+  int64_t in_set[NMOD];
+  uint64_t *fids = NULL;
+  int *fmods = NULL;
+  for (int m = 0; m < NMOD; m++) nfold += (size_t)iochar_job_info.folded_files[m];
+  if (nfold) {
+    fids = malloc(sizeof(uint64_t) * nfold);
+    fmods = malloc(sizeof(int) * nfold);
+  }
+  if (fids && fmods)
+    nfold = iochar_folded_keys(fids, fmods, nfold, in_set);
+  else
+    nfold = 0, memset(in_set, 0, sizeof in_set);
+  for (int m = 0; m < NMOD; m++) s->folded_extra[m] = iochar_job_info.folded_files[m] - in_set[m];
+  nk += nfold;
   int *cnt = calloc((size_t)nprocs * 2, sizeof(int)), *pos = cnt ? cnt + nprocs : NULL;
   key *sent = s->sent = malloc(sizeof(key) * nk);
   int failed = !cnt || !sent || fault("classify");
@@ -247,7 +265,16 @@ static int classify(state *s) {
         else
           cnt[owner_of(k.id)]++;
       }
+    for (size_t i = 0; i < nfold; i++) {
+      key k = {fids[i], (uint32_t)(FOLD_MOD + fmods[i]), 0};
+      if (pass)
+        sent[pos[owner_of(k.id)]++] = k;
+      else
+        cnt[owner_of(k.id)]++;
+    }
   }
+  free(fids);
+  free(fmods);
   s->nsent = nk;
   for (int d = 0; d < nprocs && !failed; d++) pos[d] = cnt[d] * (int)sizeof(key);
   void *rbuf;
@@ -279,7 +306,7 @@ static int classify(state *s) {
     size_t b = a;
     uint32_t lo = UINT32_MAX;
     while (b < nr && rk[where[b]].id == id) {
-      if (rk[where[b]].m != HOST_MOD && rk[where[b]].aux < lo) lo = rk[where[b]].aux;
+      if (rk[where[b]].m < HOST_MOD && rk[where[b]].aux < lo) lo = rk[where[b]].aux;
       b++;
     }
     int named = 0;
@@ -290,6 +317,11 @@ static int classify(state *s) {
       size_t n = h - g;
       if (m == HOST_MOD) {
         s->nodes_owned++;
+        g = h;
+        continue;
+      }
+      if (m >= FOLD_MOD) {
+        if (m - FOLD_MOD < NMOD) s->folded_owned[m - FOLD_MOD]++;
         g = h;
         continue;
       }
@@ -333,7 +365,7 @@ static int merge_at_owners(state *s) {
   s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
   int failed = !scount || !s->wide_local || fault("merge");
   for (size_t j = 0; j < s->nsent && !failed; j++) { /* sent is grouped by owner already */
-    if (s->sent[j].m == HOST_MOD) continue;
+    if (s->sent[j].m >= HOST_MOD) continue;          /* hostname and folded-file keys */
     int m = (int)s->sent[j].m;
     size_t i = s->sent[j].aux;
     if (s->flags[j] & NAME) emit_name(s, m, i);
@@ -519,7 +551,7 @@ static int job_facts(state *s, facts *g, double *shift, int failed) {
     for (int m = 0; m < NMOD; m++) {
       if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
       f->width[m] = s->width[m];
-      f->folded[m] = j->folded_files[m];
+      f->folded[m] = s->folded_owned[m] + s->folded_extra[m];
       f->present[m] = s->nrows[m] > 0;
     }
     f->nodes = s->nodes_owned;

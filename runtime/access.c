@@ -8,9 +8,33 @@ void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L) {
   if (L->stride1 >= 0) iochar_topk_emit(&s->stride, r->c, L->stride1);
 }
 
-void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
+int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
+                     iochar_topk *t[2]) {
+  int n = 0;
+  int a = L->access1, b = L->stride1;
+  if (a >= 0 && b >= 0 && b < a) { /* POSIX declares STRIDE before ACCESS */
+    first[n] = b;
+    if (s) t[n] = &s->stride;
+    n++;
+    b = -1;
+  }
+  if (a >= 0) {
+    first[n] = a;
+    if (s) t[n] = &s->access;
+    n++;
+  }
+  if (b >= 0) {
+    first[n] = b;
+    if (s) t[n] = &s->stride;
+    n++;
+  }
+  return n;
+}
+
+/* Slots ordered by count desc, value asc (the order every table is shown in). */
+static void topk_order(const iochar_topk *t, int *idx) {
   int used[IOCHAR_TOPK_SLOTS] = {0};
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < t->n; k++) {
     int best = -1;
     for (int i = 0; i < t->n; i++) {
       if (used[i]) continue;
@@ -18,10 +42,28 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
           (t->cnt[i] == t->cnt[best] && t->val[i] < t->val[best]))
         best = i;
     }
-    c[first + k] = best < 0 ? 0 : t->val[best];
-    c[first + 4 + k] = best < 0 ? 0 : t->cnt[best];
-    if (best >= 0) used[best] = 1;
+    idx[k] = best;
+    used[best] = 1;
   }
+}
+
+void iochar_topk_dump(const iochar_topk *t, int64_t *out) {
+  int idx[IOCHAR_TOPK_SLOTS];
+  topk_order(t, idx);
+  for (int k = 0; k < IOCHAR_TOPK_SLOTS; k++) {
+    out[k] = k < t->n ? t->val[idx[k]] : 0;
+    out[IOCHAR_TOPK_SLOTS + k] = k < t->n ? t->cnt[idx[k]] : 0;
+  }
+}
+
+void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
+  int idx[IOCHAR_TOPK_SLOTS];
+  topk_order(t, idx);
+  for (int k = 0; k < 4; k++) {
+    c[first + k] = k < t->n ? t->val[idx[k]] : 0;
+    c[first + 4 + k] = k < t->n ? t->cnt[idx[k]] : 0;
+  }
+  c[first + 8] = t->approx;
 }
 
 int iochar_observing;

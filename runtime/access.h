@@ -7,11 +7,13 @@
 
 #define IOCHAR_TOPK_SLOTS 16
 
-/* Space-Saving top-k: exact while <= IOCHAR_TOPK_SLOTS distinct values. */
+/* Space-Saving top-k: exact while <= IOCHAR_TOPK_SLOTS distinct values;
+ * `approx` says a value was evicted (the counts may over-estimate). */
 typedef struct iochar_topk {
   int64_t val[IOCHAR_TOPK_SLOTS];
   int64_t cnt[IOCHAR_TOPK_SLOTS];
   int n, last; /* last: slot of the previous value (repeats are the norm) */
+  int approx;
 } iochar_topk;
 
 static inline __attribute__((always_inline)) void iochar_topk_add(iochar_topk *t, int64_t v) {
@@ -36,6 +38,7 @@ static inline __attribute__((always_inline)) void iochar_topk_add(iochar_topk *t
   }
   t->val[min] = v; /* evict the least counted; inherit its count */
   t->cnt[min]++;
+  t->approx = 1;
   t->last = min;
 }
 
@@ -45,8 +48,12 @@ static inline void iochar_topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
   t->cnt[t->last] += k - 1;
 }
 
-/* Write the 4 largest (count desc, value asc) into c[first..first+7]. */
+/* Write the 4 largest (count desc, value asc) into c[first..first+7] and
+ * the approximate flag into c[first+8] (IOCHAR_TOP4's _APPROX counter). */
 void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
+/* The whole table, ordered as emitted: val[IOCHAR_TOPK_SLOTS] then
+ * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
+void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
 /* The layout of a module whose records see metadata calls only (H5F, NC_FILE,
  * PNETCDF_FILE): every data counter absent, meta time at index `meta`. */
@@ -166,7 +173,8 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   s->run_len = 0;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
-  if (L->access1 >= 0) iochar_topk_add(&s->access, len);
+  /* Darshan's rule: a 0-byte access counts as an op, never as a size */
+  if (L->access1 >= 0 && len > 0) iochar_topk_add(&s->access, len);
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   if (off < 0) return;
   if (L->file_not_aligned >= 0) {
@@ -176,7 +184,10 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   int64_t last = s->last_byte[dir];
   if (L->consec[dir] >= 0 && off == last + 1) c[L->consec[dir]]++;
   if (L->seq[dir] >= 0 && off > last) c[L->seq[dir]]++;
-  if (L->stride1 >= 0 && s->have[dir]) iochar_topk_add(&s->stride, off - last - 1);
+  /* a stride is a forward gap only (Darshan): consecutive, rewinding and
+   * overlapping accesses leave the table alone */
+  if (L->stride1 >= 0 && s->have[dir] && off > last + 1)
+    iochar_topk_add(&s->stride, off - last - 1);
   s->have[dir] = 1;
   if (len > 0) {
     s->last_byte[dir] = off + len - 1;
@@ -221,7 +232,6 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   }
   if (L->consec[dir] >= 0) c[L->consec[dir]] += k;
   if (L->seq[dir] >= 0) c[L->seq[dir]] += k;
-  if (L->stride1 >= 0) iochar_topk_add_k(&s->stride, 0, k);
   s->last_byte[dir] = s->run_next - 1;
   if (L->max_byte[dir] >= 0 && s->run_next - 1 > c[L->max_byte[dir]])
     c[L->max_byte[dir]] = s->run_next - 1;
@@ -269,6 +279,16 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
   return 1;
 }
 
+/* An open of the record (not a dup): the pattern starts again, as Darshan's
+ * does, so the "last byte" of each direction is back to 0.  The direction of
+ * the last access stays (RW_SWITCHES spans opens in Darshan too). */
+static inline void iochar_rw_open(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s) {
+  if (s->run_k) iochar_rw_flush_run(r, L, s);
+  s->run_len = 0;
+  s->last_byte[0] = s->last_byte[1] = 0;
+  s->have[0] = s->have[1] = 0;
+}
+
 static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L,
                                        iochar_rw_state *s, double t0, double t1) {
   /* A pending run is left alone: metadata counters and the data counters it
@@ -291,5 +311,9 @@ static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L
 
 /* Move the top-k tables into their counters (before the log is written). */
 void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
+/* Top-k tables of a layout, in schema (counter index) order: their first
+ * counters into first[], the tables into t[] when s is given; returns 0..2. */
+int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
+                     iochar_topk *t[2]);
 
 #endif

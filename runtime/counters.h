@@ -47,7 +47,9 @@ typedef struct iochar_counter_def {
   X(M##_SIZE_##D##_100M_1G, SUM)  \
   X(M##_SIZE_##D##_1G_PLUS, SUM)
 
-/* Top-4 table: four values then their four counts (T is ACCESS or STRIDE). */
+/* Top-4 table: four values then their four counts (T is ACCESS or STRIDE),
+ * then 1 when the table is approximate: more distinct values occurred than
+ * a table holds, on some rank or across ranks (docs/log-format.md). */
 #define IOCHAR_TOP4(X, M, T)    \
   X(M##_##T##1_##T, TOPK_VAL)   \
   X(M##_##T##2_##T, TOPK_VAL)   \
@@ -56,7 +58,8 @@ typedef struct iochar_counter_def {
   X(M##_##T##1_COUNT, TOPK_CNT) \
   X(M##_##T##2_COUNT, TOPK_CNT) \
   X(M##_##T##3_COUNT, TOPK_CNT) \
-  X(M##_##T##4_COUNT, TOPK_CNT)
+  X(M##_##T##4_COUNT, TOPK_CNT) \
+  X(M##_##T##_APPROX, MAX)
 
 /* First open/read/write/close start, last end: seconds after the job start. */
 #define IOCHAR_F_TIMESTAMPS(X, M)          \

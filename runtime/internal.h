@@ -13,6 +13,10 @@ void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
 int iochar_records_any_touched(void);
+/* The distinct folded (id, module) pairs of this process (at most max), and
+ * per module how many of its folded_files they are (the rest were counted
+ * once the set was full, maybe twice). */
+size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
 int iochar_paths_init(void);
 /* Mount table of this process: n entries. */
@@ -58,6 +62,8 @@ int iochar_schema_sections(iochar_buf *out, int *nsections, const int present[IO
  * (u64 id, i64 rank, i64 c[n_int], f64 f[n_flt]), top-k tables emitted. */
 size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
 size_t iochar_row_size(int m);
+/* Bytes of whole top-k tables at the end of a row (not logged as counters). */
+size_t iochar_row_tail(int m);
 /* Columnar RECORDS payload from rows (docs/log-format.md); returns its length,
  * at most iochar_columns_bound(m, n). */
 size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "safefile.h"
 
 double iochar_ts_shift;
 
@@ -152,6 +153,9 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
   kv_f64(&b, "start_time", j->start_wall, &n);
   kv_f64(&b, "end_time", j->end_wall, &n);
+  /* what timestamps count from: JOB start_time, the earliest moment a
+   * process of the job started recording (not MPI_Init, Darshan's origin) */
+  kv_str(&b, "time_origin", "start_time", &n);
   kv_str(&b, "exe", j->exe, &n);
   kv_str(&b, "cmdline", j->cmdline, &n);
   kv_str(&b, "jobid", j->jobid, &n);
@@ -214,8 +218,20 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The in-memory row carries, after the logged counters, each top-k table
+ * whole (IOCHAR_TOPK_SLOTS values then counts, schema order): the
+ * cross-rank merge needs more than the 4 logged entries to stay exact. */
+size_t iochar_row_tail(int mi) {
+  const iochar_module *m = iochar_modules[mi];
+  int first[2];
+  iochar_topk *t[2];
+  if (!m->rw) return 0;
+  return (size_t)iochar_rw_tables(m->rw, NULL, first, t) * 16 * IOCHAR_TOPK_SLOTS;
+}
+
 size_t iochar_row_size(int mi) {
-  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt);
+  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt) +
+         iochar_row_tail(mi);
 }
 
 typedef struct rows_ctx {
@@ -269,6 +285,13 @@ static void row_of(iochar_record *r, void *arg) {
   memcpy(row + 8, &rank, 8);
   memcpy(row + 16, r->c, 8 * m->n_int);
   memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
+  if (m->rw) {
+    int first[2];
+    iochar_topk *t[2];
+    int64_t *tail = (int64_t *)(row + 16 + 8 * (m->n_int + m->n_flt));
+    int nt = iochar_rw_tables(m->rw, r->state, first, t);
+    for (int k = 0; k < nt; k++) iochar_topk_dump(t[k], tail + 2 * IOCHAR_TOPK_SLOTS * k);
+  }
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
   if (x->names) {
@@ -285,10 +308,13 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   return x.n;
 }
 
+/* Logged counters of a row (the top-k tail stays in memory). */
+static size_t ncnt_of(int mi) { return iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt; }
+
 /* Columnar with a presence bitmap: an all-zero counter column (most of them,
  * in most jobs) is not stored at all. */
 size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), ncnt = rs / 8 - 2, nw = (ncnt + 63) / 64;
+  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
   uint64_t *present = (uint64_t *)out;
   memset(present, 0, 8 * nw);
   for (size_t i = 0; i < n; i++) {
@@ -311,7 +337,7 @@ size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *ou
 }
 
 size_t iochar_columns_bound(int mi, size_t n) {
-  size_t ncnt = iochar_row_size(mi) / 8 - 2;
+  size_t ncnt = ncnt_of(mi);
   return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
@@ -370,32 +396,35 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
              : 0;
 }
 
-/* Write buf to a temporary name beside path, then rename into place. */
+/* Write buf to a fresh temporary beside path, then rename into place
+ * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ). */
 static int write_file(const char *path, const iochar_buf *b) {
-  char tmp[IOCHAR_PATH_MAX + 32];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  char tmp[IOCHAR_PATH_MAX + 64];
+  int fd = iochar_safe_create(path, tmp, sizeof tmp);
   if (fd < 0) return -1;
-  size_t off = 0;
-  while (off < b->len) {
-    ssize_t w = write(fd, b->p + off, b->len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      errno = e;
-      return -1;
-    }
-    off += (size_t)w;
-  }
-  if (close(fd) != 0 || rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    errno = e;
+  if (iochar_write_all(fd, b->p, b->len) != 0) {
+    iochar_safe_discard(fd, tmp);
     return -1;
   }
-  return 0;
+  return iochar_safe_publish(fd, tmp, path, 0);
+}
+
+/* TOPK (per-rank logs only): each record's whole top-k tables, so that a
+ * reader merging per-rank logs merges them as the MPI reduction does. */
+static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows, size_t n) {
+  size_t tail = iochar_row_tail(m), rs = iochar_row_size(m);
+  if (!tail || !n) return 0;
+  iochar_buf b = {0};
+  iochar_buf_u32(&b, IOCHAR_TOPK_SLOTS);
+  iochar_buf_u32(&b, (uint32_t)(tail / (16 * IOCHAR_TOPK_SLOTS)));
+  for (size_t i = 0; i < n; i++) {
+    iochar_buf_put(&b, rows + i * rs, 8);
+    iochar_buf_put(&b, rows + (i + 1) * rs - tail, tail);
+  }
+  int e = iochar_section_add(body, "TOPK", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
+  iochar_buf_free(&b);
+  if (!e) (*nsec)++;
+  return e;
 }
 
 int iochar_log_write_local(const char *path) {
@@ -427,6 +456,8 @@ int iochar_log_write_local(const char *path) {
     iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
     if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
     nsec += 2;
+    if (iochar_job_info.per_rank_log && topk_section(&body, &nsec, m, rows[m].p, nrows[m]))
+      goto out;
     double width;
     int64_t bins[4 * IOCHAR_SERIES_BINS];
     int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);

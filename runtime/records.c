@@ -21,9 +21,12 @@ static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
 static iochar_record *mod_list[IOCHAR_MOD_COUNT];
 static size_t mod_count[IOCHAR_MOD_COUNT];
 static iochar_record *aggregate[IOCHAR_MOD_COUNT];
-/* Distinct folded ids, exact up to FOLD_SET entries per process. */
+/* Distinct folded (id, module) pairs, exact up to FOLD_SET entries per
+ * process; the MPI reduction counts them once across ranks. */
 #define FOLD_SET 65536
 static uint64_t *fold_set;
+static uint8_t fold_mod[FOLD_SET];
+static int64_t fold_in_set[IOCHAR_MOD_COUNT];
 
 _Atomic(iochar_fdesc *) *iochar_fds;
 int iochar_fds_max;
@@ -91,15 +94,26 @@ int iochar_records_init(void) {
 /* Count a folded file once (exact until the set fills; then every lookup). */
 static void note_folded(int mi, uint64_t id) {
   uint64_t key = id ? id : 1;
-  for (size_t i = key & (FOLD_SET - 1), n = 0; n < FOLD_SET; i = (i + 1) & (FOLD_SET - 1), n++) {
-    if (fold_set[i] == key) return;
+  for (size_t i = (key ^ (uint64_t)mi) & (FOLD_SET - 1), n = 0; n < FOLD_SET;
+       i = (i + 1) & (FOLD_SET - 1), n++) {
+    if (fold_set[i] == key && fold_mod[i] == mi) return;
     if (fold_set[i] == 0) {
       fold_set[i] = key;
+      fold_mod[i] = (uint8_t)mi;
+      fold_in_set[mi]++;
       break;
     }
   }
   iochar_job_info.folded_files[mi]++;
   iochar_job_info.partial |= 1;
+}
+
+size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]) {
+  size_t n = 0;
+  for (size_t i = 0; fold_set && i < FOLD_SET && n < max; i++)
+    if (fold_set[i]) ids[n] = fold_set[i], mods[n++] = fold_mod[i];
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) in_set[m] = fold_in_set[m];
+  return n;
 }
 
 iochar_record *iochar_record_find(int mi, uint64_t id) {
@@ -198,6 +212,7 @@ void iochar_records_reset(void) {
   }
   iochar_job_info.partial = 0;
   memset(fold_set, 0, FOLD_SET * sizeof(uint64_t));
+  memset(fold_in_set, 0, sizeof fold_in_set);
   atomic_flag_clear(&fdesc_lock.f);
 }
 

@@ -26,8 +26,8 @@ enum {
   BIN_R,
   BIN_W = BIN_R + 10,
   ACC = BIN_W + 10,
-  STR = ACC + 8,
-  NINT = STR + 8
+  STR = ACC + 9, /* 4 values, 4 counts, the _APPROX flag */
+  NINT = STR + 9
 };
 enum { TR, TW, TM, MTR, MTW, RS, WS, RE, WE, NFLT };
 
@@ -103,9 +103,62 @@ int main(void) {
   iochar_rw_finish(&rec, &L);
   EXPECT(c[ACC], 4096);
   EXPECT(c[ACC + 4], 100);
-  EXPECT(c[STR], 0);
-  EXPECT(c[STR + 4], 99);
+  EXPECT(c[STR], 0); /* consecutive accesses have no stride (Darshan) */
+  EXPECT(c[STR + 4], 0);
   EXPECT(f[TW] * 10, 500);
+
+  /* issue 15.1: a 0-byte write is an op and a 0_100 bin entry but no access
+   * size; only forward gaps are strides (a rewind, an overlap, a consecutive
+   * write are not) */
+  reset();
+  w(0, 100, 0, 0);    /* first: no stride */
+  w(100, 0, 0, 0);    /* 0 bytes: a write, no size, no stride (consecutive) */
+  w(100, 100, 0, 0);  /* consecutive */
+  w(300, 100, 0, 0);  /* gap of 100 */
+  w(0, 100, 0, 0);    /* rewind: no stride */
+  w(50, 100, 0, 0);   /* overlap: no stride */
+  w(1150, 100, 0, 0); /* gap of 1000 */
+  w(1350, 100, 0, 0); /* gap of 100 */
+  iochar_rw_finish(&rec, &L);
+  EXPECT(c[WRITES], 8);
+  EXPECT(c[BIN_W], 8);
+  EXPECT(c[ACC], 100);
+  EXPECT(c[ACC + 4], 7);
+  EXPECT(c[ACC + 1], 0);
+  EXPECT(c[ACC + 5], 0);
+  EXPECT(c[STR], 100);
+  EXPECT(c[STR + 4], 2);
+  EXPECT(c[STR + 1], 1000);
+  EXPECT(c[STR + 5], 1);
+  EXPECT(c[STR + 6], 0);
+  EXPECT(c[SW], 5); /* 100 (0-byte), 100, 300, 1150, 1350 */
+  EXPECT(c[CW], 2); /* the 0-byte one and the one after it */
+
+  /* issue 15.2: an open restarts the pattern (Darshan): rewriting from 0
+   * after a reopen, the second block is sequential and consecutive, and the
+   * first is neither; without the reset, neither would be */
+  reset();
+  for (int i = 0; i < 4; i++) w(i * 100, 100, 0, 0);
+  iochar_rw_open(&rec, &L, &st);
+  w(0, 100, 0, 0);
+  w(100, 100, 0, 0);
+  EXPECT(c[SW], 3 + 1);
+  EXPECT(c[CW], 3 + 1);
+  iochar_rw_open(&rec, &L, &st);
+  w(50, 10, 0, 0); /* after a reopen, any offset > 0 is sequential */
+  w(1, 10, 0, 0);  /* 1 < 59: neither */
+  EXPECT(c[SW], 5);
+  EXPECT(c[CW], 4);
+  iochar_rw_finish(&rec, &L);
+  EXPECT(c[STR + 4], 0); /* a first access after a reopen has no stride */
+  /* a deferred run is applied before the reset */
+  reset();
+  w(0, 10, 0, 0);
+  for (int i = 1; i < 5; i++) EXPECT(iochar_rw_defer(&st, 1, i * 10, 10, 0), 1);
+  iochar_rw_open(&rec, &L, &st);
+  EXPECT(c[WRITES], 5);
+  EXPECT(c[CW], 4);
+  EXPECT(c[MBW], 49);
 
   /* a first access at offset 1 is consecutive and sequential (Darshan) */
   reset();
@@ -147,6 +200,21 @@ int main(void) {
   iochar_topk_emit(&t, out, 0);
   EXPECT(out[0], 1000);
   EXPECT(out[4] >= 50, 1);
+  int64_t out9[9];
+  iochar_topk_emit(&t, out9, 0);
+  EXPECT(out9[8], 1); /* 21 distinct values in 16 slots: approximate */
+  iochar_topk t16 = {0};
+  for (int v = 1; v <= 16; v++)
+    for (int i = 0; i < v; i++) iochar_topk_add(&t16, v * 10);
+  iochar_topk_emit(&t16, out9, 0);
+  EXPECT(out9[8], 0); /* 16 distinct: exact */
+  EXPECT(out9[0], 160);
+  EXPECT(out9[4], 16);
+  EXPECT(out9[3], 130);
+  int64_t whole[2 * IOCHAR_TOPK_SLOTS];
+  iochar_topk_dump(&t16, whole);
+  EXPECT(whole[15], 10); /* the 16th, count 1 */
+  EXPECT(whole[IOCHAR_TOPK_SLOTS + 15], 1);
 
   /* rw switches */
   reset();

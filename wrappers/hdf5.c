@@ -44,6 +44,10 @@ hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcp
                  hid_t dapl);
 hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl);
 hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl);
+/* The 1.6 API (H5_USE_16_API, IOR's HDF5 backend): same counters. */
+hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl);
+hid_t H5Dopen1(hid_t loc, const char *name);
+herr_t H5Dextend(hid_t d, const hsize_t size[]);
 herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf);
 herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf);
 herr_t H5Dflush(hid_t d);
@@ -110,6 +114,7 @@ herr_t H5Eset_auto2(hid_t stack, void *func, void *data);
 #define H5_FUNCS(X)                                                            \
   X(H5Fcreate) X(H5Fopen) X(H5Fclose) X(H5Fflush)                              \
   X(H5Dcreate2) X(H5Dcreate_anon) X(H5Dopen2) X(H5Dread) X(H5Dwrite)           \
+  X(H5Dcreate1) X(H5Dopen1) X(H5Dextend)                                       \
   X(H5Dflush) X(H5Dclose) X(H5Dset_extent) X(H5Oopen) X(H5Oclose) X(H5Idec_ref) \
   X(H5Dwrite_chunk) X(H5Dread_chunk) X(H5Dread_chunk1) X(H5Dread_chunk2)       \
   X(H5Fcreate_async) X(H5Fopen_async) X(H5Fclose_async) X(H5Fflush_async)     \
@@ -479,6 +484,12 @@ H5_API hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_
 H5_API hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl) {
   H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1));
 }
+H5_API hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl) {
+  H5_BODY(hid_t, H5Dcreate1, (loc, name, type, space, dcpl), record_dset_open(I, ret, t0, t1));
+}
+H5_API hid_t H5Dopen1(hid_t loc, const char *name) {
+  H5_BODY(hid_t, H5Dopen1, (loc, name), record_dset_open(I, ret, t0, t1));
+}
 H5_API hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl) {
   H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1));
 }
@@ -526,6 +537,9 @@ H5_API int H5Idec_ref(hid_t id) {
 }
 H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]) {
   H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1));
+}
+H5_API herr_t H5Dextend(hid_t d, const hsize_t size[]) {
+  H5_BODY(herr_t, H5Dextend, (d, size), record_dset_extent(I, d, ret, t0, t1));
 }
 
 #define SRC app_file, app_func, app_line

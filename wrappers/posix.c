@@ -7,9 +7,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../runtime/access.h"
+#include "../runtime/lustre.h"
 #include "interpose.h"
 #include "posix_counters.h"
 
@@ -39,6 +41,7 @@ static const iochar_rw_layout layout = {
 
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
+const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* glibc < 2.33 routes stat calls through these; newer headers no longer
  * declare them, but old binaries still call them. */
@@ -88,36 +91,77 @@ static iochar_record *path_record(int dirfd, const char *path) {
   return r;
 }
 
+/* File-system facts of a record, once (its first open): the preferred I/O
+ * size, and on Lustre the layout from the `lustre.lov` attribute. */
+static void record_fs_facts(int fd, iochar_record *r) {
+  struct stat st;
+  int64_t bs = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  iochar_lustre_layout lo = {0};
+  if (strcmp(iochar_fs_type(r->path), "lustre") == 0) {
+    uint8_t lov[4096];
+    ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
+    if (n <= 0 || iochar_lustre_parse(lov, (size_t)n, &lo)) lo = (iochar_lustre_layout){0};
+  }
+  iochar_spin_lock(&r->lock);
+  r->c[POSIX_FILE_BLKSIZE] = bs;
+  r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
+  r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
+  r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+  iochar_spin_unlock(&r->lock);
+}
+
 static void record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0,
                         double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
-  int64_t off = 0;
-  if (flags & O_APPEND) { /* appends land at the end: start from the size */
-    struct stat st;
-    if (fstat(fd, &st) == 0) off = st.st_size;
-  }
-  iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, off);
+  if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
+  /* The kernel starts every description at offset 0, O_APPEND included (a
+   * read there reads from 0); an appending write finds its own offset. */
+  iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, 0);
   iochar_fd_set(fd, d);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
+  iochar_rw_open(r, &layout, r->state);
   if ((flags & O_CREAT) && !r->c[POSIX_MODE]) r->c[POSIX_MODE] = mode & 07777;
   iochar_ts(&r->f[POSIX_F_OPEN_START_TIMESTAMP], &r->f[POSIX_F_OPEN_END_TIMESTAMP], t0, t1);
   iochar_meta_account(r, &layout, r->state, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
+/* Where an appending write landed: the end of the file at that moment,
+ * which the kernel chose.  write/writev move the description's offset to the
+ * end of the data (SEEK_CUR asks for it without moving anything); a
+ * positioned write on an O_APPEND descriptor appends too (Linux) but leaves
+ * the offset alone, so the size tells.  Only O_APPEND descriptors get here:
+ * the one extra system call is theirs alone. */
+static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, int positioned,
+                                                       ssize_t ret) {
+  if (!positioned) {
+    off_t end = lseek(fd, 0, SEEK_CUR); /* in the tool: our wrapper passes it through */
+    if (end < 0) return atomic_load_explicit(&d->offset, memory_order_relaxed);
+    atomic_store_explicit(&d->offset, (int64_t)end, memory_order_relaxed);
+    return (int64_t)end - ret;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < ret) return -1;
+  return (int64_t)st.st_size - ret;
+}
+
 /* Data path: inlined per direction so the layout lookups fold to constants.
  * The guard matters for signal handlers: one doing I/O while this thread
  * holds the record lock passes straight through instead of deadlocking. */
-static inline __attribute__((always_inline)) void record_rw(iochar_fdesc *d, int dir, int64_t off,
-                                                            ssize_t ret, const void *buf, double t0,
-                                                            double t1) {
+static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc *d, int dir,
+                                                            int64_t off, ssize_t ret,
+                                                            const void *buf, double t0, double t1) {
   int saved = errno;
   iochar_in_tool++;
   iochar_record *r = d->rec;
+  if (__builtin_expect(dir == 1 && d->append && ret > 0, 0))
+    off = append_offset(fd, d, off >= 0, ret); /* before the lock: a system call */
+  else if (dir == 1 && d->append && off < 0)
+    off = atomic_load_explicit(&d->offset, memory_order_relaxed); /* 0 bytes: nothing moved */
   iochar_spin_lock(&r->lock);
-  if (off < 0) { /* implicit offset: the description's, moved by the result */
+  if (off < 0 && !(dir == 1 && d->append)) { /* implicit offset: the description's */
     off = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
   }
@@ -127,13 +171,14 @@ static inline __attribute__((always_inline)) void record_rw(iochar_fdesc *d, int
   iochar_in_tool--;
   errno = saved;
 }
-static __attribute__((noinline)) void record_read(iochar_fdesc *d, int64_t off, ssize_t ret,
+static __attribute__((noinline)) void record_read(int fd, iochar_fdesc *d, int64_t off, ssize_t ret,
                                                   const void *buf, uint64_t k0, uint64_t k1) {
-  record_rw(d, 0, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  record_rw(fd, d, 0, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
 }
-static __attribute__((noinline)) void record_write(iochar_fdesc *d, int64_t off, ssize_t ret,
-                                                   const void *buf, uint64_t k0, uint64_t k1) {
-  record_rw(d, 1, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+static __attribute__((noinline)) void record_write(int fd, iochar_fdesc *d, int64_t off,
+                                                   ssize_t ret, const void *buf, uint64_t k0,
+                                                   uint64_t k1) {
+  record_rw(fd, d, 1, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
 }
 
 /* Metadata call on a tracked record: bump counter idx and meta time. */
@@ -228,13 +273,13 @@ IOCHAR_WRAP(int, close, (int fd)) {
 /* ---- data --------------------------------------------------------------- */
 
 /* The shape of every data wrapper: guard, clock, real call, clock, record. */
-#define DATA_CALL(name, dir, off, buf, call)                    \
-  iochar_fdesc *d = iochar_fd_get(fd);                          \
-  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;    \
-  uint64_t k0 = iochar_ticks();                                 \
-  ssize_t ret = IOCHAR_REAL(name) call;                         \
-  uint64_t k1 = iochar_ticks();                                 \
-  (dir ? record_write : record_read)(d, off, ret, buf, k0, k1); \
+#define DATA_CALL(name, dir, off, buf, call)                        \
+  iochar_fdesc *d = iochar_fd_get(fd);                              \
+  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;        \
+  uint64_t k0 = iochar_ticks();                                     \
+  ssize_t ret = IOCHAR_REAL(name) call;                             \
+  uint64_t k1 = iochar_ticks();                                     \
+  (dir ? record_write : record_read)(fd, d, off, ret, buf, k0, k1); \
   return ret
 
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
@@ -337,6 +382,15 @@ FD_META(__fxstat, POSIX_STATS, (int v, int fd, struct stat *st), (v, fd, st))
 FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st))
 // clang-format on
 
+/* Loads and stores through a mapping are invisible: count the mmap, and
+ * when it can write the file (shared and writable), say so in the log (JOB
+ * partial bit 64) so the report warns that the write counters miss it. */
+static void record_mmap(iochar_record *r, int prot, int fl, double t0, double t1) {
+  record_meta(r, POSIX_MMAPS, t0, t1);
+  if ((fl & MAP_SHARED) && (prot & PROT_WRITE))
+    __atomic_fetch_or(&iochar_job_info.partial, 64, __ATOMIC_RELAXED);
+}
+
 #define DEFINE_MMAP(name, type)                                                        \
   IOCHAR_WRAP(void *, name, (void *a, size_t n, int prot, int fl, int fd, type off)) { \
     iochar_fdesc *d = iochar_fd_get(fd);                                               \
@@ -344,7 +398,7 @@ FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st)
     double t0 = iochar_now();                                                          \
     void *r = IOCHAR_REAL(name)(a, n, prot, fl, fd, off);                              \
     double t1 = iochar_now();                                                          \
-    if (r != MAP_FAILED) IOCHAR_RECORD(record_meta(d->rec, POSIX_MMAPS, t0, t1));      \
+    if (r != MAP_FAILED) IOCHAR_RECORD(record_mmap(d->rec, prot, fl, t0, t1));         \
     return r;                                                                          \
   }
 // clang-format off
@@ -444,6 +498,12 @@ DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))
 DEFINE_DUP2(dup3, (int fd, int nfd, int fl), (fd, nfd, fl))
 // clang-format on
 
+/* F_SETFL can turn O_APPEND on or off for the whole description. */
+static int set_flags(iochar_fdesc *d, int ret, void *arg) {
+  if (ret == 0) d->append = ((int)(intptr_t)arg & O_APPEND) != 0;
+  return ret;
+}
+
 IOCHAR_WRAP(int, fcntl, (int fd, int cmd, ...)) {
   va_list ap;
   va_start(ap, cmd);
@@ -451,6 +511,7 @@ IOCHAR_WRAP(int, fcntl, (int fd, int cmd, ...)) {
   va_end(ap);
   iochar_fdesc *d = iochar_fd_get(fd);
   int dupcmd = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+  if (d && cmd == F_SETFL) return set_flags(d, IOCHAR_REAL(fcntl)(fd, cmd, arg), arg);
   if (!d || !dupcmd || !iochar_active()) return IOCHAR_REAL(fcntl)(fd, cmd, arg);
   double t0 = iochar_now();
   int r = IOCHAR_REAL(fcntl)(fd, cmd, arg);
@@ -465,6 +526,7 @@ IOCHAR_WRAP(int, fcntl64, (int fd, int cmd, ...)) {
   va_end(ap);
   iochar_fdesc *d = iochar_fd_get(fd);
   int dupcmd = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+  if (d && cmd == F_SETFL) return set_flags(d, IOCHAR_REAL(fcntl64)(fd, cmd, arg), arg);
   if (!d || !dupcmd || !iochar_active()) return IOCHAR_REAL(fcntl64)(fd, cmd, arg);
   double t0 = iochar_now();
   int r = IOCHAR_REAL(fcntl64)(fd, cmd, arg);

@@ -123,6 +123,7 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
   iochar_spin_lock(&r->lock);
   r->c[STDIO_OPENS]++;
   if (is_fdopen) r->c[STDIO_FDOPENS]++;
+  iochar_rw_open(r, &layout, r->state);
   iochar_ts(&r->f[STDIO_F_OPEN_START_TIMESTAMP], &r->f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
   iochar_meta_account(r, &layout, r->state, t0, t1);
   iochar_spin_unlock(&r->lock);

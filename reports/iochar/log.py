@@ -653,13 +653,32 @@ class Log:
                 frames.append(df)
             df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             if len(self._parts) > 1:
-                from .merge import reduce_records
+                from .merge import reduce_records, topk_tables, whole_tables
                 try:
-                    df = reduce_records(df, cols)
+                    tables = None
+                    if topk_tables(cols):  # per-rank logs carry whole tables (TOPK)
+                        tables = whole_tables(df, cols, self._topk_parts(module, cols, frames))
+                    df = reduce_records(df, cols, tables)
                 except ValueError as e:
                     raise LogError(f"{self.files[0]}: {module}: {e}") from None
             self._frames[module] = df
         return self._frames[module].copy(deep=False)  # copy-on-write keeps the cache intact
+
+    def _topk_parts(self, module: str, cols: list, frames: list) -> list:
+        """Per part with this module: (its row count, its TOPK tables or None)."""
+        from .merge import parse_topk
+        out, parts = [], [p for p in self._parts if module in p.schemas]
+        for p, df in zip(parts, frames):
+            secs = [(c, b) for k, m, c, b in p.extra if k == "TOPK" and m == module]
+            got = [parse_topk(b, c, cols, f"{p.name}: TOPK {module}") for c, b in secs]
+            if not got:
+                out.append((len(df), None))
+                continue
+            if len({a.shape[3] for _, a in got}) > 1:
+                raise LogError(f"{p.name}: TOPK {module} sections differ in slots")
+            out.append((len(df), (np.concatenate([i for i, _ in got]),
+                                  np.concatenate([a for _, a in got]))))
+        return out
 
     def series(self, module: str) -> dict | None:
         """I/O over time: width (s) and per-bin bytes_read/bytes_written/reads/writes."""
@@ -718,3 +737,60 @@ def open(path_or_list) -> Log:
     """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
     return Log([_read(p) for p in _expand(path_or_list)])
 
+
+
+def timestamp_columns(df: pd.DataFrame) -> list:
+    """Columns holding timestamps (F_*_TIMESTAMP counters, iochar's and Darshan's)."""
+    return [c for c in df.columns if isinstance(c, str) and c.endswith("_TIMESTAMP")]
+
+
+def job_origin(job: dict) -> float:
+    """Epoch seconds that a log's timestamps count from. iochar: JOB `start_time` (its
+    `time_origin` key says so; logs without the key are the same). A Darshan log read
+    through PyDarshan: its job start (`start_time` + `start_time_nsec`), the moment
+    Darshan initialised (MPI_Init in MPI jobs)."""
+    origin = job.get("time_origin", "start_time")
+    if origin == "epoch":
+        return 0.0
+    if origin != "start_time":
+        raise LogError(f"unknown JOB time_origin {origin!r}")
+    t = job.get("start_time", 0)
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        raise LogError(f"JOB start_time {t!r} is not a time")
+    nsec = job.get("start_time_nsec", 0)
+    return float(t) + (nsec * 1e-9 if isinstance(nsec, int) and 0 <= nsec < 10**9 else 0.0)
+
+
+def to_epoch(df: pd.DataFrame, job: dict) -> pd.DataFrame:
+    """A copy of df whose timestamp columns are epoch seconds (0 stays 0: never
+    happened), so records of iochar and Darshan logs of different origins compare."""
+    out, base = df.copy(), job_origin(job)
+    for c in timestamp_columns(df):
+        v = out[c].to_numpy(dtype=np.float64)
+        out[c] = np.where(v != 0, v + base, 0.0)
+    return out
+
+
+def file_systems(df: pd.DataFrame, mounts: pd.DataFrame) -> pd.DataFrame:
+    """A copy of df with the file system of each row's path: `mount_point`, `fs_type`
+    and `fs_block_size` of the longest mount point (a whole path prefix) in the log's
+    MOUNTS (`log.mounts`), as Darshan's tools match records to its mount table;
+    empty/0 when none matches (a special name such as <STDOUT>)."""
+    pts = [(str(m), str(t), int(b)) for m, t, b in mounts[["mount_point", "fs_type",
+                                                         "block_size"]].itertuples(index=False)]
+    pts.sort(key=lambda x: -len(x[0]))
+    cache = {}
+
+    def find(path):
+        if path not in cache:
+            cache[path] = next((x for x in pts if isinstance(path, str) and (
+                x[0] == "/" and path.startswith("/") or path == x[0]
+                or path.startswith(x[0].rstrip("/") + "/"))), ("", "", 0))
+        return cache[path]
+
+    got = [find(p) for p in df["path"]]
+    out = df.copy()
+    out["mount_point"] = [g[0] for g in got]
+    out["fs_type"] = [g[1] for g in got]
+    out["fs_block_size"] = np.array([g[2] for g in got], dtype=np.int64)
+    return out

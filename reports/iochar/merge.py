@@ -118,10 +118,54 @@ def _min_nz(g: _Groups, x):
     return np.where(m == big, 0, m)
 
 
-def _topk(g: _Groups, vals: np.ndarray, cnts: np.ndarray):
-    """Merge (n, k) value/count tables per group: counts added by value, k largest kept."""
-    k = vals.shape[1]
-    grp = np.repeat(np.repeat(np.arange(len(g.sizes)), g.sizes), k)
+def parse_topk(buf: bytes, count: int, schema: list, what: str):
+    """TOPK payload (docs/log-format.md) -> (record ids, int64 array (count, tables, 2, slots)).
+    Raises LogError when its sizes disagree with its header or the module's schema."""
+    if len(buf) < 8:
+        raise LogError(f"{what}: TOPK payload of {len(buf)} bytes has no header")
+    slots, ntab = np.frombuffer(buf, dtype="<u4", count=2)
+    if not 1 <= slots <= 4096 or ntab != len(topk_tables(schema)):
+        raise LogError(f"{what}: TOPK with {slots} slots x {ntab} tables does not fit the "
+                       f"schema's {len(topk_tables(schema))} tables")
+    row = 8 + 16 * int(slots) * int(ntab)
+    if len(buf) != 8 + row * count:
+        raise LogError(f"{what}: TOPK payload size {len(buf)} inconsistent with {count} rows")
+    raw = np.frombuffer(buf, dtype=np.uint8, offset=8).reshape(count, row)
+    ids = raw[:, :8].copy().view("<u8").ravel()
+    tabs = raw[:, 8:].copy().view("<i8").reshape(count, int(ntab), 2, int(slots))
+    return ids, tabs
+
+
+def whole_tables(df: pd.DataFrame, schema: list, part_tables: list) -> np.ndarray:
+    """(len(df), tables, 2, slots) tables for the rows of df (concatenated per-rank frames,
+    in order); part_tables: per part, (row count, (ids, tables) or None). A part without
+    TOPK sections contributes its logged top-4 entries."""
+    tabs = topk_tables(schema)
+    slots = max([t[1].shape[3] for _, t in part_tables if t is not None] + [len(tabs[0][0])])
+    out = np.zeros((len(df), len(tabs), 2, slots), dtype=np.int64)
+    names = [n for n, _ in schema]
+    at = 0
+    for n, t in part_tables:
+        sub = df.iloc[at:at + n]
+        for j, (vi, ci) in enumerate(tabs):
+            k = len(vi)
+            out[at:at + n, j, 0, :k] = sub[[names[i] for i in vi]].to_numpy()
+            out[at:at + n, j, 1, :k] = sub[[names[i] for i in ci]].to_numpy()
+        if t is not None:
+            ids, arr = t
+            pos = pd.Index(ids).get_indexer(sub["record_id"].to_numpy())
+            have = pos >= 0
+            out[at:at + n][have, :, :, :arr.shape[3]] = arr[pos[have]]
+            out[at:at + n][have, :, :, arr.shape[3]:] = 0
+        at += n
+    return out
+
+
+def _topk(g: _Groups, vals: np.ndarray, cnts: np.ndarray, k: int | None = None):
+    """Merge (n, w) value/count tables per group: counts added by value, k largest kept
+    (k = w by default)."""
+    k = vals.shape[1] if k is None else k
+    grp = np.repeat(np.repeat(np.arange(len(g.sizes)), g.sizes), vals.shape[1])
     v, c = vals.ravel(), cnts.ravel()
     keep = c != 0
     grp, v, c = grp[keep], v[keep], c[keep]
@@ -143,9 +187,11 @@ def _topk(g: _Groups, vals: np.ndarray, cnts: np.ndarray):
     return out_v, out_c
 
 
-def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list) -> pd.DataFrame:
+def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list,
+                      tables: np.ndarray | None = None) -> pd.DataFrame:
     """Reduce consecutive groups of rows (lengths `sizes`, each sorted by rank) to one row
-    each with rank -1, following each counter's op."""
+    each with rank -1, following each counter's op. tables: whole top-k tables of m's rows
+    (whole_tables' layout), merged instead of the logged top-4 entries when given."""
     g = _Groups(sizes)
     names = [n for n, _ in schema]
     col = {n: m[n].to_numpy() for n in names}
@@ -190,9 +236,12 @@ def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list) -> pd.Da
         else:
             raise ValueError(f"counter {n} has unknown reduction op {op}")
         out[n] = np.asarray(r).astype(x.dtype, copy=False)
-    for vi, ci in topk_tables(schema):
+    for t, (vi, ci) in enumerate(topk_tables(schema)):
         vn, cn = [names[i] for i in vi], [names[i] for i in ci]
-        tv, tc = _topk(g, m[vn].to_numpy(), m[cn].to_numpy())
+        if tables is None:
+            tv, tc = _topk(g, m[vn].to_numpy(), m[cn].to_numpy())
+        else:  # whole tables: exact while every rank's table was (no bound here)
+            tv, tc = _topk(g, tables[:, t, 0, :], tables[:, t, 1, :], len(vi))
         for j in range(len(vi)):
             out[vn[j]], out[cn[j]] = tv[:, j], tc[:, j]
     keys = ["rank", "record_id"] + (["path"] if "path" in m else [])
@@ -201,13 +250,18 @@ def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list) -> pd.Da
     return pd.DataFrame({k: out[k] for k in keys + names})
 
 
-def reduce_records(df: pd.DataFrame, schema: list) -> pd.DataFrame:
+def reduce_records(df: pd.DataFrame, schema: list, tables: np.ndarray | None = None
+                   ) -> pd.DataFrame:
     """Rows of one record_id from >= 2 ranks become one rank -1 row; others stay.
-    Result sorted by record_id then rank, columns as `df`."""
+    Result sorted by record_id then rank, columns as `df`. tables: whole top-k tables
+    aligned with df's rows (whole_tables)."""
     if any(not 0 <= op < len(OPS) for _, op in schema):
         bad = next(n for n, op in schema if not 0 <= op < len(OPS))
         raise ValueError(f"counter {bad} has an unknown reduction op")
-    df = df.sort_values(["record_id", "rank"], kind="stable", ignore_index=True)
+    order = np.lexsort((df["rank"].to_numpy(), df["record_id"].to_numpy()))
+    df = df.iloc[order].reset_index(drop=True)
+    if tables is not None:
+        tables = tables[order]
     rid = df["record_id"].to_numpy()
     if len(df) == 0:
         return df
@@ -216,6 +270,7 @@ def reduce_records(df: pd.DataFrame, schema: list) -> pd.DataFrame:
     multi_row = np.repeat(sizes >= 2, sizes)
     if not multi_row.any():
         return df
-    reduced = reduce_group_rows(df[multi_row].reset_index(drop=True), sizes[sizes >= 2], schema)
+    reduced = reduce_group_rows(df[multi_row].reset_index(drop=True), sizes[sizes >= 2], schema,
+                                None if tables is None else tables[multi_row])
     out = pd.concat([df[~multi_row], reduced[df.columns]], ignore_index=True)
     return out.sort_values(["record_id", "rank"], kind="stable", ignore_index=True)

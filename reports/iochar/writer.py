@@ -108,6 +108,16 @@ def columnar(rows: np.ndarray) -> bytes:
     return head + np.ascontiguousarray(planes).tobytes()
 
 
+def topk_payload(ids, tables) -> bytes:
+    """TOPK payload: u32 slots, u32 tables, then per record its id and, per table,
+    i64 values[slots] then i64 counts[slots]; tables: int array (n, tables, 2, slots)."""
+    t = np.asarray(tables, dtype="<i8")
+    n, ntab, _, slots = t.shape
+    rows = np.zeros(n, dtype=[("id", "<u8"), ("t", "<i8", (ntab * 2 * slots,))])
+    rows["id"], rows["t"] = np.asarray(ids, dtype=np.uint64), t.reshape(n, -1)
+    return struct.pack("<II", slots, ntab) + rows.tobytes()
+
+
 def _n_int(schema: list, n_int: int | None) -> int:
     """Integer counters come first; by default those whose name lacks `_F_`."""
     return sum("_F_" not in name for name, _ in schema) if n_int is None else n_int
@@ -116,8 +126,9 @@ def _n_int(schema: list, n_int: int | None) -> int:
 def encode_log(job: dict, modules: dict, names: dict | None = None, series=None, ranks=None,
                mounts=None, extra_sections=(), chunk: int | None = None, level: int = 1) -> bytes:
     """The bytes of a log. modules: {name: {"schema": [(counter, op)], "records": rows,
-    optional "n_int", "version"}}; series: {module: dict or [dict] (width, bytes_read,
-    bytes_written, reads, writes)}; ranks: {module: DataFrame/structured array};
+    optional "n_int", "version", "topk": (ids, tables) as topk_payload}}; series:
+    {module: dict or [dict] (width, bytes_read, bytes_written, reads, writes)};
+    ranks: {module: DataFrame/structured array};
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
     [(kind, module, count, payload)]; chunk: split NAMES/RECORDS into sections of this
     many entries (as an MPI job's ranks do)."""
@@ -149,6 +160,9 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
         for i in range(0, max(len(arr), 1), step):
             part = arr[i:i + step]
             secs.append(("RECORDS", mod, len(part), columnar(part)))
+        if spec.get("topk") is not None:  # (ids, tables): a per-rank log's whole tables
+            ids, tabs = spec["topk"]
+            secs.append(("TOPK", mod, len(ids), topk_payload(ids, tabs)))
     for mod, items in (series or {}).items():
         for s in [items] if isinstance(items, dict) else items:
             bins = np.array([np.asarray(s[k], dtype="<i8") for k in SERIES_KEYS])

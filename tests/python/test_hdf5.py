@@ -117,3 +117,18 @@ def test_h5py(tmp_path):
     expect(c, H5D_OPENS=2, H5D_WRITES=2, H5D_READS=1, H5D_BYTES_WRITTEN=64, H5D_BYTES_READ=32,
            H5D_REGULAR_HYPERSLAB_SELECTS=0, H5D_CHUNK_SIZE_D1=2, H5D_CHUNK_SIZE_D2=4)
     bins(c, "H5D", "WRITE", {"0_100": 2})
+
+
+@pytest.mark.skipif(not os.path.exists(workload("h5_v16")),
+                    reason="needs libhdf5-serial (tests/h5_v16)")
+def test_h5_16_api_names(tmp_path):
+    """H5Dcreate1/H5Dopen1/H5Dextend (IOR's HDF5 backend) count as their *2 forms."""
+    p = run([workload("h5_v16"), str(tmp_path / "v16.h5")], tmp_path)
+    assert p.returncode == 0 and p.stdout.decode().strip() == "done", p.stderr
+    assert totals(frames(tmp_path, "H5F"), "/v16.h5")["H5F_OPENS"] == 1
+    d = frames(tmp_path, "H5D")
+    expect(totals(d, "/v16.h5:/a"), H5D_OPENS=2, H5D_WRITES=1, H5D_READS=1,
+           H5D_BYTES_WRITTEN=8192, H5D_BYTES_READ=8192)
+    # written after H5Dextend to 512 ints: the new extent counts
+    expect(totals(d, "/v16.h5:/b"), H5D_OPENS=2, H5D_WRITES=1, H5D_READS=1,
+           H5D_BYTES_WRITTEN=2048, H5D_BYTES_READ=2048, H5D_LAYOUT=3)

@@ -94,6 +94,11 @@ def _partial_reasons(job: dict) -> list:
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
     if flags & 4:
         out.append("the trace filled its buffer; later calls were counted, not traced")
+    if flags & 32:
+        out.append("a process used io_uring: its reads and writes are in no counter")
+    if flags & 64:
+        out.append("a recorded file was mapped shared and writable: stores through the mapping "
+                   "are in no write counter")
     return out
 
 
