@@ -137,7 +137,8 @@ JOB_INTS = {"format": (0, 1 << 31), "nprocs": (1, MAX_NPROCS), "nnodes": (1, MAX
             "partial": (0, (1 << 31) - 1), "folded_files": (0, 1 << 62),
             "memory_bound": (0, 1 << 62), "finalized": (0, 1), "truncated_paths": (0, 1 << 62)}
 JOB_TIMES = ("start_time", "end_time")
-JOB_STRS = ("version", "exe", "cmdline", "jobid", "hostname", "user", "mpi", "warnings")
+JOB_STRS = ("version", "exe", "cmdline", "jobid", "hostname", "user", "mpi", "warnings",
+            "time_origin")
 
 
 def _check_job(job: dict, what: str):
@@ -678,6 +679,14 @@ class Log:
                 raise LogError(f"{p.name}: TOPK {module} sections differ in slots")
             out.append((len(df), (np.concatenate([i for i, _ in got]),
                                   np.concatenate([a for _, a in got]))))
+        # the merged tables take rows x tables x 2 x slots cells: slots is a number in
+        # the log, so the whole must fit the parts' bound (docs: Reader validation)
+        shapes = [t[1].shape for _, t in out if t is not None]
+        if shapes:
+            cells = sum(n for n, _ in out) * shapes[0][1] * 2 * max(s[3] for s in shapes)
+            if 8 * cells > sum(p.cap for p in parts):
+                raise LogError(f"{self.files[0]}: TOPK {module}: {cells} table cells exceed "
+                               "the bound for these files")
         return out
 
     def series(self, module: str) -> dict | None:

@@ -325,6 +325,23 @@ def m_trace(secs, rng):
     return f"TRACE {name}" + _set(sec, buf)
 
 
+def m_topk(secs, rng):
+    """TOPK (per-rank logs): slots, table count, table values and counts."""
+    sec = _pick(secs, rng, b"TOPK")
+    if sec is None or len(sec[3]) < 8:
+        return "no TOPK"
+    buf = bytearray(sec[3])
+    r = rng.random()
+    if r < 0.3:
+        buf[0:4] = struct.pack("<I", rng.choice([0, 1, 4, 4096, 4097, 2**31]))
+        return "TOPK slots" + _set(sec, buf)
+    if r < 0.45:
+        buf[4:8] = struct.pack("<I", rng.choice([0, 1, 3, 2**32 - 1]))
+        return "TOPK tables" + _set(sec, buf)
+    put_i64(buf, 8 + 8 * rng.randrange(max((len(buf) - 8) // 8, 1)), rng.choice(I64))
+    return "TOPK value" + _set(sec, buf)
+
+
 def _set(sec, buf) -> str:
     sec[3] = bytes(buf)
     return ""
@@ -412,7 +429,7 @@ def m_inflate_bomb(secs, rng):
 
 MUTATORS = [(m_job, 8), (m_names, 3), (m_records, 6), (m_schema, 3), (m_series, 3),
             (m_trace, 3), (m_callsite, 2), (m_loadmap, 1), (m_payload_bytes, 2),
-            (m_section, 3), (lambda s, r: m_rows(s, r, b"RANKS", 64), 2),
+            (m_section, 3), (lambda s, r: m_rows(s, r, b"RANKS", 64), 2), (m_topk, 2),
             (m_inflate_bomb, 0.05)]
 _FNS, _WEIGHTS = zip(*MUTATORS)
 
