@@ -271,6 +271,7 @@ class _Part:
         self.mounts = []
         self.names = []  # (ids, paths, truncated ids) per NAMES section
         self.cap = 0  # bytes this file may inflate to (INFLATE_FLOOR/RATIO)
+        self.topk_ids = {}  # module -> [record ids of each TOPK section]
         self.schemas = {}  # module -> (version, n_int, n_float, [(name, op)])
         self.modules = []
         self.records = {}  # module -> [payload bytes]
@@ -349,6 +350,10 @@ class _Part:
     def _check_values(self):
         """Values that need the JOB (nprocs) or must be non-negative / finite."""
         nprocs = self.job.get("nprocs")
+        for module, chunks in self.topk_ids.items():
+            ids = np.concatenate(chunks)
+            if len(np.unique(ids)) != len(ids):
+                self._fail(f"TOPK {module}: a record id has two rows")
         for module, arrs in self.ranks.items():
             for a in arrs:
                 where = f"RANKS {module}"
@@ -435,6 +440,12 @@ class _Part:
                     check_section(kind, module, count, buf)
                 except LogError as e:
                     self._fail(f"{where}: {e}")
+            elif kind == "TOPK":  # whole top-k tables of a per-rank log
+                from .merge import parse_topk
+                if module not in self.schemas:
+                    self._fail(f"{where}: TOPK before the module's SCHEMA")
+                ids, _ = parse_topk(buf, count, self.schemas[module][3], f"{self.name}: {where}")
+                self.topk_ids.setdefault(module, []).append(ids)
             self.extra.append((kind, module, count, buf))
 
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
@@ -677,8 +688,10 @@ class Log:
                 continue
             if len({a.shape[3] for _, a in got}) > 1:
                 raise LogError(f"{p.name}: TOPK {module} sections differ in slots")
-            out.append((len(df), (np.concatenate([i for i, _ in got]),
-                                  np.concatenate([a for _, a in got]))))
+            ids = np.concatenate([i for i, _ in got])
+            if len(np.unique(ids)) != len(ids):
+                raise LogError(f"{p.name}: TOPK {module}: a record id has two rows")
+            out.append((len(df), (ids, np.concatenate([a for _, a in got]))))
         # the merged tables take rows x tables x 2 x slots cells: slots is a number in
         # the log, so the whole must fit the parts' bound (docs: Reader validation)
         shapes = [t[1].shape for _, t in out if t is not None]

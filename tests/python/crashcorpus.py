@@ -31,6 +31,7 @@ EXPECT = {
     "counter_2p63_minus_1.iochar": None,
     "merge_topk_count_outside_table": "top-k count outside a table",
     "merge_folded_files_string": "folded_files is str",
+    "merge_topk_section_repeated": "TOPK POSIX: a record id has two rows",
     "dollar_foo_trace_titles.iochar": None,
     "trace_name_not_utf8.iochar": None,
 }
@@ -94,6 +95,11 @@ def counter_max(secs):
         for p in range(8):
             buf[base + p * count + row] = ((2**63 - 1) >> (8 * p)) & 0xFF
     sec[3] = bytes(buf)
+
+
+def topk_twice(secs):
+    sec = next(s for s in secs if s[0] == b"TOPK" and s[1] == b"POSIX")
+    secs.insert(secs.index(sec) + 1, list(sec))
 
 
 def stray_topk_count(secs):
@@ -165,7 +171,9 @@ def build(out: Path):
     ranks = F.seed_bytes("ranks")
     for d, k, fn in (("merge_topk_count_outside_table", 1, stray_topk_count),
                      ("merge_folded_files_string", 2, lambda s: _job_set(
-                         s, b"folded_files", 3, b"12"))):
+                         s, b"folded_files", 3, b"12")),
+                     # found by the fuzzer: pandas cannot index repeated ids
+                     ("merge_topk_section_repeated", 3, topk_twice)):
         (out / d).mkdir(exist_ok=True)
         for i, blob in enumerate(ranks):
             if i == k:

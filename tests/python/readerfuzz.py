@@ -653,7 +653,9 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as d:
         stats = fuzz(args.cases, args.seed, Path(d), args.report_every, args.html_every,
                      args.cli_every, keep)
-    stats["maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    stats["maxrss_bytes"] = use.ru_maxrss * 1024
+    stats["cpu_seconds"] = round(use.ru_utime + use.ru_stime, 1)
     print(json.dumps(stats, indent=1))
     return 1 if stats["crashes"] else 0
 

@@ -69,6 +69,7 @@ def _main(argv) -> int:
     for m in modules:
         if m not in log.modules:
             raise LogError(f"module {m} not in log (modules: {' '.join(log.modules) or 'none'})")
+        log.records(m)  # read (and check) everything before printing anything
     for line in _lines(log, modules):
         sys.stdout.write(line + "\n")
     sys.stdout.flush()
