@@ -86,7 +86,11 @@ def counter_map(module: str) -> dict[str, str]:
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
     if name in df.columns:
-        return df[name].to_numpy(dtype=np.float64, na_value=0.0)
+        s = df[name]
+        if s.dtype.kind in "iuf":  # log columns: plain numpy, no NA to map (and fast)
+            v = s.to_numpy(dtype=np.float64)
+            return np.where(np.isnan(v), 0.0, v) if s.dtype.kind == "f" else v
+        return s.to_numpy(dtype=np.float64, na_value=0.0)
     return np.zeros(len(df))
 
 

@@ -561,8 +561,8 @@ def no_addr2line():
         yield
 
 
-def fuzz(cases: int, seed: int, tmpdir: Path, report_every: int = 5, html_every: int = 500,
-         cli_every: int = 250, keep=None) -> dict:
+def fuzz(cases: int, seed: int, tmpdir: Path, report_every: int = 12, html_every: int = 1000,
+         cli_every: int = 500, keep=None) -> dict:
     """Run `cases` mutated logs through the reader tier (all of them), the report tier
     (every report_every-th), the HTML page (every html_every-th) and the console
     entry points (every cli_every-th). Returns counts and the crashes."""
@@ -634,9 +634,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=int(os.environ.get("IOCHAR_FUZZ_CASES", 5000)))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("IOCHAR_FUZZ_SEED", 1)))
-    ap.add_argument("--report-every", type=int, default=5)
-    ap.add_argument("--html-every", type=int, default=500)
-    ap.add_argument("--cli-every", type=int, default=250)
+    ap.add_argument("--report-every", type=int, default=12)
+    ap.add_argument("--html-every", type=int, default=1000)
+    ap.add_argument("--cli-every", type=int, default=500)
     ap.add_argument("--keep", metavar="DIR", help="write each crashing log (and why) here")
     args = ap.parse_args(argv)
     keep = None
