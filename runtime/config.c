@@ -67,8 +67,8 @@ int iochar_config_load(void) {
     if (m)
       iochar_cfg.memory = m;
     else
-      iochar_warn_once(1, "IOCHAR_MEMORY=%s is not a size; using %u bytes", v,
-                       IOCHAR_DEFAULT_MEMORY);
+      iochar_warn_once(IOCHAR_WARN_CONFIG_MEMORY, "IOCHAR_MEMORY=%s is not a size; using %u bytes",
+                       v, IOCHAR_DEFAULT_MEMORY);
   }
   for (size_t i = 0; i < sizeof default_exclude / sizeof *default_exclude; i++) {
     iochar_cfg.exclude[iochar_cfg.nexclude] = default_exclude[i];

@@ -15,6 +15,8 @@
 #include "../reducer/pmpi.h"
 #include "../runtime/access.h"
 #include "../runtime/config.h"
+#include "../runtime/internal.h"
+#include "../runtime/live.h"
 #include "interpose.h"
 #include "mpiio_counters.h"
 
@@ -321,6 +323,7 @@ static void after_init(int ret) {
   if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
   iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
   iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
+  iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
   int len = 0;
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {
@@ -340,6 +343,7 @@ static void after_init(int ret) {
   files = iochar_hmap_create(1 << 15);
   requests = iochar_hmap_create(NPENDING);
   j->mpi_initialized = 1;
+  iochar_records_live_now(); /* a rank killed from here on leaves its counters */
   /* A job that leaves without MPI_Finalize writes per-rank logs: at exit,
    * before handlers the application registered before MPI_Init (a crash
    * handler may synchronise there) and long before the library destructors. */
@@ -364,8 +368,18 @@ MPI_WRAP(int, MPI_Init_thread, (int *argc, char ***argv, int req, int *prov)) {
 
 MPI_WRAP(int, MPI_Finalize, (void)) {
   if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
-    IOCHAR_RECORD(iochar_mpi_reduce_and_write());
+    IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
   return PREAL(MPI_Finalize)();
+}
+
+void iochar_abort_log(int code); /* runtime/core.c */
+
+/* The calling rank writes its own log; the launcher kills the others, whose
+ * live files keep their counters (the reader names the ranks it lacks). */
+MPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
+    IOCHAR_RECORD(iochar_abort_log(errorcode));
+  return PREAL(MPI_Abort)(comm, errorcode);
 }
 
 /* ---- open, close, metadata ---------------------------------------------- */

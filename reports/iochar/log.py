@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import re
@@ -43,6 +44,9 @@ EPOCH_MAX = 1e10  # JOB start/end times: seconds since 1970, before the year 228
 TRUNCATED_MARK = b"\0TRUNCATED"  # NAMES entry of a name cut at the runtime's path limit
 _IDENT = re.compile(r"[A-Za-z0-9_]*\Z")
 _COUNTER = re.compile(r"[A-Za-z0-9_.]{1,255}\Z")
+
+
+builtins_open = builtins.open  # `open` below is this module's
 
 
 class LogError(Exception):
@@ -138,7 +142,7 @@ JOB_INTS = {"format": (0, 1 << 31), "nprocs": (1, MAX_NPROCS), "nnodes": (1, MAX
             "memory_bound": (0, 1 << 62), "finalized": (0, 1), "truncated_paths": (0, 1 << 62)}
 JOB_TIMES = ("start_time", "end_time")
 JOB_STRS = ("version", "exe", "cmdline", "jobid", "hostname", "user", "mpi", "warnings",
-            "time_origin")
+            "time_origin", "ended_by", "missing_ranks")
 
 
 def _check_job(job: dict, what: str):
@@ -607,6 +611,8 @@ class Log:
                                     "block_size": [r[2] for r in rows]})
         self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
         self.extra_sections = [e for p in parts for e in p.extra]
+        from .merge import note_missing_ranks
+        note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
         # ids of names the runtime cut at its path limit (NAMES truncation marker)
@@ -723,6 +729,15 @@ class Log:
 
 
 def _read(path: Path) -> _Part:
+    from . import live
+    try:
+        with builtins_open(path, "rb") as fh:
+            magic = fh.read(8)
+    except OSError as e:
+        raise LogError(f"cannot read {path}: {e.strerror or e}") from None
+    if magic == live.MAGIC:  # a live file: the log it holds (reports/iochar/live.py)
+        data, _ = live.recovered_log(path)
+        return _Part(data, str(path))
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -746,7 +761,9 @@ def _expand(path_or_list) -> list:
     for it in items:
         p = Path(it)
         if p.is_dir():
+            from .live import live_files
             found = sorted(p.glob("*.iochar"))
+            found += live_files(p, found)
             if not found:
                 raise LogError(f"no *.iochar logs in {p}")
             files += found
@@ -756,7 +773,11 @@ def _expand(path_or_list) -> list:
 
 
 def open(path_or_list) -> Log:
-    """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
+    """Open a log, a list of logs, or a directory of *.iochar logs of one job.
+    A `.darshan` file is read through PyDarshan (iochar/darshan.py)."""
+    if isinstance(path_or_list, (str, os.PathLike)) and str(path_or_list).endswith(".darshan"):
+        from .darshan import DarshanLog
+        return DarshanLog(path_or_list)
     return Log([_read(p) for p in _expand(path_or_list)])
 
 

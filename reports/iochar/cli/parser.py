@@ -63,7 +63,18 @@ def _main(argv) -> int:
                     help="a log, several per-rank logs of one job, or a directory of them")
     ap.add_argument("--module", action="append", metavar="M",
                     help="only this module (repeatable)")
+    ap.add_argument("--recover", action="store_true",
+                    help="write the log each live file (.*.live) holds, print its name")
+    ap.add_argument("-o", "--output", metavar="OUT",
+                    help="with --recover and one live file: write the log there")
     args = ap.parse_args(argv)
+    if args.recover:
+        from ..live import recover
+        if args.output and len(args.logs) > 1:
+            raise LogError("-o takes one live file")
+        for f in args.logs:
+            print(escape(recover(f, args.output)))
+        return 0
     log = open_log(args.logs if len(args.logs) > 1 else args.logs[0])
     modules = args.module or log.modules
     for m in modules:

@@ -28,7 +28,8 @@ def from_log(log) -> dict:
 def build(data: dict, cfg: dict | None = None) -> dict:
     """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
-    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep)
+    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep,
+                         mounts=data.get("mounts"))
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
     cut = data.get("truncated") or set()
@@ -40,7 +41,6 @@ def build(data: dict, cfg: dict | None = None) -> dict:
     if warnings:
         rep["job"]["warnings"] = warnings
     return rep
-
 
 
 def _module_lines(name: str, s: dict) -> list:
@@ -94,6 +94,13 @@ def _partial_reasons(job: dict) -> list:
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
     if flags & 4:
         out.append("the trace filled its buffer; later calls were counted, not traced")
+    if flags & 8:
+        how = {"killed": "killed by a signal", "_exit": "left by _exit",
+               "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
+        out.append("counters recovered from live files of processes that wrote no log "
+                   f"(this one: {how}); a call in flight at the end may be counted in part")
+    if flags & 16:
+        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
     if flags & 32:
         out.append("a process used io_uring: its reads and writes are in no counter")
     if flags & 64:
@@ -117,8 +124,13 @@ def text(rep: dict) -> str:
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
     for a in rep["advice"]:
-        out += [f"  [{a['severity'].upper()}] {a['id']}: {a['message']}",
+        cost = a.get("cost") or {}
+        share = cost.get("io_time_share", cost.get("bytes_share"))
+        what = "of I/O time" if "io_time_share" in cost else "of bytes"
+        out += [f"  {a.get('rank', '')}. [{a['severity'].upper()}] {a['id']}: {a['message']}"
+                + (f" ({100 * share:.0f}% {what})" if share is not None else ""),
                 f"      -> {a['recommendation']}"]
+        out += [f"      explains {f['id']}: {f['message']}" for f in a.get("folded") or []]
         if a.get("where"):
             out.append(f"      at {a['where']}")
     out += callsites.text_lines(rep)
