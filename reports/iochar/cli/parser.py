@@ -24,7 +24,7 @@ def _lines(log, modules):
     yield "# modules: " + " ".join(log.modules)
     for m in log.mounts.itertuples(index=False):
         yield f"# mount: {escape(m.mount_point)} {escape(m.fs_type)} {m.block_size}"
-    cut = log.truncated_ids
+    cut = getattr(log, "truncated_ids", set())
     for mod in modules:
         schema = log.schema(mod)
         df = log.records(mod)

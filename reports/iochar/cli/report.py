@@ -21,7 +21,8 @@ def from_log(log) -> dict:
     """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
-    data["truncated"] = log.truncated_paths()  # names cut at the runtime's path limit
+    # names cut at the runtime's path limit (a Darshan log has none)
+    data["truncated"] = log.truncated_paths() if hasattr(log, "truncated_paths") else set()
     return data
 
 
