@@ -6,7 +6,7 @@ import html
 
 from . import html_observed, plots
 from . import summary as S
-from .safetext import TRUNCATED_NOTE, escape, when
+from .safetext import TRUNCATED_NOTE, escape, object_strings, when
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222}
@@ -114,6 +114,7 @@ def top_files(modules: dict) -> str:
                   "read", "written"], rows, left=2) if rows else "<p class='muted'>none</p>"
 
 
+@object_strings
 def render(report: dict, series: dict | None = None, ranks: dict | None = None,
            observed=None) -> str:
     """report: {"job", "modules", "advice"} as iochar-report --json prints it."""

@@ -9,8 +9,11 @@ escaped form is unambiguous and a name never moves the cursor.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import time
+import warnings
 
 TRUNCATED_NOTE = "... [truncated]"  # after a name the runtime cut at its path limit
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
@@ -65,6 +68,34 @@ def sanitize(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+@contextlib.contextmanager
+def _object_strings():
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the option is deprecated (pandas 3.x)
+        try:
+            ctx = pd.option_context("future.infer_string", False)
+        except (KeyError, ValueError, AttributeError):  # no such option any more
+            ctx = contextlib.nullcontext()
+        with ctx:
+            yield
+
+
+def object_strings(fn):
+    """Run fn with pandas' inference of Arrow-backed str columns off (scoped, restored
+    after): a file name that is not UTF-8 is a str with lone surrogates, which Arrow
+    cannot hold, and reporters group, index and build frames by path in many places.
+    With the option gone (pandas 4), the reader's own columns stay dtype object
+    (log.text_column) but a new frame built from paths may fail: build those with
+    log.text_column."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        with _object_strings():
+            return fn(*args, **kw)
+    return wrapper
 
 
 def when(t) -> str:

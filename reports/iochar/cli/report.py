@@ -8,7 +8,7 @@ import sys
 from .. import advice, callsites, html
 from .. import summary as S
 from ..log import open as open_log
-from ..safetext import TRUNCATED_NOTE
+from ..safetext import TRUNCATED_NOTE, object_strings
 from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
 
 
@@ -26,6 +26,7 @@ def from_log(log) -> dict:
     return data
 
 
+@object_strings
 def build(data: dict, cfg: dict | None = None) -> dict:
     """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
