@@ -11,7 +11,6 @@ from .safetext import escape
 
 COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
 MAX_FILES = 6  # offset-vs-time panels
-MAX_RANK_ROWS = 128  # rank-vs-time rows: the ranks with the most segments
 
 
 @plots.literal_text
@@ -38,32 +37,32 @@ def offset_vs_time(trace) -> str:
                             fmt="none", ecolor=COLORS[op], elinewidth=2, label=op)
                 ax.hlines(mid, x["start"], np.maximum(x["end"], x["start"]), colors=COLORS[op])
         ax.set_title(escape(path), fontsize=9, loc="left")
-        ax.set_ylabel("offset (bytes)")
-        ax.legend(loc="upper left", fontsize=8)
+        ax.set_ylabel("offset")
+        plots.binary_axis(ax.yaxis, float((d["offset"] + d["length"]).max()))
+        plots.legend_beside(ax)
+        plots.plain_seconds(ax.xaxis)
     axes[-1, 0].set_xlabel("seconds since job start")
+    fig.suptitle("File offsets over time")
     return plots.to_png(fig)
 
 
 @plots.literal_text
 def rank_vs_time(trace) -> str:
     """Each rank a row; each segment a bar from start to end, coloured by operation."""
-    busiest = trace["rank"].value_counts(sort=True).index[:MAX_RANK_ROWS]
-    trace = trace[trace["rank"].isin(busiest)]
-    ranks = sorted(busiest)
-    fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * max(len(ranks), 1)))
-    row = {r: i for i, r in enumerate(ranks)}
+    ranks = sorted(trace["rank"].unique())
+    fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * min(max(len(ranks), 1), 32)))
     for op in ("read", "write", "meta"):
         x = trace[trace["op"] == op]
         if len(x):
-            y = x["rank"].map(row).to_numpy()
+            y = x["rank"].to_numpy()
             width = np.maximum((x["end"] - x["start"]).to_numpy(), 1e-6)
             ax.barh(y, width, left=x["start"].to_numpy(), height=0.7, color=COLORS[op],
                     label=op)
-    ax.set_yticks(range(len(ranks)))
-    ax.set_yticklabels([str(r) for r in ranks], fontsize=8)
+    plots.integer_ticks(ax.yaxis)
     ax.set_ylabel("rank")
     ax.set_xlabel("seconds since job start")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("Ranks over time")
+    plots.legend_beside(ax)
     return plots.to_png(fig)
 
 
@@ -79,8 +78,9 @@ def section(report: dict, observed=None, esc=str, table=None, img=None) -> list:
                  S.human_time(s["time_read"] + s["time_write"] + s["time_meta"]),
                  f"{s['nranks']:,}"] for s in sites]
         parts += ["<h2>Call sites</h2>",
-                  table(["module", "site", "called from", "reads", "writes", "meta", "read",
-                         "written", "dominant size", "time", "ranks"], rows, left=3)]
+                  table(["module", "site", "called from", "read ops", "write ops", "meta ops",
+                         "bytes read", "bytes written", "dominant size", "time", "ranks"],
+                        rows, left=3)]
     tr = report.get("trace")
     trace = getattr(observed, "trace", None)
     if tr:

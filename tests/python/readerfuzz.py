@@ -463,7 +463,7 @@ class Context:
 
     def base_report(self, name: str, data):
         if name not in self.base:
-            self.base[name] = report.build(report.from_log(from_bytes(data, name)))
+            self.base[name] = report.build(report.load_log(from_bytes(data, name)))
         return self.base[name]
 
 
@@ -486,7 +486,7 @@ def open_all(data, name: str):
 def report_all(log, name: str, ctx: Context, with_html: bool = False, base: str | None = None):
     """The report tier: summary, advice, text and JSON report, diff against the
     original log (text and JSON), and optionally the HTML page written atomically."""
-    d = report.from_log(log)
+    d = report.load_log(log)
     rep = report.build(d)
     report.text(rep)
     json.dumps(sanitize(rep), allow_nan=False)

@@ -7,17 +7,20 @@ import sys
 
 from .. import advice, callsites, html
 from .. import summary as S
+from ..log import LogError
 from ..log import open as open_log
 from ..safetext import TRUNCATED_NOTE, object_strings
+from . import jobs as cj
 from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
+from .version import add_version
 
 
 def load(paths: list) -> dict:
     """Plain data of one job from a log, several per-rank logs, or a directory."""
-    return from_log(open_log(paths[0] if len(paths) == 1 else paths))
+    return load_log(open_log(paths[0] if len(paths) == 1 else paths))
 
 
-def from_log(log) -> dict:
+def load_log(log) -> dict:
     """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
@@ -140,6 +143,45 @@ def text(rep: dict) -> str:
     return "\n".join(escape(line) for line in out) + "\n"
 
 
+def _many(args, cfg) -> int:
+    """Logs of several jobs (or --list/--job): the job list, then each job's report."""
+    jobs, bad = cj.find(args.logs, args.job)
+    rows, reps, datas = [], [], []
+    for j in jobs:
+        try:
+            data = load_log(j.open())
+            rep = build(data, cfg)
+        except LogError as e:
+            bad.append((j.files[0], str(e)))
+            continue
+        rows.append(cj.listing(j, rep))
+        reps.append(rep)
+        datas.append(data)
+    cj.warn_bad("iochar-report", bad)
+    if args.html:
+        if len(reps) != 1:
+            raise LogError(f"{len(reps)} jobs: pick one with --job to write HTML "
+                           f"(jobs: {', '.join(r['id'] for r in rows) or 'none'})")
+        write_html(args.html, reps[0], datas[0])
+    if len(reps) == 1 and not args.list:  # one job: the usual report
+        sys.stdout.write(json.dumps(sanitize(reps[0]), indent=1, allow_nan=False) + "\n"
+                         if args.json else text(reps[0]))
+    elif args.json:
+        doc = {"jobs": [r if args.list else {**r, "report": rep} for r, rep in zip(rows, reps)]}
+        sys.stdout.write(json.dumps(sanitize(doc), indent=1, default=S._py) + "\n")
+    else:
+        sys.stdout.write(cj.table(rows))  # fields escaped by jobs.table/banner
+        if not args.list:
+            for r, rep in zip(rows, reps):
+                sys.stdout.write("\n" + cj.banner(r) + text(rep))
+    return 2 if bad else 0
+
+
+def write_html(out: str, rep: dict, data: dict):
+    """Render the page whole, then write it to a temp file and rename it into place."""
+    write_atomic(out, html.render(rep, data["series"], data["ranks"], data.get("observed")))
+
+
 def main(argv=None) -> int:
     return run_cli("iochar-report", _main, argv)
 
@@ -147,18 +189,23 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     p = ArgParser(prog="iochar-report", description="Summarize an iochar log and give advice.")
     p.add_argument("logs", nargs="+", metavar="LOG",
-                   help="a log, several per-rank logs of one job, or a directory of them")
+                   help="a log, per-rank logs of one job, or a directory; logs of several "
+                        "jobs are listed and reported one by one")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
     p.add_argument("--config", metavar="TOML", help="override advice thresholds")
+    p.add_argument("--list", action="store_true", help="only list the jobs in the logs given")
+    cj.add_job_arg(p)
+    add_version(p)
     args = p.parse_args(argv)
     cfg = advice.config.load(args.config)
+    if not cj.single_file(args.logs) or args.job is not None or args.list:
+        return _many(args, cfg)
     data = load(args.logs)
     rep = build(data, cfg)
     out = json.dumps(sanitize(rep), indent=1, allow_nan=False) + "\n" if args.json else text(rep)
     if args.html:  # rendered whole first, then written to a temp file and renamed
-        write_atomic(args.html, html.render(rep, data["series"], data["ranks"],
-                                            data.get("observed")))
+        write_html(args.html, rep, data)
     sys.stdout.write(out)
     return 0
 
