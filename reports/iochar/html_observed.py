@@ -3,6 +3,8 @@ views (offset vs time per file, rank vs time), from plain data."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import plots
@@ -19,6 +21,8 @@ def offset_vs_time(trace) -> str:
     data = trace[(trace["op"] != "meta") & (trace["offset"] >= 0) & (trace["length"] > 0)]
     # grouped by record id, not path: a path may hold bytes that are not UTF-8, which
     # pandas cannot use as a group key
+    if "record_id" not in data:  # a hand-built frame: the path's bytes are the key
+        data = data.assign(record_id=[os.fsencode(p) for p in data["path"]])
     ids = list(data.groupby("record_id")["length"].sum()
                .sort_values(ascending=False, kind="stable").index[:MAX_FILES]) or [None]
     fig, axes = plots._subplots(len(ids), 1, figsize=(9, 0.6 + 2.2 * len(ids)),

@@ -531,8 +531,12 @@ def cli_problem(argv, code, stdout, stderr) -> str | None:
         return f"exit status {code}"
     if "Traceback" in stderr:
         return "traceback"
-    if code == 2 and (stderr.count("\n") != 1 or ": error: " not in stderr):
-        return f"not one error line: {stderr!r}"
+    lines = stderr.splitlines()
+    errors = [ln for ln in lines if ": error: " in ln]
+    if len(errors) > 1 or any(": error: " not in ln and ": warning: " not in ln for ln in lines):
+        return f"stderr is not one error line (and warnings): {stderr!r}"
+    if code == 2 and not lines:
+        return "exit status 2 without a word on stderr"
     if "cannot read the log (" in stderr:  # the guard's catch-all: a reader bug
         return f"unexpected exception: {stderr.strip()}"
     return None

@@ -79,10 +79,11 @@ def test_crash_corpus_every_entry_point(name, tmp_path):
         for argv, code, out, err in F.run_clis(paths, str(F.CORPUS / "posix.iochar"), tmp_path,
                                                with_html=False):
             assert F.cli_problem(argv, code, out, err) is None, (argv, code, err)
-            if expect is None:
-                assert code in (0, 1) and err == "", (argv, err)
-            else:
-                assert code == 2 and out == "" and re.search(expect, err), (argv, err)
+            if expect is None:  # iochar-diff may warn (different programs): no error
+                assert code in (0, 1) and ": error: " not in err, (argv, err)
+            else:  # several per-rank files: the good ones may still be reported
+                assert code == 2 and re.search(expect, err), (argv, err)
+                assert out == "" or path.is_dir(), (argv, out)
     assert not list(tmp_path.glob(".iochar-*.tmp"))  # no temp file left behind
 
 

@@ -10,7 +10,6 @@ import time
 from .. import __version__, advice
 from .. import summary as S
 from ..cli.common import ArgParser, run_cli
-from ..safetext import escape as _escape
 from . import queries
 from .ingest import ingest
 from .store import Store, StoreError
@@ -19,9 +18,21 @@ PROG = "iochar-db"
 
 
 def escape(s) -> str:
-    """Names as safe text (iochar.safetext.escape, the one escaper of every output);
-    None as '-'."""
-    return "-" if s is None else _escape(s)
+    """Names as safe text: control characters and bytes that are not UTF-8 as \\xNN
+    (\\n, \\t, \\r by their letter), so a file name cannot forge terminal output."""
+    if s is None:
+        return "-"
+    s = str(s)
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode)
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif o < 0x20 or o == 0x7F or 0x80 <= o < 0xA0:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch, f"\\x{o:02x}"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _cmd_ingest(args) -> int:
