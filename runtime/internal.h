@@ -23,6 +23,11 @@ void iochar_records_live_now(void);
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
 int iochar_paths_init(void);
+/* runtime/exclude.c: name patterns and interpreter trees, set up once (it
+ * adds exclusion prefixes: before the prefix index is built). */
+void iochar_exclude_init(void);
+/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
+int iochar_name_excluded(const char *abs);
 /* Left by iochar_path_resolve when a name did not fit: buf is the caller's
  * output (the name's first bytes), id the hash of the whole name.  The next
  * iochar_record_get of that very buffer on this thread consumes it; every

@@ -211,11 +211,14 @@ static void index_prefixes(void) {
     }
 }
 
+/* IOCHAR_INCLUDE wins over every exclusion; prefixes before patterns. */
 int iochar_path_excluded(const char *abs) {
   if (log_path_excl[0] && strcmp(abs, log_path_excl) == 0) return 1;
-  if (!second_any && abs[0] && !second_char[(uint8_t)abs[1]]) return 0;
-  if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
-  return has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude);
+  if (second_any || !abs[0] || second_char[(uint8_t)abs[1]]) {
+    if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
+    if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
+  }
+  return iochar_name_excluded(abs);
 }
 
 /* /proc/self/mounts escapes blanks as \040 etc. */
@@ -233,8 +236,9 @@ static void unescape(char *s) {
 }
 
 int iochar_paths_init(void) {
-  index_prefixes();
   iochar_cwd_changed();
+  iochar_exclude_init();
+  index_prefixes();
   if (iochar_cfg.logfile)
     iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
   FILE *f = fopen("/proc/self/mounts", "r");

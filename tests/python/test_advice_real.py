@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from iochar.cli import report
-from tool import BUILD_OPENMPI, logs_in, mpiexec, run, workload
+from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, run, workload
 
 KiB, MiB = 1 << 10, 1 << 20
 N = 4  # MPI ranks (oversubscribed on small machines: keep collective calls few)
@@ -120,7 +120,7 @@ def run_mpi(mode, tmp_path, flavor="mpich"):
     if flavor == "mpich":
         return run_report(mpiexec(N) + [workload("advice_mpi"), mode], tmp_path)
     return run_report(mpiexec(N, "openmpi") + [workload("advice_mpi", BUILD_OPENMPI), mode],
-                      tmp_path, lib=BUILD_OPENMPI / "libiochar.so")
+                      tmp_path, lib=LIB)
 
 
 @pytest.mark.parametrize("flavor", [
