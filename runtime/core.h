@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "flags.h"
 
 #define IOCHAR_VERSION "0.1.0"
 #define IOCHAR_PATH_MAX 4096
@@ -284,9 +285,6 @@ typedef struct iochar_job {
   int abort_code;          /* MPI_Abort's error code */
 } iochar_job;
 extern iochar_job iochar_job_info;
-/* JOB `partial` bit: some names were longer than the path limit and are
- * recorded truncated (JOB `truncated_paths` counts them). */
-#define IOCHAR_PARTIAL_TRUNCATED 128
 
 /* This process's log, once: the serial log, or a per-rank log for an MPI job
  * that never reached MPI_Finalize (at exit, or from the MPI runtime). */

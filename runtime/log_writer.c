@@ -177,8 +177,8 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
   kv_i64(&b, "partial",
-         j->partial | (j->per_rank_log ? 2 : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED : 0),
+         j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
          &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);

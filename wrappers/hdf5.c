@@ -6,9 +6,9 @@
 #include <sys/types.h>
 
 #include "../runtime/access.h"
+#include "../runtime/interpose.h"
 #include "dynlib.h"
 #include "hdf5_counters.h"
-#include "../runtime/interpose.h"
 
 static const iochar_counter_def f_ints[] = {H5F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def f_flts[] = {H5F_F_COUNTERS(IOCHAR_DEF_ENTRY)};

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../runtime/access.h"
-#include "dynlib.h"
 #include "../runtime/interpose.h"
+#include "dynlib.h"
 #include "ncfamily.h"
 #include "netcdf_counters.h"
 

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../runtime/access.h"
-#include "dynlib.h"
 #include "../runtime/interpose.h"
+#include "dynlib.h"
 #include "ncfamily.h"
 #include "pnetcdf_counters.h"
 

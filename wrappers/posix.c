@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
-#include "../runtime/lustre.h"
 #include "../runtime/interpose.h"
+#include "../runtime/lustre.h"
 #include "posix_counters.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -388,7 +388,7 @@ FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st)
 static void record_mmap(iochar_record *r, int prot, int fl, double t0, double t1) {
   record_meta(r, POSIX_MMAPS, t0, t1);
   if ((fl & MAP_SHARED) && (prot & PROT_WRITE))
-    __atomic_fetch_or(&iochar_job_info.partial, 64, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&iochar_job_info.partial, IOCHAR_PARTIAL_SHARED_MMAP, __ATOMIC_RELAXED);
 }
 
 #define DEFINE_MMAP(name, type)                                                        \

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import writer
+from .flags import PARTIAL
 from .log import OP, LogError
 
 MAGIC = b"IOCHARLV"
@@ -389,7 +390,7 @@ def recovered_log(path) -> tuple:
             job[f"folded.{m.name}"] = h["folded"][m.id]
             folded += h["folded"][m.id]
     job["folded_files"] = folded
-    job["partial"] = (h["partial"] & 0xFF) | 8 | (2 if mpi else 0)
+    job["partial"] = (h["partial"] & 0xFF) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:

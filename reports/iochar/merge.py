@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .flags import PARTIAL
 from .log import OP, OPS, LogError, text_column
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])
@@ -71,7 +72,7 @@ def note_missing_ranks(job: dict, jobs: list) -> None:
     missing = [r for r in range(nprocs) if r not in ranks]
     if missing:
         job["missing_ranks"] = ",".join(map(str, missing))
-        job["partial"] = int(job.get("partial") or 0) | 16
+        job["partial"] = int(job.get("partial") or 0) | PARTIAL["MISSING_RANKS"]
 
 
 def topk_tables(schema: list) -> list:
