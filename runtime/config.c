@@ -9,6 +9,41 @@
 #include "core.h"
 
 iochar_config iochar_cfg;
+iochar_env iochar_envs;
+
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+static const char *env_set(const char *name) { /* NULL when unset or empty */
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+void iochar_config_env(void) {
+  iochar_env *e = &iochar_envs;
+  /* The launchers' rank variables: set for MPI processes before MPI_Init. */
+  static const char *const ranks[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                      "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+    const char *v = env_set(ranks[i]);
+    if (v) {
+      e->launcher_rank = atoi(v);
+      break;
+    }
+  }
+  e->user = env_set("USER");
+  if (!e->user) e->user = env_set("LOGNAME");
+  const char *live = getenv("IOCHAR_LIVE");
+  e->live_off = live && !strcmp(live, "0");
+  e->callsites = env_on("IOCHAR_CALLSITES");
+  e->trace = env_on("IOCHAR_TRACE");
+  e->callsites_sample = env_set("IOCHAR_CALLSITES_SAMPLE");
+  e->trace_memory = env_set("IOCHAR_TRACE_MEMORY");
+  e->exclude_pattern = env_set("IOCHAR_EXCLUDE_PATTERN");
+  e->python_trees[0] = getenv("VIRTUAL_ENV");
+  e->python_trees[1] = getenv("CONDA_PREFIX");
+}
 
 static const char *const default_exclude[] = {
     "/proc/",  "/sys/", "/dev/",  "/etc/",  "/usr/", "/lib/",

@@ -27,6 +27,22 @@ typedef struct iochar_config {
 
 extern iochar_config iochar_cfg;
 
+/* The environment the rest of the runtime needs, read once by
+ * iochar_config_env() before anything else (warnings included): after it,
+ * no file but config.c calls getenv. */
+typedef struct iochar_env {
+  int launcher_rank;            /* PMI_RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID */
+  const char *user;             /* USER, else LOGNAME; NULL when neither is set */
+  int live_off;                 /* IOCHAR_LIVE=0 */
+  int callsites, trace;         /* IOCHAR_CALLSITES, IOCHAR_TRACE: set and not "0" */
+  const char *callsites_sample; /* IOCHAR_CALLSITES_SAMPLE, as given */
+  const char *trace_memory;     /* IOCHAR_TRACE_MEMORY, as given */
+  const char *exclude_pattern;  /* IOCHAR_EXCLUDE_PATTERN */
+  const char *python_trees[2];  /* VIRTUAL_ENV, CONDA_PREFIX */
+} iochar_env;
+extern iochar_env iochar_envs;
+void iochar_config_env(void);
+
 #define IOCHAR_DEFAULT_MEMORY (32u << 20) /* ~20,000 POSIX files */
 
 /* Parse the environment; returns 0, or -1 when the tool must stay off. */

@@ -59,8 +59,7 @@ static void job_identity(iochar_job *j) {
     snprintf(j->jobid, sizeof j->jobid, "%s", id);
   else
     snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
-  const char *u = getenv("USER");
-  if (!u || !*u) u = getenv("LOGNAME");
+  const char *u = iochar_envs.user;
   struct passwd pw, *pwp = NULL;
   char pwbuf[1024];
   if ((!u || !*u) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -180,7 +179,8 @@ __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
-  iochar_warn_init(); /* before anything can warn: what fd 2 is at start */
+  iochar_config_env(); /* the environment, read once (runtime/config.c) */
+  iochar_warn_init();  /* before anything can warn: what fd 2 is at start */
   iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
   real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
   /* A set-user-ID (or capability-raising) program runs with its caller's
