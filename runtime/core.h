@@ -47,6 +47,17 @@ typedef struct iochar_rw_layout {
   int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
   int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
 } iochar_rw_layout;
+/* Fill L from module prefix P's counter lists by the names above (each field
+ * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
+ * <P>_<writes>, NULL: none).  runtime/layout.c */
+void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_counter_def *ints,
+                              uint32_t n_int, const iochar_counter_def *flts, uint32_t n_flt,
+                              const char *reads, const char *writes);
+/* A wrapper file's layouts, built before the runtime starts (its constructor
+ * runs at the default priority, after this one): IOCHAR_LAYOUTS { ... } */
+#define IOCHAR_LAYOUTS __attribute__((constructor(101))) static void iochar_layouts_init(void)
+#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes) \
+  iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, writes)
 
 typedef struct iochar_module {
   const char *name;

@@ -15,9 +15,11 @@ static const iochar_counter_def f_flts[] = {H5F_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_ints[] = {H5D_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_flts[] = {H5D_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(H5F_F_META_TIME);
-
-static const iochar_rw_layout d_layout = IOCHAR_VAR_LAYOUT(H5D, READS, WRITES, H5D_RW_SWITCHES);
+static iochar_rw_layout f_layout, d_layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  IOCHAR_LAYOUT_INIT(&f_layout, H5F, f_ints, f_flts, NULL, NULL);
+  IOCHAR_LAYOUT_INIT(&d_layout, H5D, d_ints, d_flts, "READS", "WRITES");
+}
 
 const iochar_module iochar_mod_h5f =
     IOCHAR_MODULE_DEF(H5F, f_ints, f_flts, iochar_rw_state, &f_layout);

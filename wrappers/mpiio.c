@@ -23,25 +23,15 @@ static const iochar_counter_def flts[] = {MPIIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
 /* One layout per call kind: they differ only in which op counter moves. */
 enum { K_INDEP, K_COLL, K_SPLIT, K_NB };
-#define MPIIO_LAYOUT(R, W)                                                                    \
-  {                                                                                           \
-    .ops = {R, W}, .bytes = {MPIIO_BYTES_READ, MPIIO_BYTES_WRITTEN}, .max_byte = {-1, -1},    \
-    .consec = {-1, -1}, .seq = {-1, -1},                                                      \
-    .size_bin0 = {MPIIO_SIZE_READ_0_100, MPIIO_SIZE_WRITE_0_100},                             \
-    .max_time_size = {MPIIO_MAX_READ_TIME_SIZE, MPIIO_MAX_WRITE_TIME_SIZE},                   \
-    .rw_switches = MPIIO_RW_SWITCHES, .access1 = MPIIO_ACCESS1_ACCESS, .stride1 = -1,         \
-    .file_not_aligned = -1, .file_alignment = -1, .mem_not_aligned = -1, .mem_alignment = -1, \
-    .f_time = {MPIIO_F_READ_TIME, MPIIO_F_WRITE_TIME, MPIIO_F_META_TIME},                     \
-    .f_max_time = {MPIIO_F_MAX_READ_TIME, MPIIO_F_MAX_WRITE_TIME},                            \
-    .f_start = {MPIIO_F_READ_START_TIMESTAMP, MPIIO_F_WRITE_START_TIMESTAMP},                 \
-    .f_end = {MPIIO_F_READ_END_TIMESTAMP, MPIIO_F_WRITE_END_TIMESTAMP},                       \
-  }
-static const iochar_rw_layout layouts[4] = {
-    [K_INDEP] = MPIIO_LAYOUT(MPIIO_INDEP_READS, MPIIO_INDEP_WRITES),
-    [K_COLL] = MPIIO_LAYOUT(MPIIO_COLL_READS, MPIIO_COLL_WRITES),
-    [K_SPLIT] = MPIIO_LAYOUT(MPIIO_SPLIT_READS, MPIIO_SPLIT_WRITES),
-    [K_NB] = MPIIO_LAYOUT(MPIIO_NB_READS, MPIIO_NB_WRITES),
-};
+static iochar_rw_layout layouts[4]; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  static const char *const ops[4][2] = {[K_INDEP] = {"INDEP_READS", "INDEP_WRITES"},
+                                        [K_COLL] = {"COLL_READS", "COLL_WRITES"},
+                                        [K_SPLIT] = {"SPLIT_READS", "SPLIT_WRITES"},
+                                        [K_NB] = {"NB_READS", "NB_WRITES"}};
+  for (int k = 0; k < 4; k++)
+    IOCHAR_LAYOUT_INIT(&layouts[k], MPIIO, ints, flts, ops[k][0], ops[k][1]);
+}
 
 typedef struct mpiio_state {
   iochar_rw_state rw; /* first: the shared accounting's part */

@@ -16,8 +16,11 @@ static const iochar_counter_def f_flts[] = {PNETCDF_FILE_F_COUNTERS(IOCHAR_DEF_E
 static const iochar_counter_def v_ints[] = {PNETCDF_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {PNETCDF_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(PNETCDF_FILE_F_META_TIME);
-static const iochar_rw_layout v_layout = IOCHAR_VAR_LAYOUT(PNETCDF_VAR, GETS, PUTS, -1);
+static iochar_rw_layout f_layout, v_layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  IOCHAR_LAYOUT_INIT(&f_layout, PNETCDF_FILE, f_ints, f_flts, NULL, NULL);
+  IOCHAR_LAYOUT_INIT(&v_layout, PNETCDF_VAR, v_ints, v_flts, "GETS", "PUTS");
+}
 
 const iochar_module iochar_mod_pnetcdf_file =
     IOCHAR_MODULE_DEF(PNETCDF_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);

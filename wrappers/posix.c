@@ -18,26 +18,8 @@
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout layout = {
-    .ops = {POSIX_READS, POSIX_WRITES},
-    .bytes = {POSIX_BYTES_READ, POSIX_BYTES_WRITTEN},
-    .max_byte = {POSIX_MAX_BYTE_READ, POSIX_MAX_BYTE_WRITTEN},
-    .consec = {POSIX_CONSEC_READS, POSIX_CONSEC_WRITES},
-    .seq = {POSIX_SEQ_READS, POSIX_SEQ_WRITES},
-    .size_bin0 = {POSIX_SIZE_READ_0_100, POSIX_SIZE_WRITE_0_100},
-    .max_time_size = {POSIX_MAX_READ_TIME_SIZE, POSIX_MAX_WRITE_TIME_SIZE},
-    .rw_switches = POSIX_RW_SWITCHES,
-    .access1 = POSIX_ACCESS1_ACCESS,
-    .stride1 = POSIX_STRIDE1_STRIDE,
-    .file_not_aligned = POSIX_FILE_NOT_ALIGNED,
-    .file_alignment = POSIX_FILE_ALIGNMENT,
-    .mem_not_aligned = POSIX_MEM_NOT_ALIGNED,
-    .mem_alignment = POSIX_MEM_ALIGNMENT,
-    .f_time = {POSIX_F_READ_TIME, POSIX_F_WRITE_TIME, POSIX_F_META_TIME},
-    .f_max_time = {POSIX_F_MAX_READ_TIME, POSIX_F_MAX_WRITE_TIME},
-    .f_start = {POSIX_F_READ_START_TIMESTAMP, POSIX_F_WRITE_START_TIMESTAMP},
-    .f_end = {POSIX_F_READ_END_TIMESTAMP, POSIX_F_WRITE_END_TIMESTAMP},
-};
+static iochar_rw_layout layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS { IOCHAR_LAYOUT_INIT(&layout, POSIX, ints, flts, "READS", "WRITES"); }
 
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);

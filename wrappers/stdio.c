@@ -14,26 +14,8 @@
 static const iochar_counter_def ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {STDIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout layout = {
-    .ops = {STDIO_READS, STDIO_WRITES},
-    .bytes = {STDIO_BYTES_READ, STDIO_BYTES_WRITTEN},
-    .max_byte = {STDIO_MAX_BYTE_READ, STDIO_MAX_BYTE_WRITTEN},
-    .consec = {STDIO_CONSEC_READS, STDIO_CONSEC_WRITES},
-    .seq = {STDIO_SEQ_READS, STDIO_SEQ_WRITES},
-    .size_bin0 = {STDIO_SIZE_READ_0_100, STDIO_SIZE_WRITE_0_100},
-    .max_time_size = {STDIO_MAX_READ_TIME_SIZE, STDIO_MAX_WRITE_TIME_SIZE},
-    .rw_switches = STDIO_RW_SWITCHES,
-    .access1 = STDIO_ACCESS1_ACCESS,
-    .stride1 = -1,
-    .file_not_aligned = -1,
-    .file_alignment = -1,
-    .mem_not_aligned = -1,
-    .mem_alignment = -1,
-    .f_time = {STDIO_F_READ_TIME, STDIO_F_WRITE_TIME, STDIO_F_META_TIME},
-    .f_max_time = {STDIO_F_MAX_READ_TIME, STDIO_F_MAX_WRITE_TIME},
-    .f_start = {STDIO_F_READ_START_TIMESTAMP, STDIO_F_WRITE_START_TIMESTAMP},
-    .f_end = {STDIO_F_READ_END_TIMESTAMP, STDIO_F_WRITE_END_TIMESTAMP},
-};
+static iochar_rw_layout layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS { IOCHAR_LAYOUT_INIT(&layout, STDIO, ints, flts, "READS", "WRITES"); }
 
 const iochar_module iochar_mod_stdio =
     IOCHAR_MODULE_DEF(STDIO, ints, flts, iochar_rw_state, &layout);
