@@ -6,15 +6,16 @@
 
 #include "../runtime/core.h"
 
-#define T_COUNTERS(X)                                                                  \
-  X(T_OPENS, SUM)                                                                      \
-  X(T_READS, SUM) X(T_WRITES, SUM) X(T_BYTES_READ, BYTES) X(T_BYTES_WRITTEN, BYTES)    \
-      X(T_RW_SWITCHES, SUM) IOCHAR_SIZE_BINS(X, T, READ) IOCHAR_SIZE_BINS(X, T, WRITE) \
-          IOCHAR_TOP4(X, T, ACCESS) X(T_MAX_READ_TIME_SIZE, MAXT_SIZE) X(T_NUM_INDICES, SUM)
-#define T_F_COUNTERS(X)                                                      \
-  X(T_F_READ_TIME, TIME)                                                     \
-  X(T_F_WRITE_TIME, TIME) X(T_F_META_TIME, TIME) X(T_F_MAX_WRITE_TIME, MAXT) \
-      IOCHAR_F_TIMESTAMPS(X, T) X(T_F_NUM_INDICES, SUM)
+// clang-format off
+#define T_COUNTERS(X)                                                                   \
+  X(T_OPENS, SUM) X(T_READS, SUM) X(T_WRITES, SUM) X(T_BYTES_READ, BYTES)               \
+  X(T_BYTES_WRITTEN, BYTES) X(T_RW_SWITCHES, SUM) IOCHAR_SIZE_BINS(X, T, READ)          \
+  IOCHAR_SIZE_BINS(X, T, WRITE) IOCHAR_TOP4(X, T, ACCESS)                               \
+  X(T_MAX_READ_TIME_SIZE, MAXT_SIZE) X(T_NUM_INDICES, SUM)
+#define T_F_COUNTERS(X)                                                                 \
+  X(T_F_READ_TIME, TIME) X(T_F_WRITE_TIME, TIME) X(T_F_META_TIME, TIME)                 \
+  X(T_F_MAX_WRITE_TIME, MAXT) IOCHAR_F_TIMESTAMPS(X, T) X(T_F_NUM_INDICES, SUM)
+// clang-format on
 enum { T_COUNTERS(IOCHAR_ENUM_ENTRY) };
 enum { T_F_COUNTERS(IOCHAR_ENUM_ENTRY) };
 static const iochar_counter_def ints[] = {T_COUNTERS(IOCHAR_DEF_ENTRY)};
