@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("IOCHAR_BUILD", ROOT / "build"))
 DARSHAN = os.environ.get("IOCHAR_BENCH_DARSHAN")
 IOR = os.environ.get("IOCHAR_BENCH_IOR")
+LIB = os.environ.get("IOCHAR_BENCH_LIB", str(BUILD / "libiochar.so"))  # another build's
 QUICK = "--quick" in sys.argv
 ONLY = set()
 for i, a in enumerate(sys.argv):
@@ -34,7 +35,8 @@ for i, a in enumerate(sys.argv):
 REPS = 3 if QUICK else 7
 TOOLS = ["bare", "iochar"] + (["darshan"] if DARSHAN else [])
 MICRO_OPS = [("pwrite", 2_000_000), ("pread", 2_000_000), ("fwrite", 20_000_000),
-             ("open_close", 300_000), ("stat", 1_000_000)]
+             ("open_close", 300_000), ("stat", 1_000_000), ("stat_new", 40_000),
+             ("open_close_new", 40_000)]
 
 
 def tool_env(tool, d, nonmpi=False):
@@ -44,7 +46,7 @@ def tool_env(tool, d, nonmpi=False):
          if not k.startswith(("IOCHAR_", "DARSHAN_"))}
     e.pop("LD_PRELOAD", None)
     if tool == "iochar":
-        e.update(LD_PRELOAD=str(BUILD / "libiochar.so"), IOCHAR_LOGDIR=d)
+        e.update(LD_PRELOAD=LIB, IOCHAR_LOGDIR=d)
     elif tool == "darshan":
         cfg = Path(d) / "darshan.conf"
         if not cfg.exists():
@@ -122,7 +124,7 @@ def micro(d):
 # -- callgrind: instructions are load-independent --
 def instructions(op, n, tool, d):
     out = Path(d) / "cg.out"
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--toggle-collect=batch",
            str(BUILD / "bench" / "micro"), op, str(n), d]
     subprocess.run(cmd, env=tool_env(tool, d, nonmpi=True), capture_output=True, check=True)
     m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
@@ -147,10 +149,13 @@ def callgrind(d):
     if not shutil.which("valgrind"):
         print("\ncallgrind: valgrind not installed (apt-get install valgrind); skipped")
         return
-    header("extra instructions per call (callgrind, marginal: N=48,000 minus N=8,000)",
+    header("extra instructions per call (callgrind, marginal: the slope between two N; "
+           "*_new: first call on a name, existing files)",
            cols3(["iochar/darshan"] if DARSHAN else []))
-    for op in ["pwrite", "pread", "fwrite", "open_close", "stat"]:
-        x = {t: callgrind_extra(op, t, d) for t in TOOLS if t != "bare"}
+    for op in ["pwrite", "pread", "fwrite", "open_close", "stat", "stat_new",
+               "open_close_new"]:
+        n1, n2 = (4_000, 16_000) if op.endswith("_new") else (8_000, 48_000)
+        x = {t: callgrind_extra(op, t, d, n1, n2) for t in TOOLS if t != "bare"}
         cells = [op, "-"] + [f"{v:+.0f}" for v in x.values()]
         if DARSHAN:
             cells.append(ratio(x["iochar"], x["darshan"]))
@@ -281,7 +286,7 @@ SECTIONS = [("micro", micro), ("callgrind", callgrind), ("ior", ior), ("mdtest",
 
 
 def main():
-    print(f"tools: {', '.join(TOOLS)}; iochar {BUILD / 'libiochar.so'}"
+    print(f"tools: {', '.join(TOOLS)}; iochar {LIB}"
           + (f"; Darshan {DARSHAN}" if DARSHAN else " (IOCHAR_BENCH_DARSHAN unset)")
           + ("" if IOR else "; IOCHAR_BENCH_IOR unset: no IOR/mdtest rows"))
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

@@ -26,6 +26,8 @@ typedef struct iochar_mount {
   int64_t block_size; /* 0 until first asked */
 } iochar_mount;
 int iochar_mounts(const iochar_mount **out);
+/* Index of the mount holding abs (longest mount point), or -1. */
+int iochar_mount_find(const char *abs);
 
 void iochar_series_reset(void);
 /* Copy module m's series: width, and 4 x nbins int64 (bytes r/w, ops r/w). */
