@@ -740,7 +740,7 @@ static int build_local(state *s, const facts *g, const int64_t *series, iochar_b
       uint8_t *cols = malloc(iochar_columns_bound(m, s->nout[m]));
       if (!cols) return -1;
       size_t clen = iochar_rows_to_columns(m, s->out[m].p, s->nout[m], cols);
-      int e = iochar_section_add(body, "RECORDS", mn, (uint32_t)s->nout[m], cols, clen);
+      int e = !clen || iochar_section_add(body, "RECORDS", mn, (uint32_t)s->nout[m], cols, clen);
       free(cols);
       if (e) return -1;
       (*nsec)++;
