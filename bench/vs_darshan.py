@@ -183,7 +183,7 @@ def ior(d):
     for label, shared in [("IOR 1 KiB file per process", False), ("IOR 1 KiB shared file", True)]:
         block = "4m" if QUICK else "16m"
 
-        def once(t):
+        def once(t, shared=shared, block=block):
             s, _ = wall(ior_cmd(2, d, shared, block), tool_env(t, d), d)
             clear_logs(d)
             return s
@@ -212,7 +212,7 @@ def mdtest(d):
            "bare rate / tool rate - 1)", cols3(["iochar/darshan"] if DARSHAN else []))
     for label, flag, op in [("mdtest stat only", "-T", "stat"),
                             ("mdtest open+close only", "-E", "read")]:
-        def once(t):
+        def once(t, flag=flag, op=op):
             _, out = wall(base + [flag], tool_env(t, d), d)
             clear_logs(d)
             return mdtest_rate(out, op)

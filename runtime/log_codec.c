@@ -40,7 +40,7 @@ static int to_ns(const double *f, size_t n, int quantize, int64_t *out) {
   for (size_t i = 0; i < n; i++) {
     double v = f[i];
     if (!(v > -NS_LIMIT && v < NS_LIMIT)) return 0; /* NaN fails too */
-    double x = v * 1e9; /* rounded half away from zero, without libm */
+    double x = v * 1e9;                             /* rounded half away from zero, without libm */
     int64_t ns = (int64_t)(x + (x >= 0 ? 0.5 : -0.5));
     if (quantize) v = (double)ns / 1e9;
     double back = (double)ns / 1e9;
