@@ -12,7 +12,7 @@ import pytest
 
 import iochar
 from iochar import codec
-from iochar.log import AGGREGATE_ID, HEADER, from_bytes
+from iochar.log import AGGREGATE_ID, HEADER, SECTION, from_bytes
 from iochar.writer import encode_log, fnv1a64, job_payload, schema_payload, section
 from logdata import make_job, posix_like_schema, random_records
 from tool import logs_in, mpiexec, run_log, workload
@@ -127,16 +127,34 @@ def test_format_1_and_2_read_the_same_and_2_is_smaller():
     assert len(logs[2]) < len(logs[1])  # random 40-bit counters: little to gain
 
 
-def test_c_log_is_format_2_exact_and_small(tmp_path):
-    """4 MPI ranks x 200 private files of 100 bytes (tests/mpi_many.c), reduced
-    by the C writer: format 2, every path and count exact, times whole ns."""
-    _, log = run_log(mpiexec(4) + [workload("mpi_many"), "200"], tmp_path)
+def section_kinds(path):
+    data = open(path, "rb").read()
+    off, out = HEADER.size, []
+    for _ in range(HEADER.unpack_from(data)[4]):
+        kind, mod, *_, clen, _ = SECTION.unpack_from(data, off)
+        out.append((kind.rstrip(b"\0").decode(), mod.rstrip(b"\0").decode()))
+        off += SECTION.size + clen
+    return out
+
+
+@pytest.mark.parametrize("files, per_rank", [(200, False), (300, True)])
+def test_c_log_is_format_2_exact_and_small(tmp_path, files, per_rank):
+    """4 MPI ranks x N private files of 100 bytes (tests/mpi_many.c), reduced
+    by the C writer: format 2, every path and count exact, times whole ns.  Up
+    to 1,024 rows rank 0 gathers them into one NAMES, RECORDS and RANKS
+    section; past that each rank writes its own."""
+    _, log = run_log(mpiexec(4) + [workload("mpi_many"), str(files)], tmp_path)
+    kinds = section_kinds(logs_in(tmp_path)[0])
+    assert kinds.count(("RECORDS", "POSIX")) == (4 if per_rank else 1)
+    assert kinds.count(("NAMES", "")) == (4 if per_rank else 1)
+    assert log.ranks("POSIX")["rank"].tolist() == [0, 1, 2, 3]
     assert log.job["format"] == 2
     df = log.records("POSIX")
     private = df[df["path"].str.contains(r"/many\.\d+\.\d+$")]
-    assert len(private) == 800
+    assert len(private) == 4 * files
     assert sorted(private["path"].str.rsplit("/", n=1).str[1]) == sorted(
-        f"many.{r}.{i}" for r in range(4) for i in range(200))
+        f"many.{r}.{i}" for r in range(4) for i in range(files))
+    assert (private["rank"] == private["path"].str.extract(r"many\.(\d)\.")[0].astype(int)).all()
     assert (private["POSIX_BYTES_WRITTEN"] == 100).all()
     assert (private["POSIX_OPENS"] == 1).all() and (private["POSIX_WRITES"] == 1).all()
     assert np.array_equal(private["record_id"].to_numpy(),
