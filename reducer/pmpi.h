@@ -25,6 +25,48 @@
 #pragma weak ompi_request_null
 #pragma weak ompi_mpi_file_null
 #pragma weak ompi_mpi_datatype_null
+
+/* ... and the tool's own uses of them go through addresses looked up when
+ * the PMPI table is (iochar_pmpi_load, after MPI_Init): a libmpi loaded by
+ * dlopen after this library (Python's mpi4py) is seen too, where the weak
+ * references above stayed NULL. */
+typedef struct iochar_ompi_handles {
+  void *comm_world, *comm_null, *info_null, *byte, *int_, *double_, *uint64, *int64, *op_sum,
+      *op_min, *op_max, *op_bor, *errors_return, *request_null, *file_null, *datatype_null;
+} iochar_ompi_handles;
+extern iochar_ompi_handles iochar_ompi;
+#undef MPI_COMM_WORLD
+#define MPI_COMM_WORLD ((MPI_Comm)iochar_ompi.comm_world)
+#undef MPI_COMM_NULL
+#define MPI_COMM_NULL ((MPI_Comm)iochar_ompi.comm_null)
+#undef MPI_INFO_NULL
+#define MPI_INFO_NULL ((MPI_Info)iochar_ompi.info_null)
+#undef MPI_BYTE
+#define MPI_BYTE ((MPI_Datatype)iochar_ompi.byte)
+#undef MPI_INT
+#define MPI_INT ((MPI_Datatype)iochar_ompi.int_)
+#undef MPI_DOUBLE
+#define MPI_DOUBLE ((MPI_Datatype)iochar_ompi.double_)
+#undef MPI_UINT64_T
+#define MPI_UINT64_T ((MPI_Datatype)iochar_ompi.uint64)
+#undef MPI_INT64_T
+#define MPI_INT64_T ((MPI_Datatype)iochar_ompi.int64)
+#undef MPI_SUM
+#define MPI_SUM ((MPI_Op)iochar_ompi.op_sum)
+#undef MPI_MIN
+#define MPI_MIN ((MPI_Op)iochar_ompi.op_min)
+#undef MPI_MAX
+#define MPI_MAX ((MPI_Op)iochar_ompi.op_max)
+#undef MPI_BOR
+#define MPI_BOR ((MPI_Op)iochar_ompi.op_bor)
+#undef MPI_ERRORS_RETURN
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)iochar_ompi.errors_return)
+#undef MPI_REQUEST_NULL
+#define MPI_REQUEST_NULL ((MPI_Request)iochar_ompi.request_null)
+#undef MPI_FILE_NULL
+#define MPI_FILE_NULL ((MPI_File)iochar_ompi.file_null)
+#undef MPI_DATATYPE_NULL
+#define MPI_DATATYPE_NULL ((MPI_Datatype)iochar_ompi.datatype_null)
 #endif
 
 // clang-format off

@@ -8,13 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../runtime/config.h"
 #include "../runtime/core.h"
 #include "../runtime/internal.h"
+#include "../runtime/live.h"
 #include "../runtime/observe.h"
+#include "../runtime/safefile.h"
 #include "merge.h"
 #include "pmpi.h"
 
@@ -465,8 +468,12 @@ typedef struct facts {
   int64_t path_ok;       /* rank 0's: MAX */
   int64_t callsites;     /* some rank records call sites: MAX */
   int64_t failed;        /* some rank failed since the last vote: MAX */
+  int64_t truncated;     /* names past the path limit: SUM */
+  uint64_t warned;       /* warning keys raised: OR */
+  uint64_t dev, ino;     /* rank 0's temporary file: MAX */
   key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
-  char path[IOCHAR_PATH_MAX], tmp[IOCHAR_PATH_MAX + 32]; /* rank 0's: MAX */
+  /* rank 0's: the final name, its private directory and the file in it */
+  char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
 } facts;
 
 static int wide_insert(key *t, key k) {
@@ -501,10 +508,15 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     if (a->callsites > b->callsites) b->callsites = a->callsites;
     if (a->failed > b->failed) b->failed = a->failed;
     if (a->overflow > b->overflow) b->overflow = a->overflow;
+    b->truncated += a->truncated;
+    b->warned |= a->warned;
+    if (a->dev > b->dev) b->dev = a->dev;
+    if (a->ino > b->ino) b->ino = a->ino;
     for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
       if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
     if (a->path[0]) memcpy(b->path, a->path, sizeof b->path);
     if (a->tmp[0]) memcpy(b->tmp, a->tmp, sizeof b->tmp);
+    if (a->dir[0]) memcpy(b->dir, a->dir, sizeof b->dir);
   }
 }
 
@@ -517,22 +529,45 @@ int iochar_coll_wait(MPI_Request *req) {
   return MPI_SUCCESS;
 }
 
+/* The temporary file and its private directory, gone (errno kept). */
+static void drop_tmp(const facts *f) {
+  int e = errno;
+  if (f->tmp[0]) unlink(f->tmp);
+  if (f->dir[0]) rmdir(f->dir);
+  errno = e;
+}
+
 static double wall_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
   return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* Rank 0 names the log and creates its temporary file (0600) up front, so the
- * name travels with the facts and the file exists before anyone opens it. */
+/* Rank 0 names the log and creates, inside a private directory beside it
+ * (0700, random name), the file every rank then writes by name: no other
+ * user can plant or swap a name in there.  The file is created exclusively
+ * (0600, no symlink followed) and its dev/ino travel with the facts; rank 0
+ * renames it into place at the end (docs/security.md). */
 static void name_log(facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
-  snprintf(f->tmp, sizeof f->tmp, "%s.tmp%d", f->path, (int)getpid());
-  unlink(f->tmp);
-  int fd = f->path_ok ? open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+  int fd = -1;
+  if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
+    snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
+    fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+      f->dev = (uint64_t)st.st_dev;
+      f->ino = (uint64_t)st.st_ino;
+    } else if (fd >= 0) {
+      close(fd);
+      fd = -1;
+    }
+    if (fd < 0) drop_tmp(f);
+  }
   if (fd < 0) {
-    iochar_warn_once(5, "cannot write log %s: %s", f->path, strerror(errno));
+    if (f->path_ok) iochar_log_failed(f->path);
     f->path_ok = 0;
+    f->dir[0] = f->tmp[0] = 0;
   } else {
     close(fd);
   }
@@ -560,6 +595,8 @@ static int job_facts(state *s, facts *g, double *shift, int failed) {
     f->nodes = s->nodes_owned;
     f->nwide = (int64_t)s->nwide_owned;
     f->partial = j->partial;
+    f->truncated = j->truncated_paths;
+    f->warned = iochar_warned();
     f->callsites = iochar_callsites_on;
     for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
       if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
@@ -580,6 +617,14 @@ static int job_facts(state *s, facts *g, double *shift, int failed) {
   j->end_wall = g->end;
   j->nnodes = g->nodes > 0 ? (int)g->nodes : 1;
   j->partial = (int)g->partial;
+  j->truncated_paths = g->truncated;
+  /* The job's log keeps what other ranks warned about (they print nothing). */
+  for (int k = 0; k < IOCHAR_WARN_COUNT && rank == 0; k++)
+    if ((g->warned & ~iochar_warned()) >> k & 1) {
+      char line[128];
+      snprintf(line, sizeof line, "another rank: %s", iochar_warn_describe(k));
+      iochar_warn_keep(line);
+    }
   memcpy(j->folded_files, g->folded, sizeof g->folded);
   j->nprocs = nprocs;
   j->finalized = 1;
@@ -905,10 +950,17 @@ static int build_body(state *s, const facts *g, const int64_t *series, iochar_bu
 static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *body, uint64_t at,
                        int collective) {
   int err = 0;
+  iochar_xfsz hold; /* past RLIMIT_FSIZE: EFBIG for us, no SIGXFSZ for the application */
+  iochar_xfsz_hold(&hold);
   if (!collective) {
-    int fd = open(g->tmp, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
-    if (hdr && pwrite(fd, hdr, IOCHAR_HEADER_SIZE, 0) != IOCHAR_HEADER_SIZE) err = 1;
+    /* The name is inside rank 0's private directory; the dev/ino check
+     * makes sure anyway that it is the file rank 0 created. */
+    int fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != g->dev ||
+        (uint64_t)st.st_ino != g->ino)
+      err = 1;
+    if (!err && hdr && pwrite(fd, hdr, IOCHAR_HEADER_SIZE, 0) != IOCHAR_HEADER_SIZE) err = 1;
     for (size_t o = 0; o < body->len && !err;) {
       ssize_t w = pwrite(fd, body->p + o, body->len - o, (off_t)(at + o));
       if (w < 0 && errno == EINTR) continue;
@@ -917,16 +969,24 @@ static int write_parts(const facts *g, const uint8_t *hdr, const iochar_buf *bod
       else
         o += (size_t)w;
     }
-    return close(fd) != 0 || err;
+    if (fd >= 0 && close(fd) != 0) err = 1;
+    iochar_xfsz_release(&hold);
+    return err;
   }
+  /* MPI_File_open opens by name on every rank: the private directory is
+   * what makes that name safe (nobody else can create or rename in it). */
   MPI_File fh;
   MPI_Status st;
-  if (P.File_open(comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) return 1;
+  if (P.File_open(comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+    iochar_xfsz_release(&hold);
+    return 1;
+  }
   if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
   int n = body->len > INT_MAX ? 0 : (int)body->len;
   err |= body->len > INT_MAX;
   if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
   if (P.File_close(&fh) != MPI_SUCCESS) err = 1;
+  iochar_xfsz_release(&hold);
   return err;
 }
 
@@ -947,9 +1007,9 @@ static int write_log(const facts *g, iochar_buf *body, int nsec, int bad) {
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
-  if (rank == 0 && rename(g->tmp, g->path) != 0) {
-    iochar_warn_once(5, "cannot write log %s: %s", g->path, strerror(errno));
-    unlink(g->tmp);
+  if (rank == 0) {       /* out of the private directory, never over an existing file */
+    if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
+    drop_tmp(g);
   }
   return 0;
 }
@@ -965,13 +1025,18 @@ static void fall_back(const iochar_job *before, const facts *g) {
   j->end_wall = wall_now();
   j->finalized = 1; /* it did: the report tells this case from a job that did not */
   j->per_rank_log = 1;
-  if (rank == 0 && g && g->tmp[0]) unlink(g->tmp); /* named, never filled */
+  if (rank == 0 && g) drop_tmp(g); /* created, never published */
   char path[IOCHAR_PATH_MAX];
-  if (iochar_log_path(path, sizeof path, 1) != 0 || iochar_log_write_local(path) != 0)
-    iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+  if (iochar_log_path(path, sizeof path, 1) != 0)
+    iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
+  else if (iochar_log_write_local(path) != 0)
+    iochar_log_failed(path);
+  else
+    iochar_live_done(); /* its counters are in the log now */
   if (rank == 0)
-    iochar_warn_once(5, "a rank could not take part in reducing the job's records; "
-                        "each rank wrote its own log");
+    iochar_warn_once(IOCHAR_WARN_REDUCE_FALLBACK,
+                     "a rank could not take part in reducing the job's records; "
+                     "each rank wrote its own log");
 }
 
 int iochar_mpi_reduce_and_write(void) {
@@ -1018,13 +1083,11 @@ int iochar_mpi_reduce_and_write(void) {
     t[6] = wall_now();
     if (write_log(g, &body, nsec, bad)) goto stop;
     rc = 0;
-  } else if (rank == 0) { /* rank 0 said why; every rank knows path_ok */
-    iochar_warn_once(5, "cannot write the job's log");
-  }
+  } /* else rank 0's name_log said why; every rank knows path_ok */
   t[7] = wall_now();
   const char *timing = getenv("IOCHAR_TIMING");
   if (rank == 0 && timing && *timing == '1' && !rc)
-    iochar_warn_once(6,
+    iochar_warn_once(IOCHAR_WARN_TIMING,
                      "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
                      "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
                      t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],

@@ -91,7 +91,8 @@ int iochar_callsites_init(int every) {
   if (!h) h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
   if (h) walk = (int (*)(void **, int))dlsym(h, "unw_backtrace");
   if (!walk) {
-    iochar_warn_once(43, "IOCHAR_CALLSITES: libunwind not found; no call sites");
+    iochar_warn_once(IOCHAR_WARN_CALLSITES_UNWIND,
+                     "IOCHAR_CALLSITES: libunwind not found; no call sites");
     return -1;
   }
   sample_every = every;

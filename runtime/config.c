@@ -1,8 +1,10 @@
 /* Run-time configuration: IOCHAR_* environment variables, launcher detection. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -57,6 +59,13 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
+  if (iochar_is_own_tool()) {
+    /* Its children too (addr2line, a browser, Dask workers): IOCHAR_DISABLE
+     * is ours to set, and only in our own tools' environment. */
+    setenv("IOCHAR_DISABLE", "1", 1);
+    iochar_cfg.disabled = 1;
+    return -1;
+  }
   iochar_cfg.logfile = getenv("IOCHAR_LOGFILE");
   if (iochar_cfg.logfile && !*iochar_cfg.logfile) iochar_cfg.logfile = NULL;
   iochar_cfg.logdir = getenv("IOCHAR_LOGDIR");
@@ -67,8 +76,8 @@ int iochar_config_load(void) {
     if (m)
       iochar_cfg.memory = m;
     else
-      iochar_warn_once(1, "IOCHAR_MEMORY=%s is not a size; using %u bytes", v,
-                       IOCHAR_DEFAULT_MEMORY);
+      iochar_warn_once(IOCHAR_WARN_CONFIG_MEMORY, "IOCHAR_MEMORY=%s is not a size; using %u bytes",
+                       v, IOCHAR_DEFAULT_MEMORY);
   }
   for (size_t i = 0; i < sizeof default_exclude / sizeof *default_exclude; i++) {
     iochar_cfg.exclude[iochar_cfg.nexclude] = default_exclude[i];
@@ -101,5 +110,56 @@ int iochar_is_launcher(const char *b) {
   // clang-format on
   for (size_t i = 0; i < sizeof quiet / sizeof *quiet; i++)
     if (strcmp(b, quiet[i]) == 0) return 1;
+  return 0;
+}
+
+static const char *base_of(const char *p) {
+  const char *b = strrchr(p, '/');
+  return b ? b + 1 : p;
+}
+
+static int is_tool_module(const char *m) {
+  return strcmp(m, "iochar") == 0 || strncmp(m, "iochar.", 7) == 0;
+}
+
+/* iochar's own tools never trace themselves, whatever the environment: a
+ * console script (iochar-report, iochar-parser, iochar-diff, iochar-db...)
+ * run directly or by a Python interpreter (the kernel runs a script's
+ * shebang as `python3 /path/iochar-report ...`), or `python -m iochar...`.
+ * Decided from /proc/self/cmdline before anything is recorded. */
+int iochar_is_own_tool(void) {
+  char buf[4096];
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *argv[64];
+  int argc = 0;
+  for (const char *p = buf; p < buf + n && argc < 64; p += strlen(p) + 1) argv[argc++] = p;
+  if (strncmp(base_of(argv[0]), "iochar-", 7) == 0) return 1;
+  const char *interp = base_of(argv[0]);
+  if (strncmp(interp, "python", 6) != 0 && strncmp(interp, "pypy", 4) != 0) return 0;
+  /* The interpreter's options, up to the script or the -m module.  A short
+   * option cluster ends at an option that takes a value (-c, -m, -W, -X). */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || a[1] == 0) return a[0] != '-' && strncmp(base_of(a), "iochar-", 7) == 0;
+    if (a[1] == '-') {
+      if (a[2] == 0) return i + 1 < argc && strncmp(base_of(argv[i + 1]), "iochar-", 7) == 0;
+      if (strcmp(a, "--check-hash-based-pycs") == 0) i++;
+      continue;
+    }
+    for (const char *o = a + 1; *o; o++) {
+      if (*o == 'c') return 0; /* a command string: not a tool */
+      if (*o == 'm')
+        return o[1] ? is_tool_module(o + 1) : i + 1 < argc && is_tool_module(argv[i + 1]);
+      if (*o == 'W' || *o == 'X') {
+        if (!o[1]) i++;
+        break;
+      }
+    }
+  }
   return 0;
 }

@@ -29,5 +29,7 @@ int iochar_config_load(void);
 uint64_t iochar_parse_size(const char *s);
 /* Programs that launch others (mpiexec, shells) write no log. */
 int iochar_is_launcher(const char *exe_basename);
+/* This process is one of iochar's own tools (console scripts, python -m iochar). */
+int iochar_is_own_tool(void);
 
 #endif

@@ -5,15 +5,16 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "live.h"
 #include "observe.h"
 
 int iochar_ready;
@@ -26,32 +27,12 @@ iochar_job iochar_job_info;
 int (*iochar_mpi_shutdown)(void);
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
 
-static uint64_t warned;
-
-void iochar_warn_once(int key, const char *fmt, ...) {
-  uint64_t bit = 1ull << (key & 63);
-  if (__atomic_fetch_or(&warned, bit, __ATOMIC_RELAXED) & bit) return;
-  char line[1024];
-  int n = snprintf(line, sizeof line, "iochar: ");
-  va_list ap;
-  va_start(ap, fmt);
-  n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  va_end(ap);
-  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-  line[n++] = '\n';
-  int e = errno;
-  iochar_in_tool++;
-  ssize_t w = write(2, line, (size_t)n);
-  (void)w;
-  iochar_in_tool--;
-  errno = e;
-}
-
 void *iochar_resolve(const char *name, const void *self) {
   void *p = dlsym(RTLD_NEXT, name);
   if (!p || p == self) p = dlsym(RTLD_DEFAULT, name);
   if (p == self) p = NULL;
-  if (!p) iochar_warn_once(3, "cannot find the real %s; not intercepting it", name);
+  if (!p)
+    iochar_warn_once(IOCHAR_WARN_SYMBOL, "cannot find the real %s; not intercepting it", name);
   return p;
 }
 
@@ -146,9 +127,13 @@ static void at_fork_prepare(void) { iochar_records_lock(); }
 static void at_fork_parent(void) { iochar_records_unlock(); }
 /* The child reports its own I/O only, in its own log (pid in the name). */
 static void at_fork_child(void) {
+  iochar_job_info.forked = 1;
+  iochar_job_info.log_pid = (int)getpid();
+  /* The parent's live file is shared memory: the child moves to its own
+   * before it touches a counter. */
+  iochar_records_live_again();
   iochar_records_reset();
   iochar_series_reset();
-  iochar_job_info.forked = 1;
   iochar_job_info.written = 0;
   iochar_job_info.mpi_initialized = 0;
   iochar_job_info.finalized = 0;
@@ -159,6 +144,7 @@ static void at_fork_child(void) {
   owner_pid = getpid();
   iochar_mpi_shutdown = NULL;
   start_clocks();
+  iochar_live_sync_job();
 }
 
 int iochar_vfork_back(void) {
@@ -172,6 +158,7 @@ int iochar_vfork_back(void) {
  * cannot do this: the child would return through the parent's stack frame.
  * Before the real one is known, fork stands in (a valid vfork). */
 void *iochar_real_vfork;
+static void (*real_exit)(int);
 #if defined(__x86_64__)
 #define IOCHAR_STR_(x) #x
 #define IOCHAR_STR(x) IOCHAR_STR_(x)
@@ -197,8 +184,16 @@ __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
+  iochar_warn_init(); /* before anything can warn: what fd 2 is at start */
   iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
-  if (iochar_config_load() == 0) {
+  real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+  /* A set-user-ID (or capability-raising) program runs with its caller's
+   * environment: IOCHAR_LOGFILE would let that caller create files with the
+   * program's privileges.  The tool stays off there, silently (the program's
+   * output must not change). docs/security.md */
+  if (getauxval(AT_SECURE)) {
+    iochar_cfg.disabled = 1;
+  } else if (iochar_config_load() == 0) {
     job_identity(&iochar_job_info);
     const char *b = strrchr(iochar_job_info.exe, '/');
     b = b ? b + 1 : iochar_job_info.exe;
@@ -210,10 +205,13 @@ __attribute__((constructor)) void iochar_init(void) {
       iochar_job_info.memory_bound = iochar_cfg.memory;
       if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
         pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
-        iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
+        iochar_observe_init();  /* call sites, trace (runtime/observe.c) */
+        iochar_log_dir_check(); /* say now, while the user is watching */
         __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
       } else {
-        iochar_warn_once(4, "cannot reserve %llu bytes of record memory; not recording",
+        iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,
+                         "cannot reserve %llu bytes of record memory (IOCHAR_MEMORY); "
+                         "not recording",
                          (unsigned long long)iochar_cfg.memory);
       }
     }
@@ -235,26 +233,92 @@ void iochar_shutdown(void) {
   /* A process that did no I/O we record (hostname, date, a shell's helpers
    * in a job script) leaves no log: only jobs' I/O fills the log directory. */
   char path[IOCHAR_PATH_MAX];
-  int e = errno;
+  int e = errno, written = 0;
   if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized)
     ; /* nothing to say */
   else if (iochar_log_path(path, sizeof path, iochar_job_info.per_rank_log) != 0)
-    iochar_warn_once(5, "log path too long; no log written");
+    iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
   else if (iochar_log_write_local(path) != 0)
-    iochar_warn_once(5, "cannot write log %s: %s", path, strerror(errno));
+    iochar_log_failed(path);
+  else
+    written = 1;
+  /* The live file goes once the log is there (or nothing needed saying);
+   * else it stays, for the reader to recover. */
+  if (written || (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized))
+    iochar_live_done();
+  else
+    iochar_live_end(IOCHAR_LIVE_RUNNING, -1);
+  errno = e;
+  iochar_in_tool--;
+}
+
+/* MPI_Abort: this rank's log first (the launcher kills the others; their live
+ * files keep their counters).  The live file says so before the write
+ * starts, in case the launcher is quicker. */
+void iochar_abort_log(int code) {
+  if (!iochar_ready || getpid() != owner_pid) return;
+  iochar_job_info.ended_by = "MPI_Abort";
+  iochar_job_info.abort_code = code;
+  iochar_live_end(IOCHAR_LIVE_ABORT, code);
+  iochar_shutdown();
+}
+
+/* exec replaces the program: its log now, under a name of its own (".exec"
+ * and the monotonic clock), so the next program's log does not take it. */
+static char exec_log[IOCHAR_PATH_MAX];
+
+void iochar_exec_prepare(void) {
+  exec_log[0] = 0;
+  if (!iochar_ready || getpid() != owner_pid || iochar_job_info.written) return;
+  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) return;
+  iochar_in_tool++;
+  int e = errno;
+  iochar_job *j = &iochar_job_info;
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  j->end_wall = (double)t.tv_sec + t.tv_nsec * 1e-9;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  snprintf(j->log_tag, sizeof j->log_tag, ".exec%lld",
+           (long long)t.tv_sec * 1000000000ll + t.tv_nsec);
+  j->ended_by = "exec";
+  j->per_rank_log = j->mpi_initialized && !j->finalized;
+  if (iochar_log_path(exec_log, sizeof exec_log, j->per_rank_log) != 0 ||
+      iochar_log_write_local(exec_log) != 0) {
+    iochar_log_failed(exec_log);
+    exec_log[0] = 0; /* the live file keeps the counters */
+  } else {
+    iochar_live_done();
+  }
+  j->log_tag[0] = 0;
+  j->ended_by = NULL;
+  errno = e;
+  iochar_in_tool--;
+}
+
+/* The exec failed: the program goes on, and so does its recording; the log
+ * written for it goes, and a new live file holds the counters again. */
+void iochar_exec_failed(void) {
+  if (!exec_log[0]) return;
+  iochar_in_tool++;
+  int e = errno;
+  unlink(exec_log);
+  exec_log[0] = 0;
+  iochar_job_info.per_rank_log = 0;
+  iochar_records_live_again();
   errno = e;
   iochar_in_tool--;
 }
 
 __attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
 
-/* _exit skips destructors: write the log first, as a last resort.  Not in a
- * vfork child: it would write the parent's records under the parent's name
- * and end the parent's recording. */
+/* _exit skips destructors, and it is what signal handlers call: nothing but
+ * async-signal-safe work here.  The counters are already in the live file;
+ * its header gets the exit status and the reader makes the log.  Not in a
+ * vfork child: the live file is the parent's. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  static void (*real)(int);
-  if (getpid() == owner_pid) iochar_shutdown();
-  if (!real) real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+  if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written)
+    iochar_live_end(IOCHAR_LIVE_EXIT, status);
+  void (*real)(int) = real_exit; /* resolved at start-up: dlsym is not AS-safe */
   if (real) real(status);
   syscall(231 /* exit_group */, status);
   __builtin_unreachable();

@@ -97,6 +97,13 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);
 }
 
+/* iochar_record.flags */
+/* path holds the first bytes of a name longer than the path limit, followed
+ * by IOCHAR_TRUNC_MARK; the id is the hash of the whole name (paths.c). */
+#define IOCHAR_REC_TRUNCATED 1
+#define IOCHAR_TRUNC_MARK "\0TRUNCATED"
+#define IOCHAR_TRUNC_MARK_LEN 10
+
 typedef struct iochar_record {
   uint64_t id;
   struct iochar_record *next; /* hash chain, and the module's list */
@@ -180,12 +187,14 @@ static inline double iochar_now(void) { return iochar_ticks_s(iochar_ticks()); }
 /* Lazily initialise (safe from any wrapper, any thread). */
 void iochar_init(void);
 
-/* One `iochar:` line on stderr, at most once per key (0..63). */
-void iochar_warn_once(int key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Warnings: runtime/warn.h (one named key each, once per job). */
+#include "warn.h"
 
 /* ---- paths -------------------------------------------------------------- */
 /* Absolute, cleaned path of `path` relative to `dirfd` (AT_FDCWD or a dir fd)
- * into out; returns 0, or -1 when it cannot be resolved. */
+ * into out; returns 0, or -1 when it cannot be resolved.  A name longer than
+ * outlen - 1 bytes leaves its first outlen - 1 bytes in out and is recorded
+ * truncated by the iochar_record_get(m, out) that follows on this thread. */
 int iochar_path_resolve(int dirfd, const char *path, char *out, size_t outlen);
 /* 1 when the cleaned absolute path must not be recorded. */
 int iochar_path_excluded(const char *abs);
@@ -268,9 +277,16 @@ typedef struct iochar_job {
   char mpi_version[256];
   uint64_t memory_bound;
   int64_t folded_files[IOCHAR_MOD_COUNT];
-  int partial;
+  int64_t truncated_paths; /* distinct names longer than the path limit */
+  int partial;             /* JOB `partial` bits (docs/log-format.md) */
+  char log_tag[40];        /* appended to the log name (".exec<ns>": a log written before exec) */
+  const char *ended_by;    /* "exec", "MPI_Abort": the JOB key ended_by */
+  int abort_code;          /* MPI_Abort's error code */
 } iochar_job;
 extern iochar_job iochar_job_info;
+/* JOB `partial` bit: some names were longer than the path limit and are
+ * recorded truncated (JOB `truncated_paths` counts them). */
+#define IOCHAR_PARTIAL_TRUNCATED 128
 
 /* MPI hooks: the MPI wrapper sets these so the core can shut down through it. */
 extern int (*iochar_mpi_shutdown)(void); /* reduced write at MPI_Finalize */

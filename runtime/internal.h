@@ -13,12 +13,30 @@ void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
 int iochar_records_any_touched(void);
+/* The record memory into a fresh live file (runtime/live.c): again, for a
+ * fork child or after a failed exec; now, at MPI_Init. */
+void iochar_records_live_again(void);
+void iochar_records_live_now(void);
 /* The distinct folded (id, module) pairs of this process (at most max), and
  * per module how many of its folded_files they are (the rest were counted
  * once the set was full, maybe twice). */
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
 int iochar_paths_init(void);
+/* runtime/exclude.c: name patterns and interpreter trees, set up once (it
+ * adds exclusion prefixes: before the prefix index is built). */
+void iochar_exclude_init(void);
+/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
+int iochar_name_excluded(const char *abs);
+/* Left by iochar_path_resolve when a name did not fit: buf is the caller's
+ * output (the name's first bytes), id the hash of the whole name.  The next
+ * iochar_record_get of that very buffer on this thread consumes it; every
+ * resolve resets it, so it never outlives the name it describes. */
+typedef struct iochar_trunc_note {
+  const char *buf;
+  uint64_t id;
+} iochar_trunc_note;
+extern __thread iochar_trunc_note iochar_path_trunc;
 /* Mount table of this process: n entries. */
 typedef struct iochar_mount {
   char *point, *type;
@@ -83,8 +101,18 @@ void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f,
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
 /* Write the whole log of this process (serial or per-rank fallback). */
 int iochar_log_write_local(const char *path);
-/* Final path of this process's log and its temporary name. */
+/* Final path of this process's log. */
 int iochar_log_path(char *out, size_t n, int per_rank);
+/* Check at start that the log's directory exists and is writable (one
+ * warning now rather than a lost log at exit). */
+void iochar_log_dir_check(void);
+/* One warning that the log at path (errno: why) could not be written,
+ * unless the start-up check already said the directory is unusable. */
+void iochar_log_failed(const char *path);
+/* Publish a finished temporary (safefile.h) at path, or beside it when path
+ * exists: never replaces a file (docs/security.md, README).  On failure tmp
+ * is removed.  0, or -1 with errno set. */
+int iochar_log_publish(int fd, const char *tmp, const char *path);
 
 /* Timestamps are shifted by this much when written (MPI: local - global start). */
 extern double iochar_ts_shift;

@@ -176,6 +176,8 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
   kv_i64(&b, "finalized", j->finalized, &n);
   if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
+  if (j->ended_by) kv_str(&b, "ended_by", j->ended_by, &n);
+  if (j->ended_by && !strcmp(j->ended_by, "MPI_Abort")) kv_i64(&b, "abort_code", j->abort_code, &n);
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     if (!j->folded_files[m] || !iochar_modules[m]) continue;
     char key[64];
@@ -184,7 +186,12 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
     folded += j->folded_files[m];
   }
   kv_i64(&b, "folded_files", folded, &n);
-  kv_i64(&b, "partial", j->partial | (j->per_rank_log ? 2 : 0), &n);
+  if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
+  if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
+  kv_i64(&b, "partial",
+         j->partial | (j->per_rank_log ? 2 : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED : 0),
+         &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);
   if (rc) return -1;
@@ -306,10 +313,11 @@ static void row_of(iochar_record *r, void *arg) {
   }
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
-  if (x->names) {
+  if (x->names) { /* a truncated name carries its "\0TRUNCATED" (records.c) */
+    size_t len = strlen(r->path) + (r->flags & IOCHAR_REC_TRUNCATED ? IOCHAR_TRUNC_MARK_LEN : 0);
     iochar_buf_u64(x->names, r->id);
-    iochar_buf_u32(x->names, (uint32_t)strlen(r->path));
-    iochar_buf_put(x->names, r->path, strlen(r->path));
+    iochar_buf_u32(x->names, (uint32_t)len);
+    iochar_buf_put(x->names, r->path, len);
   }
   x->n++;
 }
@@ -351,10 +359,12 @@ static const char *base_name(const char *p) {
 
 int iochar_log_path(char *out, size_t n, int per_rank) {
   const iochar_job *j = &iochar_job_info;
-  char suffix[64] = "";
+  char suffix[128] = "";
   if (per_rank) snprintf(suffix, sizeof suffix, ".rank%d", j->rank);
   if (j->forked)
     snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), ".pid%d", (int)getpid());
+  if (j->log_tag[0])
+    snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "%s", j->log_tag);
   if (iochar_cfg.logfile) {
     const char *lf = iochar_cfg.logfile;
     size_t l = strlen(lf);
@@ -375,8 +385,75 @@ int iochar_log_path(char *out, size_t n, int per_rank) {
              : 0;
 }
 
+/* The directory the log will land in: IOCHAR_LOGFILE's, IOCHAR_LOGDIR, or
+ * the working directory. */
+static void log_dir(char *out, size_t n) {
+  const char *lf = iochar_cfg.logfile;
+  if (!lf) {
+    snprintf(out, n, "%s", iochar_cfg.logdir ? iochar_cfg.logdir : ".");
+    return;
+  }
+  const char *slash = strrchr(lf, '/');
+  if (!slash)
+    snprintf(out, n, ".");
+  else if (slash == lf)
+    snprintf(out, n, "/");
+  else
+    snprintf(out, n, "%.*s", (int)(slash - lf), lf);
+}
+
+void iochar_log_dir_check(void) {
+  char dir[IOCHAR_PATH_MAX];
+  log_dir(dir, sizeof dir);
+  struct stat st;
+  const char *why = NULL;
+  if (stat(dir, &st) != 0)
+    why = strerror(errno);
+  else if (!S_ISDIR(st.st_mode))
+    why = "not a directory";
+  else if (access(dir, W_OK | X_OK) != 0)
+    why = strerror(errno);
+  else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    why = "every user can write it and it has no sticky bit (others could replace the "
+          "log's names)";
+  if (why)
+    iochar_warn_once(IOCHAR_WARN_LOGDIR, "log directory %s: %s; the log will not be written", dir,
+                     why);
+}
+
+void iochar_log_failed(const char *path) {
+  if (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) return; /* said at start */
+  iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
+}
+
+/* path with ".pid<pid>" (and ".<k>" from the second try) before a final
+ * ".iochar": the documented name of a log whose name was taken. */
+static int derived_name(const char *path, int k, char *out, size_t n) {
+  size_t l = strlen(path);
+  int ext = l > 7 && strcmp(path + l - 7, ".iochar") == 0;
+  size_t stem = ext ? l - 7 : l;
+  char more[16] = "";
+  if (k > 1) snprintf(more, sizeof more, ".%d", k);
+  int w = snprintf(out, n, "%.*s.pid%d%s%s", (int)stem, path, (int)getpid(), more,
+                   ext ? ".iochar" : "");
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int iochar_log_publish(int fd, const char *tmp, const char *path) {
+  if (iochar_safe_close(fd, tmp)) return -1;
+  /* Never replace: what is at path may be a log another process of this run
+   * just wrote (IOCHAR_LOGFILE shared), a symlink, or another user's file. */
+  int rc = iochar_safe_rename_noreplace(tmp, path);
+  char alt[IOCHAR_PATH_MAX + 32];
+  for (int k = 1; rc != 0 && errno == EEXIST && k <= 64; k++)
+    if (derived_name(path, k, alt, sizeof alt) == 0) rc = iochar_safe_rename_noreplace(tmp, alt);
+  if (rc != 0) iochar_safe_discard(-1, tmp);
+  return rc;
+}
+
 /* Write buf to a fresh temporary beside path, then rename into place
- * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ). */
+ * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ).  Any
+ * failure (EFBIG, ENOSPC, EDQUOT, EIO...) removes the temporary. */
 static int write_file(const char *path, const iochar_buf *b) {
   char tmp[IOCHAR_PATH_MAX + 64];
   int fd = iochar_safe_create(path, tmp, sizeof tmp);
@@ -385,7 +462,7 @@ static int write_file(const char *path, const iochar_buf *b) {
     iochar_safe_discard(fd, tmp);
     return -1;
   }
-  return iochar_safe_publish(fd, tmp, path, 0);
+  return iochar_log_publish(fd, tmp, path);
 }
 
 /* TOPK (per-rank logs only): each record's whole top-k tables, so that a

@@ -43,7 +43,8 @@ void iochar_observe_init(void) {
     if (v && *v) {
       every = atoi(v);
       if (every < 1 || every > 65535) {
-        iochar_warn_once(40, "IOCHAR_CALLSITES_SAMPLE=%s is not 1..65535; using %d", v,
+        iochar_warn_once(IOCHAR_WARN_CALLSITES_SAMPLE,
+                         "IOCHAR_CALLSITES_SAMPLE=%s is not 1..65535; using %d", v,
                          IOCHAR_CS_SAMPLE);
         every = IOCHAR_CS_SAMPLE;
       }
@@ -58,7 +59,8 @@ void iochar_observe_init(void) {
       if (b)
         bytes = b;
       else
-        iochar_warn_once(41, "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes", v,
+        iochar_warn_once(IOCHAR_WARN_TRACE_SETTING,
+                         "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes", v,
                          IOCHAR_TRACE_DEFAULT);
     }
     iochar_trace_on = iochar_trace_init(bytes) == 0;

@@ -13,26 +13,36 @@
 
 #define MAX_MOUNTS 256
 
-static char cwd[IOCHAR_PATH_MAX];
+/* The working directory can be deeper than IOCHAR_PATH_MAX (chdir one
+ * level at a time); names under it are recorded truncated, so keep it all. */
+#define CWD_MAX (32u << 10)
+static char cwd[CWD_MAX];
 static size_t cwd_len;
 static iochar_spin cwd_lock;
 static iochar_mount mounts[MAX_MOUNTS];
 static int nmounts;
 static char log_path_excl[IOCHAR_PATH_MAX];
 
-uint64_t iochar_hash_path(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+#define FNV_BASIS 0xcbf29ce484222325ULL
+static inline uint64_t fnv(uint64_t h, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
   return h;
 }
 
+uint64_t iochar_hash_path(const char *s) { return fnv(FNV_BASIS, s, strlen(s)); }
+
 _Atomic unsigned iochar_cwd_gen;
+__thread iochar_trunc_note iochar_path_trunc __attribute__((tls_model("initial-exec")));
 
 void iochar_cwd_changed(void) {
   char buf[IOCHAR_PATH_MAX];
-  if (!getcwd(buf, sizeof buf)) buf[0] = 0;
+  int ok = getcwd(buf, sizeof buf) != NULL;
   iochar_spin_lock(&cwd_lock);
-  strcpy(cwd, buf);
+  if (ok) {
+    strcpy(cwd, buf);
+  } else if (!getcwd(cwd, sizeof cwd)) { /* deeper than buf: rare, straight in */
+    cwd[0] = 0;
+  }
   cwd_len = strlen(cwd);
   iochar_spin_unlock(&cwd_lock);
   atomic_fetch_add_explicit(&iochar_cwd_gen, 1, memory_order_release);
@@ -63,33 +73,108 @@ static void clean(char *p) {
   *out = 0;
 }
 
+/* A name that does not fit out (n bytes): base (absolute, clean, "" or "/"
+ * for the root) joined with rel, cleaned component by component; out keeps
+ * the first n - 1 bytes and iochar_path_trunc the hash of all of them.  A
+ * base that is itself a truncated record's name comes with its id (the hash
+ * of its whole name, which continues over the rest); ".." cannot climb out
+ * of it.  The caller holds whatever lock protects base. */
+static int resolve_long(const char *base, size_t blen, const uint64_t *base_id, const char *rel,
+                        char *out, size_t n) {
+  enum { MAXC = IOCHAR_PATH_MAX / 2 + 1 };
+  uint16_t cs[MAXC], cl[MAXC]; /* kept components of rel: start, length */
+  size_t nc = 0, up = 0, rlen = strlen(rel);
+  if (rlen >= IOCHAR_PATH_MAX || n < 2) return -1; /* no such name reaches the kernel */
+  for (size_t i = 0; i < rlen;) {
+    while (i < rlen && rel[i] == '/') i++;
+    size_t j = i;
+    while (j < rlen && rel[j] != '/') j++;
+    size_t len = j - i;
+    if (len == 0 || (len == 1 && rel[i] == '.')) {
+    } else if (len == 2 && rel[i] == '.' && rel[i + 1] == '.') {
+      if (nc)
+        nc--;
+      else
+        up++;
+    } else {
+      cs[nc] = (uint16_t)i, cl[nc++] = (uint16_t)len;
+    }
+    i = j;
+  }
+  size_t bl = blen == 1 && base[0] == '/' ? 0 : blen;
+  if (base_id && up) return -1;
+  for (; up && bl; up--) { /* ".." of the root is the root */
+    while (bl > 0 && base[bl - 1] != '/') bl--;
+    if (bl > 0) bl--;
+  }
+  size_t k = n - 1, len = 0;
+  uint64_t h = base_id ? *base_id : fnv(FNV_BASIS, base, bl);
+  memcpy(out, base, bl < k ? bl : k);
+  len = bl;
+#define EMIT(p, m)                                                    \
+  do {                                                                \
+    if (len < k) memcpy(out + len, p, (m) < k - len ? (m) : k - len); \
+    len += (m);                                                       \
+  } while (0)
+  for (size_t c = 0; c < nc; c++) {
+    h = fnv(h, "/", 1);
+    h = fnv(h, rel + cs[c], cl[c]);
+    EMIT("/", 1);
+    EMIT(rel + cs[c], cl[c]);
+  }
+#undef EMIT
+  if (len == 0) out[len++] = '/', h = fnv(h, "/", 1);
+  if (len <= k && !base_id) { /* cleaning made it fit after all */
+    out[len] = 0;
+    return 0;
+  }
+  out[k] = 0;
+  iochar_path_trunc.buf = out;
+  iochar_path_trunc.id = h;
+  return 0;
+}
+
 int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
+  iochar_path_trunc.buf = NULL;
   if (!path || !*path) return -1;
   size_t plen = strlen(path);
   if (path[0] == '/') {
-    if (plen >= n) return -1;
+    if (plen >= n) return resolve_long("", 0, NULL, path, out, n);
     memcpy(out, path, plen + 1);
   } else {
     size_t blen;
     if (dirfd == AT_FDCWD) {
       iochar_spin_lock(&cwd_lock);
       blen = cwd_len;
-      if (blen + plen + 2 <= n) memcpy(out, cwd, blen);
+      if (blen + plen + 2 <= n) {
+        memcpy(out, cwd, blen);
+      } else if (blen) {
+        int rc = resolve_long(cwd, blen, NULL, path, out, n);
+        iochar_spin_unlock(&cwd_lock);
+        return rc;
+      }
       iochar_spin_unlock(&cwd_lock);
     } else {
       iochar_fdesc *d = iochar_fd_get(dirfd);
       if (d && d->rec && d->rec->path[0] == '/') {
-        blen = strlen(d->rec->path);
-        if (blen + plen + 2 <= n) memcpy(out, d->rec->path, blen);
+        const iochar_record *r = d->rec;
+        blen = strlen(r->path);
+        if (r->flags & IOCHAR_REC_TRUNCATED)
+          return resolve_long(r->path, blen, &r->id, path, out, n);
+        if (blen + plen + 2 > n) return resolve_long(r->path, blen, NULL, path, out, n);
+        memcpy(out, r->path, blen);
       } else {
-        char link[64];
+        char link[64], dir[IOCHAR_PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-        ssize_t r = readlink(link, out, n - 1);
-        if (r <= 0) return -1;
+        ssize_t r = readlink(link, dir, sizeof dir - 1);
+        if (r <= 0 || (size_t)r >= sizeof dir - 1) return -1;
+        dir[r] = 0;
         blen = (size_t)r;
+        if (blen + plen + 2 > n) return resolve_long(dir, blen, NULL, path, out, n);
+        memcpy(out, dir, blen);
       }
     }
-    if (blen == 0 || blen + plen + 2 > n) return -1;
+    if (blen == 0) return -1;
     out[blen] = '/';
     memcpy(out + blen + 1, path, plen + 1);
   }
@@ -126,11 +211,14 @@ static void index_prefixes(void) {
     }
 }
 
+/* IOCHAR_INCLUDE wins over every exclusion; prefixes before patterns. */
 int iochar_path_excluded(const char *abs) {
   if (log_path_excl[0] && strcmp(abs, log_path_excl) == 0) return 1;
-  if (!second_any && abs[0] && !second_char[(uint8_t)abs[1]]) return 0;
-  if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
-  return has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude);
+  if (second_any || !abs[0] || second_char[(uint8_t)abs[1]]) {
+    if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
+    if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
+  }
+  return iochar_name_excluded(abs);
 }
 
 /* /proc/self/mounts escapes blanks as \040 etc. */
@@ -148,8 +236,9 @@ static void unescape(char *s) {
 }
 
 int iochar_paths_init(void) {
-  index_prefixes();
   iochar_cwd_changed();
+  iochar_exclude_init();
+  index_prefixes();
   if (iochar_cfg.logfile)
     iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
   FILE *f = fopen("/proc/self/mounts", "r");

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "live.h"
 
 #define NBUCKETS (1u << 14)
 
@@ -50,7 +51,7 @@ static size_t arena_populated;
 
 static void *arena_alloc(size_t n) {
   n = (n + 15) & ~(size_t)15;
-  if (arena_used + n > arena_size) return NULL;
+  if (arena_used + n > arena_size || iochar_live_reserve(arena_used + n)) return NULL;
   void *p = arena + arena_used;
   arena_used += n;
   if (arena_used > arena_populated && arena_populated < arena_size) {
@@ -68,7 +69,7 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
          namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name, void *mem) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -78,7 +79,12 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, void *m
   r->state = r->f + m->n_flt;
   r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
   char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
-  strcpy(path, name);
+  size_t n = strlen(name);
+  memcpy(path, name, n + 1);
+  if (trunc) { /* the log's NAMES entry says so (docs/log-format.md) */
+    memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
+    r->flags |= IOCHAR_REC_TRUNCATED;
+  }
   r->path = path;
   if (m->rw) {
     iochar_rw_state_init(r->state);
@@ -89,7 +95,13 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, void *m
 
 int iochar_records_init(void) {
   arena_size = iochar_cfg.memory;
-  arena = map_anon(arena_size);
+  /* Aggregates and arena share one mapping, which becomes a live file
+   * (runtime/live.c) when the process records its first file. */
+  size_t agg_bytes = 0;
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
+    if (iochar_modules[mi]) agg_bytes += (record_bytes(iochar_modules[mi], 16) + 15) & ~(size_t)15;
+  uint8_t *agg;
+  if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
   iochar_fds_max = 1 << 20;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
@@ -99,9 +111,8 @@ int iochar_records_init(void) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
-    void *mem = map_anon(record_bytes(m, 16));
-    if (!mem) return -1;
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", mem);
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, agg);
+    agg += (record_bytes(m, 16) + 15) & ~(size_t)15;
   }
   return 0;
 }
@@ -151,7 +162,11 @@ static __thread struct {
 iochar_record *iochar_record_get(int mi, const char *name) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !arena) return NULL;
-  uint64_t id = iochar_hash_path(name);
+  /* A name longer than the path limit: name is its first bytes, the id the
+   * hash of all of it (iochar_path_resolve left both). */
+  int trunc = iochar_path_trunc.buf == name;
+  uint64_t id = trunc ? iochar_path_trunc.id : iochar_hash_path(name);
+  iochar_path_trunc.buf = NULL;
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
   pthread_mutex_lock(&rec_mutex);
@@ -159,20 +174,24 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   for (r = *b; r && r->id != id; r = r->next)
     ;
   if (!r) {
-    void *mem = arena_alloc(record_bytes(m, strlen(name)));
+    if (!iochar_live_active()) iochar_live_on(arena_used); /* the first file */
+    if (trunc) iochar_job_info.truncated_paths++;
+    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)));
     if (mem) {
-      r = record_make(mi, id, name, mem);
+      r = record_make(mi, id, name, trunc, mem);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
       mod_list[mi] = r;
       mod_count[mi]++;
+      iochar_live_publish(arena_used);
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(2,
-                       "memory bound of %llu bytes reached; further files "
-                       "are folded into one aggregate record per module",
+      iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                       "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                       "are folded into one aggregate record per module (totals stay exact); "
+                       "raise IOCHAR_MEMORY to keep them apart",
                        (unsigned long long)arena_size);
     }
   }
@@ -226,6 +245,7 @@ void iochar_records_reset(void) {
     iochar_job_info.folded_files[mi] = 0;
   }
   iochar_job_info.partial = 0;
+  iochar_job_info.truncated_paths = 0;
   memset(fold_set, 0, FOLD_SET * sizeof(uint64_t));
   memset(fold_in_set, 0, sizeof fold_in_set);
   atomic_flag_clear(&fdesc_lock.f);
@@ -240,6 +260,21 @@ int iochar_records_any_touched(void) {
     if (aggregate[mi] && iochar_record_touched(aggregate[mi])) return 1;
   }
   return 0;
+}
+
+/* Move the record memory into a fresh live file (a fork child, a failed
+ * exec): nothing may be creating a record meanwhile. */
+void iochar_records_live_again(void) {
+  if (iochar_live_active()) iochar_live_on(arena_used);
+}
+
+/* An MPI rank keeps a live file from MPI_Init on, records or not, so that a
+ * killed rank is named (and not silently absent) when its job is read. */
+void iochar_records_live_now(void) {
+  pthread_mutex_lock(&rec_mutex);
+  if (!iochar_live_active()) iochar_live_on(arena_used);
+  iochar_live_sync_job();
+  pthread_mutex_unlock(&rec_mutex);
 }
 
 void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }

@@ -68,7 +68,26 @@ static int sibling_name(const char *final_path, const char *suffix, char *out, s
   return 0;
 }
 
+/* A directory every user can write without the sticky bit lets anyone
+ * rename or replace our names there: refused (EPERM). */
+static int dir_refused(const char *final_path) {
+  const char *slash = strrchr(final_path, '/');
+  char dir[4096 + 64];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    snprintf(dir, sizeof dir, "%.*s", slash == final_path ? 1 : (int)(slash - final_path),
+             final_path);
+  struct stat st;
+  if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    errno = EPERM;
+    return 1;
+  }
+  return 0;
+}
+
 int iochar_safe_create(const char *final_path, char *tmp, size_t n) {
+  if (dir_refused(final_path)) return -1;
   for (int attempt = 0; attempt < 8; attempt++) {
     if (sibling_name(final_path, ".tmp", tmp, n)) return -1;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -79,6 +98,7 @@ int iochar_safe_create(const char *final_path, char *tmp, size_t n) {
 }
 
 int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n) {
+  if (dir_refused(final_path)) return -1;
   for (int attempt = 0; attempt < 8; attempt++) {
     if (sibling_name(final_path, ".d", dir, n)) return -1;
     if (mkdir(dir, 0700) == 0) return 0;
@@ -87,12 +107,33 @@ int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n) {
   return -1;
 }
 
-int iochar_write_all(int fd, const void *p, size_t n) {
-  sigset_t xfsz, old, before, after;
+void iochar_xfsz_hold(iochar_xfsz *h) {
+  sigset_t xfsz, pending;
   sigemptyset(&xfsz);
   sigaddset(&xfsz, SIGXFSZ);
-  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-  sigpending(&before);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &h->old);
+  sigpending(&pending);
+  h->was_pending = sigismember(&pending, SIGXFSZ);
+}
+
+void iochar_xfsz_release(iochar_xfsz *h) {
+  sigset_t xfsz, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  /* A SIGXFSZ that our write raised is ours: take it back, unless one was
+   * already pending for the application before we started. */
+  sigpending(&pending);
+  if (sigismember(&pending, SIGXFSZ) && !h->was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+
+int iochar_write_all(int fd, const void *p, size_t n) {
+  iochar_xfsz h;
+  iochar_xfsz_hold(&h);
   int rc = 0, err = 0;
   const char *c = p;
   while (n) {
@@ -106,15 +147,7 @@ int iochar_write_all(int fd, const void *p, size_t n) {
     c += w;
     n -= (size_t)w;
   }
-  /* A SIGXFSZ that our write raised is ours: take it back, unless one was
-   * already pending for the application before we started. */
-  sigpending(&after);
-  if (sigismember(&after, SIGXFSZ) && !sigismember(&before, SIGXFSZ)) {
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  iochar_xfsz_release(&h);
   errno = err;
   return rc;
 }
@@ -126,22 +159,27 @@ void iochar_safe_discard(int fd, const char *tmp) {
   errno = e;
 }
 
-int iochar_safe_publish(int fd, const char *tmp, const char *final_path, int noreplace) {
+int iochar_safe_close(int fd, const char *tmp) {
   if (fd >= 0 && close(fd) != 0) {
     iochar_safe_discard(-1, tmp);
     return -1;
   }
-  int rc;
-  if (noreplace) {
-    rc = (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, final_path, RENAME_NOREPLACE);
-    /* File systems without renameat2 flags: link() refuses to replace too. */
-    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
-      rc = link(tmp, final_path);
-      if (rc == 0) unlink(tmp);
-    }
-  } else {
-    rc = rename(tmp, final_path);
+  return 0;
+}
+
+int iochar_safe_rename_noreplace(const char *tmp, const char *final_path) {
+  int rc = (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, final_path, RENAME_NOREPLACE);
+  /* File systems without renameat2 flags: link() refuses to replace too. */
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+    rc = link(tmp, final_path);
+    if (rc == 0) unlink(tmp);
   }
+  return rc;
+}
+
+int iochar_safe_publish(int fd, const char *tmp, const char *final_path, int noreplace) {
+  if (iochar_safe_close(fd, tmp)) return -1;
+  int rc = noreplace ? iochar_safe_rename_noreplace(tmp, final_path) : rename(tmp, final_path);
   if (rc != 0) iochar_safe_discard(-1, tmp);
   return rc;
 }

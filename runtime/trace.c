@@ -24,7 +24,8 @@ int iochar_trace_init(uint64_t bytes) {
   void *p = mmap(NULL, cap * sizeof(iochar_trace_row), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    iochar_warn_once(42, "cannot reserve %llu bytes of trace memory; no trace",
+    iochar_warn_once(IOCHAR_WARN_TRACE_MEMORY,
+                     "cannot reserve %llu bytes of trace memory; no trace",
                      (unsigned long long)bytes);
     return -1;
   }

@@ -87,7 +87,9 @@ iochar_dlinst *iochar_dl_slow(iochar_dlset *S, int fi, const void *ra) {
     S->cache[slot].inst = I;
   }
   iochar_spin_unlock(&S->lock);
-  if (!I) iochar_warn_once(6, "cannot find the real %s library function %s", S->what, name);
+  if (!I)
+    iochar_warn_once(IOCHAR_WARN_LIB_SYMBOL, "cannot find the real %s library function %s", S->what,
+                     name);
   iochar_in_tool--;
   errno = e;
   return I;

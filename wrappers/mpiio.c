@@ -6,6 +6,7 @@
  * the C MPI_File_* symbols, so these wrappers serve Fortran programs too.
  * Offsets are not recorded for MPI-IO (no counter needs them; the byte
  * offsets the library really touches are in the POSIX records below it). */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,10 @@
 #include "../reducer/pmpi.h"
 #include "../runtime/access.h"
 #include "../runtime/config.h"
+#include "../runtime/internal.h"
+#include "../runtime/live.h"
 #include "interpose.h"
+#include "mpi_names.h"
 #include "mpiio_counters.h"
 
 static const iochar_counter_def ints[] = {MPIIO_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -58,10 +62,37 @@ const iochar_module iochar_mod_mpiio =
 
 iochar_pmpi_table iochar_pmpi;
 
+#ifdef OPEN_MPI
+iochar_ompi_handles iochar_ompi;
+
+static int load_ompi_handles(void) {
+  static const char *const sym[] = {
+      "ompi_mpi_comm_world",    "ompi_mpi_comm_null", "ompi_mpi_info_null",
+      "ompi_mpi_byte",          "ompi_mpi_int",       "ompi_mpi_double",
+      "ompi_mpi_uint64_t",      "ompi_mpi_int64_t",   "ompi_mpi_op_sum",
+      "ompi_mpi_op_min",        "ompi_mpi_op_max",    "ompi_mpi_op_bor",
+      "ompi_mpi_errors_return", "ompi_request_null",  "ompi_mpi_file_null",
+      "ompi_mpi_datatype_null"};
+  _Static_assert(sizeof sym / sizeof *sym == sizeof iochar_ompi / sizeof(void *), "handles");
+  void **h = (void **)&iochar_ompi;
+  int ok = 1;
+  for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
+    h[i] = dlsym(RTLD_DEFAULT, sym[i]);
+    ok &= h[i] != NULL;
+  }
+  if (!ok)
+    iochar_warn_once(IOCHAR_WARN_SYMBOL,
+                     "cannot find Open MPI's predefined handles; MPI-IO not recorded");
+  return ok;
+}
+#else
+static int load_ompi_handles(void) { return 1; }
+#endif
+
 int iochar_pmpi_load(void) {
   static int state; /* 0 not tried, 1 ok, -1 missing */
   if (state) return state > 0 ? 0 : -1;
-  int ok = 1;
+  int ok = load_ompi_handles();
 #define LOAD(n)                                                                \
   iochar_pmpi.n = (__typeof__(iochar_pmpi.n))iochar_resolve("PMPI_" #n, NULL); \
   ok &= iochar_pmpi.n != NULL;
@@ -83,7 +114,19 @@ int iochar_pmpi_load(void) {
 #endif
 
 /* MPI_WRAP(ret, MPI_x, (params)): the wrapper of MPI_x; PREAL(MPI_x) is PMPI_x. */
+#ifdef IOCHAR_MPI_TABLE
+/* The dispatcher exports only the names of wrappers/mpi_names.h: a wrapper
+ * missing from that list would never be called, so it does not compile. */
+#define LISTED(n) iochar_listed_##n = 1,
+enum { IOCHAR_MPI_NAMES(LISTED) IOCHAR_MPI_NAMES_C(LISTED) };
+#undef LISTED
+#define MPI_LISTED(name) _Static_assert(iochar_listed_##name, #name " is not in mpi_names.h");
+#else
+#define MPI_LISTED(name)
+#endif
+
 #define MPI_WRAP(ret, name, params)        \
+  MPI_LISTED(name)                         \
   static __typeof__(&P##name) real_##name; \
   PMPI_TWIN(name)                          \
   __attribute__((visibility("default"))) ret name params
@@ -321,6 +364,7 @@ static void after_init(int ret) {
   if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
   iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
   iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
+  iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
   int len = 0;
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {
@@ -340,6 +384,7 @@ static void after_init(int ret) {
   files = iochar_hmap_create(1 << 15);
   requests = iochar_hmap_create(NPENDING);
   j->mpi_initialized = 1;
+  iochar_records_live_now(); /* a rank killed from here on leaves its counters */
   /* A job that leaves without MPI_Finalize writes per-rank logs: at exit,
    * before handlers the application registered before MPI_Init (a crash
    * handler may synchronise there) and long before the library destructors. */
@@ -364,8 +409,18 @@ MPI_WRAP(int, MPI_Init_thread, (int *argc, char ***argv, int req, int *prov)) {
 
 MPI_WRAP(int, MPI_Finalize, (void)) {
   if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
-    IOCHAR_RECORD(iochar_mpi_reduce_and_write());
+    IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
   return PREAL(MPI_Finalize)();
+}
+
+void iochar_abort_log(int code); /* runtime/core.c */
+
+/* The calling rank writes its own log; the launcher kills the others, whose
+ * live files keep their counters (the reader names the ranks it lacks). */
+MPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
+    IOCHAR_RECORD(iochar_abort_log(errorcode));
+  return PREAL(MPI_Abort)(comm, errorcode);
 }
 
 /* ---- open, close, metadata ---------------------------------------------- */
@@ -618,3 +673,15 @@ MULTI(MPI_Waitsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
 MULTI(MPI_Testsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st[]),
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
+
+#ifdef IOCHAR_MPI_TABLE
+/* -Dmpi=both: this MPI's wrappers in wrappers/mpi_names.h's order, the one
+ * symbol of this copy the dispatcher sees (meson.build makes the rest of the
+ * copy local, so the MPICH and the Open MPI copies link side by side). */
+#define TABLE_ENTRY(n) (const void *)&n,
+const void *const IOCHAR_MPI_TABLE[IOCHAR_MPI_NNAMES] = {IOCHAR_MPI_NAMES(TABLE_ENTRY)
+#if MPI_VERSION >= 4
+                                                             IOCHAR_MPI_NAMES_C(TABLE_ENTRY)
+#endif
+};
+#endif

@@ -181,8 +181,43 @@ def _build_id(path: str) -> str | None:
     return None
 
 
+def _exported_functions(path: str):
+    """(addresses, names) of the functions an ELF file exports (.dynsym), sorted, when
+    it has no .symtab (stripped); None when it has one or cannot be read."""
+    try:
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+    except ImportError:
+        return None
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            if elf.get_section_by_name(".symtab") is not None:
+                return None
+            dyn = elf.get_section_by_name(".dynsym")
+            syms = sorted((s["st_value"], s.name) for s in (dyn.iter_symbols() if dyn else ())
+                          if s["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC")
+                          and s["st_shndx"] != "SHN_UNDEF" and s["st_value"] and s.name)
+    except (OSError, ValueError, KeyError, ELFError):
+        return None
+    return [a for a, _ in syms], [n for _, n in syms]
+
+
+def _nearest_export(table, vaddr: int):
+    """{'function', 'symbol'} of the exported function at or before the call in vaddr."""
+    import bisect
+    addrs, names = table
+    i = bisect.bisect_right(addrs, max(vaddr - 1, 0)) - 1
+    if i < 0:
+        return None
+    return {"function": names[i], "symbol": f"{names[i]}+{vaddr - addrs[i]:#x}",
+            "file": None, "line": None}
+
+
 class Symbolizer:
-    """(object key, vaddr) -> (function, file, line), one addr2line run per object."""
+    """(object key, vaddr) -> (function, file, line), one addr2line run per object.
+    A stripped object (no .symtab) is named by its nearest exported function
+    instead: addr2line would give that name as if it were exact."""
 
     def __init__(self, objects: dict):
         self.objects = objects
@@ -220,6 +255,14 @@ class Symbolizer:
                                   for i in range(len(addrs))]
                 except (OSError, subprocess.SubprocessError):
                     pass
+                # No line from the debug info (none installed): in a stripped object,
+                # addr2line's function is a guess; say what it is based on.
+                if any(r is None or r["file"] is None for r in result):
+                    exports = _exported_functions(obj["path"])
+                    if exports is not None:
+                        result = [r if r is not None and r["file"] is not None
+                                  else _nearest_export(exports, a)
+                                  for r, a in zip(result, addrs)]
             for a, r in zip(addrs, result):
                 self.cache[(key, a)] = r
 
@@ -227,7 +270,8 @@ class Symbolizer:
         obj = self.objects.get(key, {})
         path = obj.get("path", "?")
         r = self.cache.get((key, vaddr))
-        d = {"object": path, "offset": vaddr, "function": None, "file": None, "line": None}
+        d = {"object": path, "offset": vaddr, "function": None, "file": None, "line": None,
+             "symbol": None}
         if r:
             d.update(r)
         return d
@@ -243,7 +287,10 @@ def _parse_a2l(func: str, where: str):
 
 
 def frame_label(f: dict) -> str:
-    """'write_checkpoint at ckpt.c:212', or 'libfoo.so+0x1a2b' when unknown."""
+    """'write_checkpoint at ckpt.c:212'; 'libfoo.so!foo_write+0x1a' in a stripped
+    object (nearest exported function); 'libfoo.so+0x1a2b' when unknown."""
+    if f.get("symbol"):
+        return f"{os.path.basename(f['object'])}!{f['symbol']}"
     if f.get("function") and f.get("file"):
         return f"{f['function']} at {os.path.basename(f['file'])}:{f['line']}"
     if f.get("function"):
@@ -254,6 +301,14 @@ def frame_label(f: dict) -> str:
 def _is_system(path: str) -> bool:
     return path.startswith(SYSTEM_PREFIXES) or "/libmpi" in path or "/libhdf5" in path \
         or "/libnetcdf" in path or "/libpnetcdf" in path
+
+
+START_FRAMES = ("_start", "__libc_start_main", "__libc_start_call_main",
+                "__libc_start_main_impl", "__libc_csu_init", "_dl_start_user")
+
+
+def _is_start(f: dict) -> bool:
+    return (f.get("function") or "").split("@")[0] in START_FRAMES
 
 
 # ---- the report's view ---------------------------------------------------------
@@ -268,9 +323,10 @@ def table(obs: Observed) -> list:
     for r in obs.sites.itertuples(index=False):
         stack = [sym.frame(k, a) for k, a in r.frames]
         # the frame to name: the first in the application, not in a system library
-        user = next((f for f in stack if not _is_system(f["object"]) and f["function"]),
-                    next((f for f in stack if not _is_system(f["object"])),
-                         stack[0] if stack else None))
+        # nor the C runtime's start-up (whatever its library's path)
+        mine = [f for f in stack if not _is_system(f["object"]) and not _is_start(f)]
+        user = next((f for f in mine if f["function"]),
+                    mine[0] if mine else (stack[0] if stack else None))
         sizes = sorted(((v, k) for v, k in r.sizes.items() if v >= 0),
                        key=lambda t: (-t[1], t[0]))
         out.append({

@@ -57,8 +57,8 @@ def job_section(job: dict) -> str:
 
 
 def module_table(modules: dict) -> str:
-    head = ["module", "files", "shared", "reads", "writes", "read", "written", "read time",
-            "write time", "meta time", "slowest rank", "share of run", "bandwidth"]
+    head = ["module", "files", "shared", "read ops", "write ops", "bytes read", "bytes written",
+            "read time", "write time", "meta time", "slowest rank", "share of run", "bandwidth"]
     rows = []
     for m, s in modules.items():
         sl = s.get("slowest_rank", {})
@@ -96,8 +96,9 @@ def top_files(modules: dict) -> str:
              S.human_time(f["time_meta"]), S.human_bytes(f["bytes_read"]),
              S.human_bytes(f["bytes_written"])]
             for m, s in modules.items() for f in s.get("top_files", [])]
-    return table(["module", "path", "shared", "time (all ranks)", "read", "write", "meta",
-                  "read", "written"], rows, left=2) if rows else "<p class='muted'>none</p>"
+    return table(["module", "path", "shared", "time (all ranks)", "read time", "write time",
+                  "meta time", "bytes read", "bytes written"], rows, left=2) \
+        if rows else "<p class='muted'>none</p>"
 
 
 def render(report: dict, series: dict | None = None, ranks: dict | None = None,

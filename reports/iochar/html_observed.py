@@ -32,29 +32,31 @@ def offset_vs_time(trace) -> str:
                             fmt="none", ecolor=COLORS[op], elinewidth=2, label=op)
                 ax.hlines(mid, x["start"], np.maximum(x["end"], x["start"]), colors=COLORS[op])
         ax.set_title(path, fontsize=9, loc="left")
-        ax.set_ylabel("offset (bytes)")
-        ax.legend(loc="upper left", fontsize=8)
+        ax.set_ylabel("offset")
+        plots.binary_axis(ax.yaxis, float((d["offset"] + d["length"]).max()))
+        plots.legend_beside(ax)
+        plots.plain_seconds(ax.xaxis)
     axes[-1, 0].set_xlabel("seconds since job start")
+    fig.suptitle("File offsets over time")
     return plots.to_png(fig)
 
 
 def rank_vs_time(trace) -> str:
     """Each rank a row; each segment a bar from start to end, coloured by operation."""
     ranks = sorted(trace["rank"].unique())
-    fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * max(len(ranks), 1)))
-    row = {r: i for i, r in enumerate(ranks)}
+    fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * min(max(len(ranks), 1), 32)))
     for op in ("read", "write", "meta"):
         x = trace[trace["op"] == op]
         if len(x):
-            y = x["rank"].map(row).to_numpy()
+            y = x["rank"].to_numpy()
             width = np.maximum((x["end"] - x["start"]).to_numpy(), 1e-6)
             ax.barh(y, width, left=x["start"].to_numpy(), height=0.7, color=COLORS[op],
                     label=op)
-    ax.set_yticks(range(len(ranks)))
-    ax.set_yticklabels([str(r) for r in ranks], fontsize=8)
+    plots.integer_ticks(ax.yaxis)
     ax.set_ylabel("rank")
     ax.set_xlabel("seconds since job start")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("Ranks over time")
+    plots.legend_beside(ax)
     return plots.to_png(fig)
 
 
@@ -70,8 +72,9 @@ def section(report: dict, observed=None, esc=str, table=None, img=None) -> list:
                  S.human_time(s["time_read"] + s["time_write"] + s["time_meta"]),
                  f"{s['nranks']:,}"] for s in sites]
         parts += ["<h2>Call sites</h2>",
-                  table(["module", "site", "called from", "reads", "writes", "meta", "read",
-                         "written", "dominant size", "time", "ranks"], rows, left=3)]
+                  table(["module", "site", "called from", "read ops", "write ops", "meta ops",
+                         "bytes read", "bytes written", "dominant size", "time", "ranks"],
+                        rows, left=3)]
     tr = report.get("trace")
     trace = getattr(observed, "trace", None)
     if tr:

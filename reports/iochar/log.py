@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import struct
@@ -31,6 +32,9 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
 MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
+
+
+builtins_open = builtins.open  # `open` below is this module's
 
 
 class LogError(Exception):
@@ -450,6 +454,8 @@ class Log:
         self.mounts = pd.DataFrame(rows, columns=["mount_point", "fs_type", "block_size"])
         self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
         self.extra_sections = [e for p in parts for e in p.extra]
+        from .merge import note_missing_ranks
+        note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
 
@@ -549,6 +555,15 @@ class Log:
 
 
 def _read(path: Path) -> _Part:
+    from . import live
+    try:
+        with builtins_open(path, "rb") as fh:
+            magic = fh.read(8)
+    except OSError as e:
+        raise LogError(f"cannot read {path}: {e.strerror or e}") from None
+    if magic == live.MAGIC:  # a live file: the log it holds (reports/iochar/live.py)
+        data, _ = live.recovered_log(path)
+        return _Part(data, str(path))
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -569,7 +584,9 @@ def _expand(path_or_list) -> list:
     for it in items:
         p = Path(it)
         if p.is_dir():
+            from .live import live_files
             found = sorted(p.glob("*.iochar"))
+            found += live_files(p, found)
             if not found:
                 raise LogError(f"no *.iochar logs in {p}")
             files += found
@@ -579,7 +596,11 @@ def _expand(path_or_list) -> list:
 
 
 def open(path_or_list) -> Log:
-    """Open a log, a list of logs, or a directory of *.iochar logs of one job."""
+    """Open a log, a list of logs, or a directory of *.iochar logs of one job.
+    A `.darshan` file is read through PyDarshan (iochar/darshan.py)."""
+    if isinstance(path_or_list, (str, os.PathLike)) and str(path_or_list).endswith(".darshan"):
+        from .darshan import DarshanLog
+        return DarshanLog(path_or_list)
     return Log([_read(p) for p in _expand(path_or_list)])
 
 

@@ -60,6 +60,20 @@ def merge_jobs(jobs: list, files: list) -> dict:
     return job
 
 
+def note_missing_ranks(job: dict, jobs: list) -> None:
+    """Per-rank logs of an MPI job that lack some ranks: JOB `missing_ranks` names them
+    ("2,3") and `partial` bit 16 is set."""
+    ranks = {j.get("rank") for j in jobs}
+    nprocs = job.get("nprocs")
+    if not all(isinstance(r, int) for r in ranks) or not isinstance(nprocs, int) or \
+            isinstance(nprocs, bool) or not 0 < nprocs <= 1 << 24:
+        return
+    missing = [r for r in range(nprocs) if r not in ranks]
+    if missing:
+        job["missing_ranks"] = ",".join(map(str, missing))
+        job["partial"] = int(job.get("partial") or 0) | 16
+
+
 def topk_tables(schema: list) -> list:
     """[(value column indices, count column indices)]: k TOPK_VAL then k TOPK_CNT."""
     ops = [op for _, op in schema]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 
 import numpy as np
 from matplotlib.figure import Figure  # Agg canvas, no pyplot global state or display
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, ScalarFormatter
 
 from . import summary as S
 
@@ -21,8 +23,34 @@ def to_png(fig) -> str:
 
 
 def _subplots(*args, figsize, **kw):
-    fig = Figure(figsize=figsize)
+    # constrained layout keeps titles, labels and outside legends from overlapping
+    fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.subplots(*args, **kw)
+
+
+def legend_beside(ax, **kw):
+    """The legend right of the axes, never over the data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                  fontsize=kw.pop("fontsize", 8), frameon=False, **kw)
+
+
+def plain_seconds(axis):
+    """Time axes: full values (0.65771), not an offset (1e-5+6.577e-1) to add in one's head."""
+    axis.set_major_formatter(ScalarFormatter(useOffset=False))
+
+
+def integer_ticks(axis):
+    """Rank axes: whole numbers only."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def binary_axis(axis, vmax: float):
+    """Byte axes: ticks at powers-of-two steps labelled in B/KiB/MiB/GiB."""
+    vmax = max(float(vmax), 1.0)
+    step = 2.0 ** max(math.ceil(math.log2(vmax / 6)), 0)
+    axis.set_major_locator(MultipleLocator(step))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: S.human_bytes(v)))
 
 
 def _empty(ax, text="no data"):
@@ -45,7 +73,7 @@ def cost_per_module(modules: dict) -> str:
     ax.invert_yaxis()
     ax.set_xlabel("seconds per process (average)")
     ax.set_title("I/O cost per module")
-    ax.legend(loc="lower right", fontsize=8)
+    legend_beside(ax)
     return to_png(fig)
 
 
@@ -62,7 +90,7 @@ def op_counts(modules: dict) -> str:
     ax.set_yscale("symlog")
     ax.set_ylabel("operations")
     ax.set_title("Operation counts")
-    ax.legend(ncol=3, fontsize=8)
+    legend_beside(ax)
     if not names:
         _empty(ax)
     return to_png(fig)
@@ -78,7 +106,7 @@ def size_histogram(module: str, hist: dict) -> str:
     ax.set_xticks(x, S.SIZE_BINS, rotation=30, fontsize=8)
     ax.set_ylabel("operations")
     ax.set_title(f"{module} access sizes")
-    ax.legend(fontsize=8)
+    legend_beside(ax)
     return to_png(fig)
 
 
@@ -95,14 +123,14 @@ def io_over_time(series: dict, run_time: float = 0.0) -> str:
             ax.step(t, np.asarray(s[key], dtype=float) / w / 2**20, where="post",
                     color=COLORS[kind], label=kind)
         ax.set_ylabel(f"{m}\nMiB/s", fontsize=8)
-        ax.legend(fontsize=7, loc="upper right")
+        legend_beside(ax, fontsize=7)
     if not mods:
         _empty(axes[0, 0], "no time series in the log")
     else:
         if run_time:
             axes[-1, 0].set_xlim(0, run_time)
         axes[-1, 0].set_xlabel("seconds since job start")
-    axes[0, 0].set_title("I/O over time")
+    fig.suptitle("I/O over time")
     return to_png(fig)
 
 
@@ -111,12 +139,13 @@ def rank_imbalance(module: str, ranks) -> str:
     fig, (a1, a2) = _subplots(2, 1, figsize=(7, 4), sharex=True)
     r = ranks.sort_values("rank")
     x = r["rank"].to_numpy()
-    a1.bar(x, r["bytes_read"] / 2**20, color=COLORS["read"], label="read")
-    a1.bar(x, r["bytes_written"] / 2**20, bottom=r["bytes_read"] / 2**20,
-           color=COLORS["write"], label="written")
-    a1.set_ylabel("MiB")
-    a1.legend(fontsize=7)
-    a1.set_title(f"{module} per rank")
+    rd, wr = r["bytes_read"].to_numpy(float), r["bytes_written"].to_numpy(float)
+    a1.bar(x, rd, color=COLORS["read"], label="read")
+    a1.bar(x, wr, bottom=rd, color=COLORS["write"], label="written")
+    a1.set_ylabel("bytes")
+    binary_axis(a1.yaxis, float((rd + wr).max()) if len(r) else 1.0)
+    legend_beside(a1, fontsize=7)
+    fig.suptitle(f"{module} per rank")
     bottom = np.zeros(len(r))
     for kind in ("read", "write", "meta"):
         v = r[f"{kind}_time"].to_numpy(dtype=float)
@@ -124,5 +153,6 @@ def rank_imbalance(module: str, ranks) -> str:
         bottom += v
     a2.set_ylabel("seconds")
     a2.set_xlabel("rank")
-    a2.legend(fontsize=7)
+    integer_ticks(a2.xaxis)
+    legend_beside(a2, fontsize=7)
     return to_png(fig)

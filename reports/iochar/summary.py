@@ -62,6 +62,9 @@ MODULE_COUNTERS: dict[str, dict[str, str]] = {
 CONCEPTS = ("opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read",
             "bytes_written", "time_read", "time_write", "time_meta")
 SPECIAL_PATHS = ("<STDIN>", "<STDOUT>", "<STDERR>")
+# Modules that describe files rather than count I/O (Lustre striping, from Darshan
+# logs): the advice reads them, the per-module I/O summary leaves them out.
+SETTINGS_MODULES = ("LUSTRE",)
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 
 # Counters that are not additive totals (settings, bins, tables, timestamps, rank stats).
@@ -86,6 +89,11 @@ def counter_map(module: str) -> dict[str, str]:
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
     if name in df.columns:
+        v = df[name].to_numpy()
+        if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
+            return v.astype(np.float64)
+        if v.dtype.kind == "f":
+            return np.nan_to_num(v, nan=0.0, posinf=np.inf, neginf=-np.inf)
         return df[name].to_numpy(dtype=np.float64, na_value=0.0)
     return np.zeros(len(df))
 
@@ -339,7 +347,7 @@ def summarize(job: dict, records: dict[str, pd.DataFrame],
     schemas = schemas or {}
     modules = {}
     for m, df in records.items():
-        if df is None or len(df) == 0:
+        if df is None or len(df) == 0 or m in SETTINGS_MODULES:
             continue
         modules[m] = summarize_module(m, df, jb, ranks.get(m), schemas.get(m), top)
     return {"job": jb, "modules": modules}

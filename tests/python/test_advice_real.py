@@ -16,11 +16,11 @@ import sys
 import pytest
 
 from iochar.cli import report
-from tool import BUILD_OPENMPI, logs_in, mpiexec, run, workload
+from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, run, workload
 
 KiB, MiB = 1 << 10, 1 << 20
 N = 4  # MPI ranks (oversubscribed on small machines: keep collective calls few)
-EITHER = ("warn", "high")  # severity set by the I/O share of run time (timing)
+EITHER = ("warn", "high")  # severity set by the measured share of I/O time (timing)
 
 
 def report_json(logs):
@@ -67,37 +67,38 @@ def check(rep, want, evidence=None):
 
 SERIAL = {
     # 2000 sequential aligned 4 KiB writes
-    "small": ({("small-io", "POSIX"): "high"},
+    "small": ({("small-io", "POSIX"): EITHER},
               {("small-io", "POSIX"): {"POSIX_WRITES": 2000, "small_writes": 2000,
                                        "POSIX_SIZE_WRITE_1K_10K": 2000}}),
-    # 2048 aligned 4 KiB writes at descending offsets: random, and small too
-    "random": ({("random-access", "POSIX"): "high", ("small-io", "POSIX"): "high"},
-               {("random-access", "POSIX"): {"POSIX_WRITES": 2048, "POSIX_SEQ_WRITES": 1},
-                ("small-io", "POSIX"): {"small_writes": 2048}}),
+    # 2048 aligned 4 KiB writes at descending offsets: random (small too, folded under it)
+    "random": ({("random-access", "POSIX"): EITHER},
+               {("random-access", "POSIX"): {"POSIX_WRITES": 2048, "POSIX_SEQ_WRITES": 1,
+                                             "random_writes": 2047}}),
     # 64-byte header, then 150 x 64 KiB records 64 bytes off every block boundary
-    "misaligned": ({("misaligned", "POSIX"): "high"},
+    "misaligned": ({("misaligned", "POSIX"): EITHER},
                    {("misaligned", "POSIX"): {"POSIX_FILE_NOT_ALIGNED": 150, "accesses": 151,
                                               "POSIX_FILE_ALIGNMENT": 4096}}),
     # 20000 fprintf lines
-    "stdio": ({("stdio-heavy", "STDIO"): "warn"},
+    "stdio": ({("stdio-heavy", "STDIO"): EITHER},
               {("stdio-heavy", "STDIO"): {"STDIO_OPS": 20000, "POSIX_OPS": 0}}),
     # 100 tiny files created, then stat + open/close of each, 60 times
     "meta": ({("metadata-heavy", "POSIX"): EITHER},
              {("metadata-heavy", "POSIX"): {"POSIX_OPENS": 100 + 6000, "POSIX_STATS": 6000,
                                             "bytes": 100 * 100}}),
     # 16 MiB file read whole 6 times
-    "reread": ({("redundant-reads", "POSIX"): "warn"},
+    "reread": ({("redundant-reads", "POSIX"): EITHER},
                {("redundant-reads", "POSIX"): {"POSIX_BYTES_READ": 96 * MiB, "read_factor": 6.0,
                                                "POSIX_MAX_BYTE_READ": 16 * MiB - 1,
                                                "excess_bytes": 80 * MiB}}),
     # 120 x (64 KiB write, fsync)
-    "fsync": ({("fsync-storm", "POSIX"): "warn"},
+    "fsync": ({("fsync-storm", "POSIX"): EITHER},
               {("fsync-storm", "POSIX"): {"POSIX_syncs": 120, "POSIX_WRITES": 120}}),
     # one 2400 KiB write, then read-modify-write of its 600 4 KiB records
-    "rmw": ({("rw-switches", "POSIX"): "warn"},
-            {("rw-switches", "POSIX"): {"POSIX_RW_SWITCHES": 1200, "accesses": 1201}}),
-    # 600 x (lseek SET, 64 KiB write, lseek CUR)
-    "seeks": ({("many-seeks", "POSIX"): "warn"},
+    "rmw": ({("rw-switches", "POSIX"): EITHER},
+            {("rw-switches", "POSIX"): {"POSIX_RW_SWITCHES": 1200, "excess_switches": 1199,
+                                        "accesses": 1201}}),
+    # 600 x (lseek SET, 64 KiB write, lseek CUR): the seeks' share of I/O time varies
+    "seeks": ({("many-seeks", "POSIX"): ("info",) + EITHER},
               {("many-seeks", "POSIX"): {"POSIX_SEEKS": 1200, "accesses": 600}}),
 }
 
@@ -119,7 +120,7 @@ def run_mpi(mode, tmp_path, flavor="mpich"):
     if flavor == "mpich":
         return run_report(mpiexec(N) + [workload("advice_mpi"), mode], tmp_path)
     return run_report(mpiexec(N, "openmpi") + [workload("advice_mpi", BUILD_OPENMPI), mode],
-                      tmp_path, lib=BUILD_OPENMPI / "libiochar.so")
+                      tmp_path, lib=LIB)
 
 
 @pytest.mark.parametrize("flavor", [
@@ -146,30 +147,31 @@ def test_good_collective_pattern_fires_nothing(tmp_path, flavor):
 @needs_mpich
 def test_independent_small_shared_writes(tmp_path):
     """4 ranks x 300 MPI_File_write_at of 4 KiB interleaved in one shared file."""
-    check(run_mpi("indep", tmp_path),
-          {("no-collective", "MPIIO"): EITHER, ("small-io", "MPIIO"): "high",
-           ("small-io", "POSIX"): "high"},
-          {("no-collective", "MPIIO"): {"MPIIO_INDEP_ops": 1200, "shared_files": 1,
-                                        "large_share": 0.0, "MPIIO_VIEWS": 0},
-           ("small-io", "MPIIO"): {"MPIIO_WRITES": 1200, "small_writes": 1200},
-           ("small-io", "POSIX"): {"POSIX_WRITES": 1200, "small_writes": 1200}})
+    rep = run_mpi("indep", tmp_path)
+    # one finding, the cause, judged at MPI-IO; the symptoms are folded under it
+    check(rep, {("strided-shared", "MPIIO"): EITHER},
+          {("strided-shared", "MPIIO"): {"POSIX_WRITES": 1200, "nranks": N,
+                                         "POSIX_STRIDE1_STRIDE": 3 * 4 * KiB,
+                                         "mean_access_bytes": 4 * KiB}})
+    a = fired(rep)[("strided-shared", "MPIIO")]
+    assert {f["id"] for f in a["folded"]} == {"no-collective", "small-io"}
+    assert "MPI_File_write_at_all" in a["recommendation"]
+    assert a["layers"]["MPIIO"]["writes"] == a["layers"]["POSIX"]["writes"] == 1200
 
 
 @needs_mpich
 def test_rank_imbalance_on_a_shared_file(tmp_path):
     """Rank 0 writes 80 MiB of a shared POSIX file, the other ranks 4 KiB each."""
     rep = run_mpi("imbalance", tmp_path)
-    check(rep, {("rank-imbalance", "POSIX"): "warn"})
-    ev = fired(rep)[("rank-imbalance", "POSIX")]["evidence"]
-    # slowest/fastest are ranked by time: rank 0 (80 MiB) is one end, a 4 KiB rank the other
-    assert {ev["POSIX_SLOWEST_RANK_BYTES"], ev["POSIX_FASTEST_RANK_BYTES"]} == {80 * MiB, 4 * KiB}
-    assert ev["files"] == 1
+    check(rep, {("rank-imbalance", "POSIX"): EITHER},
+          {("rank-imbalance", "POSIX"): {"max_rank_bytes": 80 * MiB, "min_rank_bytes": 4 * KiB,
+                                         "slowest_rank": 0, "ranks": N}})
 
 
 @needs_mpich
 def test_collective_buffering_disabled_for_small_writes(tmp_path):
     """romio_cb_write=disable, then 4 ranks x 30 write_at_all of 4 KiB, interleaved."""
-    check(run_mpi("nocb", tmp_path), {("hints", "MPIIO"): "warn"},
+    check(run_mpi("nocb", tmp_path), {("hints", "MPIIO"): EITHER},
           {("hints", "MPIIO"): {"MPIIO_HINT_ROMIO_CB_WRITE": 2, "MPIIO_WRITES": 120,
                                 "small_writes": 120, "MPIIO_COLL_WRITES": 120}})
 
@@ -214,7 +216,7 @@ with h5py.File("good.h5", "r") as f:
 def test_hdf5_tiny_chunks(tmp_path):
     pytest.importorskip("h5py")
     rep = run_python(H5_TINY_CHUNKS, tmp_path)
-    check(rep, {("hdf5-chunking", "H5D"): "warn"},
+    check(rep, {("hdf5-chunking", "H5D"): EITHER},
           {("hdf5-chunking", "H5D"): {"chunk_bytes": 4096, "H5D_CHUNK_SIZE_D1": 1,
                                       "H5D_CHUNK_SIZE_D2": 512, "H5D_DATATYPE_SIZE": 8,
                                       "H5D_DATASPACE_NPOINTS": 150 * 512, "datasets": 1}})
@@ -222,14 +224,17 @@ def test_hdf5_tiny_chunks(tmp_path):
 
 
 def test_hdf5_tiny_chunks_one_write(tmp_path):
-    """1000 tiny chunks by one call: HDF5's chunk writes are small and misaligned too."""
+    """1000 tiny chunks by one call: HDF5's chunk writes are small and misaligned, and
+    that is the chunking's doing: one finding, the misalignment folded under it."""
     pytest.importorskip("h5py")
     rep = run_python(H5_TINY_CHUNKS_ONE_WRITE, tmp_path)
-    check(rep, {("hdf5-chunking", "H5D"): "warn", ("small-io", "POSIX"): "high",
-                ("misaligned", "POSIX"): EITHER},
+    check(rep, {("hdf5-chunking", "H5D"): EITHER},
           {("hdf5-chunking", "H5D"): {"chunk_bytes": 800, "H5D_DATASPACE_NPOINTS": 100000}})
     assert rep["modules"]["H5D"]["writes"] == 1
-    assert fired(rep)[("small-io", "POSIX")]["evidence"]["POSIX_SIZE_WRITE_100_1K"] >= 1000
+    a = fired(rep)[("hdf5-chunking", "H5D")]
+    assert [f["id"] for f in a["folded"]] == ["misaligned"]
+    assert a["layers"]["HDF5"]["writes"] == 1 and a["layers"]["POSIX"]["writes"] >= 1000
+    assert "H5Pset_chunk(dcpl, 2, {1310, 100})" in a["recommendation"]
 
 
 def test_hdf5_good_pattern_fires_nothing(tmp_path):
@@ -259,5 +264,11 @@ with netCDF4.Dataset("records.nc", "w", format="NETCDF3_CLASSIC") as ds:
 
 def test_netcdf_classic_record_variables(tmp_path):
     pytest.importorskip("netCDF4")
-    check(run_python(NC_RECORD_VARS, tmp_path), {("netcdf-record-vars", "NC_VAR"): "warn"},
-          {("netcdf-record-vars", "NC_VAR"): {"record_vars": 6, "record_var_ops": 120}})
+    rep = run_python(NC_RECORD_VARS, tmp_path)
+    # 47 KiB of data next to the interpreter's own imports: its share of the I/O time,
+    # and so its severity, varies (the corpus has a workload where it dominates)
+    check(rep, {("netcdf-record-vars", "NC_VAR"): ("info",) + EITHER},
+          {("netcdf-record-vars", "NC_VAR"): {"record_vars": 6, "files": 1,
+                                              "record_var_ops": 120}})
+    # a serial classic file: nothing about parallel access
+    assert "NC_COLLECTIVE" not in fired(rep)[("netcdf-record-vars", "NC_VAR")]["recommendation"]

@@ -11,7 +11,7 @@ import pytest
 
 import iochar
 from iolib import bins, expect, totals
-from tool import BUILD, BUILD_OPENMPI, logs_in, mpiexec, run, workload
+from tool import BUILD, BUILD_OPENMPI, LIB, logs_in, mpiexec, run, workload
 
 N = 4
 WORKLOAD = workload("mpiio_fortran", build=BUILD_OPENMPI)
@@ -39,7 +39,7 @@ def check(tmp_path, cmd, lib):
 @pytest.mark.skipif(shutil.which("mpiexec.openmpi") is None or not os.path.exists(WORKLOAD),
                     reason="needs Open MPI and gfortran (build-openmpi/tests/mpiio_fortran)")
 def test_openmpi_fortran_mpiio(tmp_path):
-    check(tmp_path, mpiexec(N, "openmpi") + [WORKLOAD], BUILD_OPENMPI / "libiochar.so")
+    check(tmp_path, mpiexec(N, "openmpi") + [WORKLOAD], LIB)
 
 
 @pytest.mark.skipif(shutil.which("mpif90.mpich") is None, reason="needs MPICH's mpif90")

@@ -149,8 +149,7 @@ def test_bytes_follow_datatypes_freed_and_made_again(tmp_path, flavor):
     if flavor == "openmpi" and shutil.which("mpiexec.openmpi") is None:
         pytest.skip("no Open MPI")
     exe = workload("mpi_types", build) if build else workload("mpi_types")
-    lib = {"lib": BUILD_OPENMPI / "libiochar.so"} if build else {}
-    p, log = run_log(mpiexec(4, flavor) + [exe, str(tmp_path)], tmp_path, **lib)
+    p, log = run_log(mpiexec(4, flavor) + [exe, str(tmp_path)], tmp_path)
     mp = log.records("MPIIO")
     for r in range(4):
         f = one(mp, f"/types.{r}.dat")
@@ -227,7 +226,7 @@ def test_fortran_mpiio(tmp_path):
 def test_openmpi_workload(tmp_path, io):
     n = 4
     cmd = mpiexec(n, "openmpi") + ["--mca", "io", io, workload("mpi_workload", BUILD_OPENMPI)]
-    p, log = run_log(cmd, tmp_path, lib=BUILD_OPENMPI / "libiochar.so")
+    p, log = run_log(cmd, tmp_path)
     assert log.job["mpi"].startswith("Open MPI")
     mp = log.records("MPIIO")
     s = one(mp, "/shared.dat")

@@ -1,9 +1,16 @@
-"""Tuning advice: one rule per file, thresholds in config.py, evaluated on plain data."""
+"""Tuning advice: one rule per file, thresholds in config.py, evaluated on plain data.
+
+evaluate() runs the rules, prices each finding by the share of the job's I/O time
+(or bytes) it explains, sets its severity from that cost, folds symptoms under the
+cause that explains them (same files), and ranks what is left: root causes first.
+"""
 
 from __future__ import annotations
 
-from . import config as config
 from . import (
+    amplification,
+    data_sieving,
+    file_per_process,
     fsync_storm,
     hdf5_chunking,
     hints,
@@ -18,23 +25,100 @@ from . import (
     rw_switches,
     small_io,
     stdio_heavy,
+    strided,
 )
+from . import config as config
 from .base import RANK, SEVERITIES, Advice, Context
 from .config import ConfigError
 
 # The registry: every rule module has ID and check(ctx, cfg) -> list[Advice].
-RULES = (small_io, random_access, misaligned, no_collective, stdio_heavy, metadata_heavy,
-         rank_imbalance, redundant_reads, hints, hdf5_chunking, netcdf_record_vars,
-         fsync_storm, rw_switches, many_seeks)
+RULES = (hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_collective,
+         metadata_heavy, file_per_process, redundant_reads, rank_imbalance, misaligned,
+         stdio_heavy, fsync_storm, random_access, small_io, amplification, rw_switches,
+         many_seeks)
+
+# cause -> the symptoms it explains when they concern the same files. A symptom
+# folded under its cause is not listed on its own; the cause carries its message.
+FOLDS = {
+    "hdf5-chunking": {"misaligned", "small-io", "random-access", "many-seeks", "rw-switches",
+                      "layer-amplification"},
+    "netcdf-record-vars": {"small-io", "random-access", "rw-switches", "many-seeks",
+                           "misaligned", "layer-amplification"},
+    "hints": {"small-io", "misaligned", "strided-shared", "no-collective", "random-access"},
+    "data-sieving": {"small-io", "rw-switches", "layer-amplification", "random-access",
+                     "strided-shared", "no-collective", "rank-imbalance"},
+    "strided-shared": {"small-io", "random-access", "misaligned", "no-collective",
+                       "many-seeks"},
+    "no-collective": {"small-io", "misaligned"},
+    "metadata-heavy": {"small-io"},
+    "file-per-process": {"small-io"},
+    "redundant-reads": {"small-io", "random-access", "many-seeks"},
+    "random-access": {"small-io", "many-seeks"},
+    "misaligned": {"small-io"},
+    "fsync-storm": {"small-io", "metadata-heavy"},
+    "rank-imbalance": set(),
+}
+# Rules that name a symptom more than a cause: listed after causes of equal severity.
+SYMPTOMS = {"small-io", "random-access", "rw-switches", "many-seeks", "layer-amplification"}
 
 __all__ = ["RANK", "RULES", "SEVERITIES", "Advice", "ConfigError", "Context", "evaluate"]
 
 
+def price(a: Advice, ctx: Context, sev: dict) -> None:
+    """Set a.cost and lower a.severity to what the measured cost supports."""
+    share = None
+    if a.seconds is not None and ctx.io_time > 0:
+        share = min(a.seconds / ctx.io_time, 1.0)
+        a.cost = {"seconds": a.seconds, "io_time_s": ctx.io_time, "io_time_share": share}
+    elif a.nbytes is not None and ctx.io_bytes > 0:
+        share = min(a.nbytes / ctx.io_bytes, 1.0)
+        a.cost = {"bytes": a.nbytes, "io_bytes": ctx.io_bytes, "bytes_share": share}
+    if share is None:
+        return
+    by_cost = "high" if share >= sev["high"] else "warn" if share >= sev["warn"] else "info"
+    if share >= sev["info_below"] and RANK[a.floor] < RANK[by_cost]:
+        by_cost = a.floor
+    if RANK[by_cost] > RANK[a.severity]:
+        a.severity = by_cost
+
+
+def overlap(cause: Advice, symptom: Advice) -> bool:
+    if cause.paths and symptom.paths:
+        return bool(cause.paths & symptom.paths)
+    return not cause.paths and not symptom.paths
+
+
+def fold(found: list) -> list:
+    """Fold each symptom under the first (most costly) cause that explains it."""
+    order = sorted(found, key=lambda a: -(a.cost.get("io_time_share") or
+                                          a.cost.get("bytes_share") or 0))
+    gone = set()
+    for c in order:
+        if id(c) in gone:
+            continue
+        for s in order:
+            if s is c or id(s) in gone or s.id not in FOLDS.get(c.id, ()):
+                continue
+            if overlap(c, s):
+                c.folded.append({"id": s.id, "severity": s.severity, "message": s.message})
+                c.folded += s.folded
+                c.paths |= s.paths
+                gone.add(id(s))
+    return [a for a in found if id(a) not in gone]
+
+
 def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:
-    """Run every enabled rule; most severe first, then by rule order."""
+    """Every enabled rule's findings, priced, folded and ranked (rank 1 first)."""
     cfg = cfg or config.load()
     found = []
-    for order, rule in enumerate(RULES):
+    for rule in RULES:
         if cfg[rule.ID].get("enabled", True):
-            found += [(RANK[a.severity], order, a) for a in rule.check(ctx, cfg[rule.ID])]
-    return [a for *_, a in sorted(found, key=lambda t: t[:2])]
+            found += rule.check(ctx, cfg[rule.ID])
+    for a in found:
+        price(a, ctx, cfg["severity"])
+    kept = fold(found)
+    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS,
+                             -(a.cost.get("io_time_share") or a.cost.get("bytes_share") or 0)))
+    for i, a in enumerate(kept, 1):
+        a.rank = i
+    return kept

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import summary as S
+from . import layers as L
 
 SEVERITIES = ("high", "warn", "info")  # most severe first
 RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -16,30 +17,50 @@ RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 @dataclass
 class Advice:
+    """One problem: what was measured, what it costs, and what to change.
+
+    Rules fill id..files, `seconds` (the I/O time the problem explains, summed over
+    ranks) or `nbytes` (the bytes it moves needlessly) and `layers`; evaluate() turns
+    those into `cost`, the severity, the root-cause `rank` and the `folded` symptoms.
+    """
+
     id: str
-    severity: str
-    message: str  # one line, with the numbers
-    recommendation: str
+    severity: str  # the rule's ceiling; evaluate() lowers it to what the cost supports
+    message: str  # one line, with the numbers and their units
+    recommendation: str  # the remedy for this case: the call or hint to change
     evidence: dict  # counters (and derived values) that triggered the rule
-    module: str | None = None
+    module: str | None = None  # the layer judged (the highest one the application used)
     files: list = field(default_factory=list)  # worst files, when per-file
+    seconds: float | None = None  # I/O seconds (all ranks) this problem explains
+    nbytes: float | None = None  # bytes moved because of it (when time says nothing)
+    layers: dict = field(default_factory=dict)  # {layer: {reads, writes, bytes_...}}
+    floor: str = "info"  # the least severity whatever the cost (configuration errors)
+    cost: dict = field(default_factory=dict)
+    rank: int = 0
+    folded: list = field(default_factory=list)  # symptoms explained by this cause
+    paths: set = field(default_factory=set)  # every file involved (files: the worst 3)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "severity": self.severity, "module": self.module,
-                "message": self.message, "recommendation": self.recommendation,
+        return {"id": self.id, "severity": self.severity, "rank": self.rank,
+                "module": self.module, "message": self.message,
+                "recommendation": self.recommendation, "remedy": self.recommendation,
                 "evidence": {k: S._py(v) for k, v in self.evidence.items()},
-                "files": list(self.files)}
+                "cost": {k: S._py(v) for k, v in self.cost.items()},
+                "layers": {k: dict(v) for k, v in self.layers.items()},
+                "files": list(self.files),
+                "folded": [dict(f) for f in self.folded]}
 
 
 class Context:
     """Job, record frames, rank frames and the summary, with cached per-file views."""
 
     def __init__(self, job: dict, records: dict, ranks: dict | None = None,
-                 summary: dict | None = None):
+                 summary: dict | None = None, mounts: pd.DataFrame | None = None):
         self.job = S.job_block(job) if "run_time" not in job else job
         self.records = {m: df for m, df in records.items() if df is not None and len(df)}
         self.ranks = ranks or {}
         self.summary = summary or S.summarize(self.job, self.records, self.ranks)
+        self.mounts = mounts if mounts is not None and len(mounts) else None
         self._files: dict = {}
 
     @property
@@ -90,6 +111,120 @@ class Context:
     def paths_in(self, module: str) -> set:
         df = self.frame(module)
         return set() if df is None or "path" not in df.columns else set(df["path"])
+
+
+    # ------------------------------------------------------------ attribution
+
+    @cached_property
+    def layer_table(self) -> pd.DataFrame:
+        return L.table(self)
+
+    @cached_property
+    def owner(self) -> pd.Series:
+        """path -> the highest layer that touched it (layers.LAYERS)."""
+        return L.owners(self.layer_table)
+
+    @cached_property
+    def file_time(self) -> pd.Series:
+        return L.file_time(self.layer_table)
+
+    @cached_property
+    def io_time(self) -> float:
+        """The job's I/O seconds summed over ranks: each file counted once, at its
+        largest layer; folded <AGGREGATE> records at the POSIX/STDIO level added."""
+        t = float(self.file_time.sum())
+        for m in ("POSIX", "STDIO"):
+            df = self.frame(m)
+            if df is not None:
+                agg = df["record_id"].to_numpy() == S.AGGREGATE_ID
+                t += float(sum(S.concept(df, m, c)[agg].sum()
+                               for c in ("time_read", "time_write", "time_meta")))
+        return t
+
+    @cached_property
+    def io_bytes(self) -> float:
+        t = self.layer_table
+        if not len(t):
+            return 0.0
+        per = (t["bytes_read"] + t["bytes_written"]).groupby(t["path"], sort=False).max()
+        return float(per.sum())
+
+    def own_rows(self, module: str) -> np.ndarray:
+        """Rows of module whose file the module's own layer owns (the application
+        called it there), folded <AGGREGATE> records excluded: the rows a pattern
+        rule may judge."""
+        df = self.frame(module)
+        if df is None:
+            return np.zeros(0, bool)
+        keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
+        if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
+            keep &= self.owner_of(df["path"], L.LAYER_OF[module]) == L.LAYER_OF[module]
+        return keep
+
+    @cached_property
+    def _owner_map(self) -> dict:
+        return self.owner.to_dict()
+
+    def owner_of(self, paths, default: str) -> np.ndarray:
+        """The owning layer of each path (default for paths no layer table has)."""
+        m = self._owner_map
+        return np.array([m.get(p, default) for p in paths], dtype=object)
+
+    def owned_paths(self, layer: str) -> set:
+        return set(self.owner.index[self.owner.to_numpy() == layer])
+
+    def time_of(self, paths) -> float:
+        """I/O seconds (all ranks) spent on these files."""
+        return float(self.file_time.reindex(list(set(paths))).fillna(0).sum())
+
+    def layers_of(self, paths) -> dict:
+        return L.evidence(self.layer_table, paths)
+
+    def parallel(self, paths) -> bool:
+        """These files are used by more than one rank (so collective calls can merge
+        their accesses); a file one rank opens, even through MPI-IO, is not."""
+        if self.nprocs < 2:
+            return False
+        t = self.layer_table
+        sub = t[t["path"].isin(set(paths))]
+        return bool((sub["nranks"] > 1).any())
+
+    def block_size(self, paths=()) -> float:
+        """The file system block size of these files: POSIX_FILE_ALIGNMENT when the log
+        has it, else the block size of the longest matching mount point; 0 if unknown."""
+        df = self.frame("POSIX")
+        if df is not None and "POSIX_FILE_ALIGNMENT" in df.columns:
+            sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
+                else np.ones(len(df), bool)
+            a = S.col(df, "POSIX_FILE_ALIGNMENT")[sel]
+            if (a > 0).any():
+                return float(a.max())
+        if self.mounts is not None and "block_size" in self.mounts.columns:
+            best, size = -1, 0.0
+            for p in paths or ():
+                for mp, bs in zip(self.mounts["mount_point"], self.mounts["block_size"]):
+                    mp = str(mp)
+                    if (p == mp or p.startswith(mp.rstrip("/") + "/")) and len(mp) > best:
+                        best, size = len(mp), float(bs)
+            return size
+        return 0.0
+
+    def stripe_unit(self, paths=()) -> float:
+        """The stripe size of these files (any file if none given): the MPI-IO
+        striping_unit hint, else the Lustre layout: the LUSTRE frame of a Darshan log or
+        iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
+        for module, name in (("MPIIO", "MPIIO_HINT_STRIPING_UNIT"),
+                             ("LUSTRE", "LUSTRE_STRIPE_SIZE"),
+                             ("POSIX", "POSIX_LUSTRE_STRIPE_SIZE")):
+            df = self.frame(module)
+            if df is None or name not in df.columns:
+                continue
+            sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
+                else np.ones(len(df), bool)
+            v = S.col(df, name)[sel]
+            if len(v) and v.max() > 0:
+                return float(v.max())
+        return 0.0
 
 
 def pct(x: float) -> str:

@@ -22,40 +22,51 @@ except ModuleNotFoundError:  # Python 3.10
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 DEFAULTS: dict[str, dict] = {
-    # ops below `size` bytes (the MPI-IO striping_unit when known and use_stripe_unit)
-    "small-io": {"enabled": True, "size": 1 * MiB, "use_stripe_unit": True, "min_ops": 1000,
-                     "share": 0.10, "high_share": 0.50},
-    # non-sequential accesses (first access of each file/rank not counted)
-    "random-access": {"enabled": True, "min_ops": 1000, "share": 0.20, "high_share": 0.50},
-    # offsets not a multiple of FILE_ALIGNMENT
-    "misaligned": {"enabled": True, "min_ops": 100, "share": 0.10, "high_share": 0.50},
-    # MPI-IO independent-only access to shared files; large+contiguous is fine
+    # severity from cost: the share of the job's I/O time (or bytes) a finding explains;
+    # below info_below a finding is INFO whatever its rule says
+    "severity": {"high": 0.25, "warn": 0.05, "info_below": 0.01},
+    # ops below `size` bytes (the MPI-IO striping_unit when smaller and use_stripe_unit)
+    "small-io": {"enabled": True, "size": 64 * KiB, "use_stripe_unit": True, "min_ops": 1000,
+                     "share": 0.10},
+    # accesses that are not consecutive and follow no regular stride (top-4 STRIDE table)
+    "random-access": {"enabled": True, "min_ops": 1000, "share": 0.20, "regular": 0.50},
+    # offsets not a multiple of the block size (FILE_ALIGNMENT, MOUNTS) or stripe unit
+    "misaligned": {"enabled": True, "min_ops": 100, "share": 0.10},
+    # a shared file accessed by several ranks in small interleaved pieces (STRIDE tables)
+    "strided-shared": {"enabled": True, "min_ops": 400, "share": 0.50, "max_size": 1 * MiB},
+    # POSIX reads under a file the application only wrote through MPI-IO (sieving/RMW)
+    "data-sieving": {"enabled": True, "min_bytes": 1 * MiB, "share": 0.10},
+    # bytes at POSIX vs bytes at the library layer that owns the file
+    "layer-amplification": {"enabled": True, "factor": 1.5, "min_bytes": 1 * MiB},
+    # independent-only access to shared files (MPI-IO, HDF5, NetCDF, PnetCDF)
     "no-collective": {"enabled": True, "min_ops": 1000, "large_size": 1 * MiB, "large_share": 0.80,
-                          "contiguous_share": 0.90, "high_runtime_share": 0.30},
+                          "contiguous_share": 0.90},
     # bytes or ops through STDIO instead of POSIX/MPI-IO (std streams excluded)
     "stdio-heavy": {"enabled": True, "bytes_share": 0.10, "min_bytes": 10 * MiB,
                         "ops_share": 0.50, "min_ops": 10000},
-    # meta time dominating, many opens/stats per byte, or very many files
-    "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 1.0, "min_meta_ops": 10000,
-                           "bytes_per_meta_op": 1 * MiB, "min_files": 1000,
-                           "high_runtime_share": 0.30},
+    # meta time dominating, or many opens/stats per byte
+    "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 0.05, "min_meta_ops": 2000,
+                           "bytes_per_meta_op": 64 * KiB},
+    # one file (or more) per process at scale
+    "file-per-process": {"enabled": True, "min_files": 1000, "min_nprocs": 2},
     # (slowest - fastest) / slowest rank time or bytes
-    "rank-imbalance": {"enabled": True, "ratio": 0.50, "min_time": 1.0, "bytes_ratio": 0.50,
+    "rank-imbalance": {"enabled": True, "ratio": 0.50, "min_time": 0.05, "bytes_ratio": 0.50,
                            "min_bytes": 64 * MiB},
     # bytes read / (max byte read + 1) per file
-    "redundant-reads": {"enabled": True, "factor": 2.0, "min_excess": 64 * MiB},
+    "redundant-reads": {"enabled": True, "factor": 2.0, "min_excess": 16 * MiB},
     # effective MPI-IO hints that contradict the access pattern
     "hints": {"enabled": True, "min_ops": 100, "small_size": 1 * MiB, "small_share": 0.50,
-                  "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16},
+                  "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16,
+                  "min_rounds": 4, "min_coll_ops": 16},
     # HDF5 chunk bytes, and chunk vs access size with filters
     "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
                           "amplification": 16.0},
     # record variables interleaved in NetCDF classic-family files
-    "netcdf-record-vars": {"enabled": True, "min_record_vars": 4, "min_ops": 100},
+    "netcdf-record-vars": {"enabled": True, "min_record_vars": 2, "min_ops": 100},
     # fsync/fdatasync/MPI_File_sync/H5Fflush per write
     "fsync-storm": {"enabled": True, "min_syncs": 100, "per_write": 0.05, "min_flushes": 1000,
                         "flushes_per_write": 0.5},
-    # read<->write direction changes
+    # read<->write direction changes beyond one per file and rank
     "rw-switches": {"enabled": True, "min_switches": 1000, "share": 0.10},
     # explicit seeks per access
     "many-seeks": {"enabled": True, "min_seeks": 1000, "per_op": 0.50},

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from .base import Advice, Context, num, pct
+import numpy as np
+
+from .. import summary as S
+from .base import Advice, Context, num
 
 ID = "fsync-storm"
+CALL = {"POSIX": "fsync()/fdatasync()", "STDIO": "fflush()", "MPIIO": "MPI_File_sync",
+        "H5F": "H5Fflush", "H5D": "H5Dflush", "NC_FILE": "nc_sync",
+        "PNETCDF_FILE": "ncmpi_sync"}
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for module in ctx.records:
+    for module, df in ctx.records.items():
         ms = ctx.module_summary(module)
         syncs, writes = float(ms.get("syncs", 0)), float(ms.get("writes", 0))
         stdio = module == "STDIO"
@@ -19,14 +25,22 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             continue
         if writes and syncs / writes < per:
             continue
-        what = "fflush" if stdio else "sync"
+        srow = S.concept(df, module, "syncs")
+        paths = set(df["path"].to_numpy()[srow > 0]) if "path" in df.columns else set()
+        # syncs are timed as metadata (POSIX_F_META_TIME): the meta time of the files
+        # synced, less what their opens may have taken, is what the syncs cost
+        opens = S.concept(df, module, "opens")
+        meta = S.concept(df, module, "time_meta")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = float(np.where(srow > 0, meta * srow / np.maximum(srow + opens, 1), 0).sum())
+        call = CALL.get(module, "sync")
         out.append(Advice(
-            ID, "warn",
-            f"{module}: {num(syncs)} {what} calls for {num(writes)} writes"
+            ID, "high",
+            f"{module}: {num(syncs)} {call} calls for {num(writes)} writes"
             + (f" (one per {writes / syncs:.1f} writes)" if writes else ""),
-            "sync once at the end of a phase (or at checkpoint boundaries), not after each "
-            "write; every sync waits for the storage and defeats write-back caching",
+            f"call {call} once at the end of a phase or checkpoint, not after each write: "
+            "every sync waits for the storage and defeats write-back caching",
             {f"{module}_syncs": syncs, f"{module}_WRITES": writes,
-             "syncs_per_write": syncs / writes if writes else 0}, module))
-        _ = pct
+             "syncs_per_write": syncs / writes if writes else 0}, module,
+            sorted(paths)[:3], seconds=secs, paths=paths))
     return out

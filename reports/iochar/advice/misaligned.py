@@ -1,4 +1,5 @@
-"""misaligned: file offsets not aligned to the file system block (or stripe) size."""
+"""misaligned: file offsets (and transfer sizes) not aligned to the file system
+block size or the stripe unit, judged per layer that owns the files."""
 
 from __future__ import annotations
 
@@ -6,51 +7,75 @@ import numpy as np
 
 from .. import summary as S
 from .base import Advice, Context, num, pct
-from .small_io import stripe_unit
 
 ID = "misaligned"
 
 
+def remedy(owner: str, align: str, stripe: bool) -> str:
+    return {
+        "POSIX": f"start each write()/pwrite() at a multiple of {align} and make the sizes "
+                 f"multiples of it (pad headers and records to {align})",
+        "STDIO": f"write whole {align} blocks (setvbuf with a {align} buffer, pad records)",
+        "MPIIO": f"give each rank a region that starts at a multiple of {align} (the offsets "
+                 "of MPI_File_write_at/the displacement of MPI_File_set_view)"
+                 + ("" if stripe else f", and set the striping_unit hint to {align}"),
+        "HDF5": f"H5Pset_alignment(fapl, threshold, {align}) on the file access property list",
+        "NetCDF": f"classic files: nc__enddef(ncid, h_minfree, {align}, v_minfree, "
+                  f"{align}); netCDF-4 files: nc_set_alignment(threshold, {align}) before "
+                  "nc_create",
+        "PnetCDF": f"the nc_header_align_size and nc_var_align_size hints ({align})",
+    }.get(owner, f"align offsets and sizes to {align}")
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
+    df = ctx.frame("POSIX")
+    name = "POSIX_FILE_NOT_ALIGNED"
+    if df is None or name not in df.columns or "path" not in df.columns:
+        return []
+    df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
+    owner = ctx.owner_of(df["path"], "POSIX")
     out = []
-    for module, df in ctx.records.items():
-        name = f"{module}_FILE_NOT_ALIGNED"
-        if name not in df.columns:
-            continue
-        reads = S.concept(df, module, "reads")
-        ops = float((reads + S.concept(df, module, "writes")).sum())
+    for layer in dict.fromkeys(owner):
+        sub = df[owner == layer]
+        reads = S.concept(sub, "POSIX", "reads")
+        ops_row = reads + S.concept(sub, "POSIX", "writes")
+        ops = float(ops_row.sum())
         # A read-to-EOF loop ends with a 0-byte read at offset = file size, rarely
         # block-aligned (Python reads every module it imports that way): up to one
         # such probe per open of a file that was read is not counted against it.
-        per_file = S.col(df, name)
-        probes = np.minimum(per_file, np.minimum(S.concept(df, module, "opens"), reads))
-        bad = float((per_file - probes).sum())
+        per_file = S.col(sub, name)
+        probes = np.minimum(per_file, np.minimum(S.concept(sub, "POSIX", "opens"), reads))
+        bad_row = per_file - probes
+        bad = float(bad_row.sum())
         if ops <= 0 or bad < cfg["min_ops"] or bad / ops < cfg["share"]:
             continue
-        align = float(S.col(df, f"{module}_FILE_ALIGNMENT").max())
-        stripe = stripe_unit(ctx)
-        paths = set(df["path"][S.col(df, name) > 0]) if "path" in df.columns else set()
-        recs = [f"align offsets and sizes to {S.human_bytes(stripe or align)}"
-                + (" (the stripe size)" if stripe else " (the file system block size)")]
-        if paths & ctx.paths_in("H5F"):
-            cur = ctx.total("H5F", "H5F_ALIGNMENT")
-            recs.append("HDF5: H5Pset_alignment(fapl, threshold, "
-                        f"{S.human_bytes(stripe or max(align, 1 << 20))})"
-                        + (f" (now {S.human_bytes(cur)})" if cur else ""))
-        if paths & (ctx.paths_in("NC_FILE") | ctx.paths_in("PNETCDF_FILE")):
-            recs.append("NetCDF-4 has no per-file alignment call (netCDF-C >= 4.9 has the "
-                        "process-wide nc_set_alignment); classic files: nc__enddef v_align, "
-                        "PnetCDF: nc_header_align_size/nc_var_align_size hints")
-        if "MPIIO" in ctx.records:
-            recs.append("MPI-IO: set striping_unit and give each rank stripe-aligned domains")
-        share = bad / ops
+        paths = set(sub["path"][bad_row > 0])
+        stripe = ctx.stripe_unit(paths)
+        block = ctx.block_size(paths)
+        align = stripe or block
+        if not align:
+            continue  # nothing known to align to: say nothing
+        top = S.top_sizes(sub[bad_row > 0], "POSIX")
+        common = top[0]["size"] if top else 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = float(np.where(ops_row > 0, (S.concept(sub, "POSIX", "time_read") +
+                                                S.concept(sub, "POSIX", "time_write")) *
+                                  bad_row / np.maximum(ops_row, 1), 0).sum())
+        what = "the stripe unit" if stripe else "the file system block"
+        size_note = ""
+        if common and common % align:
+            size_note = (f"; the most common size, {S.human_bytes(common)}, is not a "
+                         f"multiple of {S.human_bytes(align)}")
         out.append(Advice(
-            ID, "high" if share >= cfg["high_share"] else "warn",
-            f"{module}: {pct(share)} of accesses ({num(bad)} of {num(ops)}) are not aligned to "
-            f"{S.human_bytes(align)}",
-            "; ".join(recs),
-            {name: bad, f"{module}_FILE_ALIGNMENT": align, "accesses": ops,
+            ID, "high",
+            f"{layer}: {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
+            f"{what} ({S.human_bytes(align)}){size_note}",
+            remedy(layer, S.human_bytes(align), bool(stripe)),
+            {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
              "eof_probes_not_counted": float(probes.sum()),
-             **({"MPIIO_HINT_STRIPING_UNIT": stripe} if stripe else {})},
-            module, sorted(paths)[:3]))
+             **({"stripe_size": stripe} if stripe else {}),
+             **({"common_size": common} if common else {})},
+            "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
+                                              "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
+            sorted(paths)[:3], seconds=secs, layers=ctx.layers_of(paths), paths=paths))
     return out

@@ -1,10 +1,12 @@
-"""netcdf-record-vars: many record variables interleaved in a classic-format file."""
+"""netcdf-record-vars: record variables accessed one record at a time in a
+classic-format file, where the records of all record variables interleave."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import summary as S
+from . import layers as L
 from .base import Advice, Context, num
 
 ID = "netcdf-record-vars"
@@ -13,28 +15,55 @@ CLASSIC = (1, 2, 5)  # NC_FILE_FORMAT: classic, 64-bit offset, CDF5 interleave r
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for prefix in ("NC", "PNETCDF"):
+    for prefix, layer in (("NC", "NetCDF"), ("PNETCDF", "PnetCDF")):
         var, fil = ctx.frame(f"{prefix}_VAR"), ctx.frame(f"{prefix}_FILE")
         if var is None or f"{prefix}_VAR_IS_RECORD_VAR" not in var.columns:
             continue
+        classic = None
         if fil is not None and f"{prefix}_FILE_FORMAT" in fil.columns:
             fmt = S.col(fil, f"{prefix}_FILE_FORMAT")
-            if len(fmt) and not np.isin(fmt, CLASSIC + (0,)).any():
+            classic = set(fil["path"].to_numpy()[np.isin(fmt, CLASSIC + (0,))])
+            if not classic:
                 continue  # netCDF-4: HDF5 stores each variable on its own
         m = f"{prefix}_VAR"
         ops = S.concept(var, m, "reads") + S.concept(var, m, "writes")
         rec = (S.col(var, f"{prefix}_VAR_IS_RECORD_VAR") > 0) & (ops > 0)
-        nvars = int(var.loc[rec, "record_id"].nunique())
+        files = L.file_of(var["path"].to_numpy(), ctx.paths_in(f"{prefix}_FILE"))
+        if classic is not None:
+            rec &= np.isin(files, list(classic))
+        fp = set(files[rec])
+        names = {str(p)[len(f) + 1:] or str(p) for p, f in zip(var["path"].to_numpy()[rec],
+                                                                  files[rec])}
         nops = float(ops[rec].sum())
-        if nvars < cfg["min_record_vars"] or nops < cfg["min_ops"]:
+        if len(names) < cfg["min_record_vars"] or nops < cfg["min_ops"]:
             continue
+        nbytes = float((S.concept(var, m, "bytes_read") + S.concept(var, m, "bytes_written"))[rec]
+                       .sum())
+        lay = ctx.layers_of(fp)
+        px = lay.get("POSIX", {})
+        moved = float(px.get("bytes_read", 0) + px.get("bytes_written", 0))
+        amp = (f"; POSIX moved {S.human_bytes(moved)} for {S.human_bytes(nbytes)} of variable "
+               f"data ({moved / nbytes:.1f}x, {num(px.get('reads', 0))} reads back)"
+               if nbytes and moved >= 1.2 * nbytes else "")
+        if layer == "PnetCDF":
+            remedy = ("put several records per call (ncmpi_put_vara_*_all with count[0] > 1) "
+                      "or post the variables' records together (ncmpi_iput_vara + "
+                      "ncmpi_wait_all) so PnetCDF writes them in one pass")
+        else:
+            remedy = ("put several records per nc_put_vara call (count[0] > 1 along the "
+                      "unlimited dimension, buffering records in memory), or store the "
+                      "variables with a fixed time dimension, or create the file as netCDF-4 "
+                      "(NC_NETCDF4) with nc_def_var_chunking")
+            if ctx.parallel(fp):
+                remedy += "; in parallel, nc_var_par_access(ncid, varid, NC_COLLECTIVE)"
         out.append(Advice(
-            ID, "warn",
-            f"{m}: {nvars} record variables accessed ({num(nops)} puts/gets); in classic "
-            "formats their records interleave, so each access is strided across all of them",
-            "write/read several records per call (count > 1 along the unlimited dimension), "
-            "use fixed-size dimensions where possible, or netCDF-4 (HDF5) format with chunking",
-            {"record_vars": nvars, "record_var_ops": nops,
+            ID, "high",
+            f"{m}: {len(names)} record variable(s) in {len(fp)} classic-format file(s) "
+            f"accessed {num(nops)} times one record at a time: their records interleave in "
+            f"the file, so every access is a small strided one{amp}",
+            remedy,
+            {"record_vars": len(names), "files": len(fp), "record_var_ops": nops,
+             "record_var_bytes": nbytes, "posix_bytes": moved,
              f"{m}_STRIDED_ACCESSES": S.col(var, f"{m}_STRIDED_ACCESSES")[rec].sum()},
-            m))
+            m, sorted(fp)[:3], seconds=ctx.time_of(fp), layers=lay, paths=fp))
     return out

@@ -7,6 +7,7 @@ import pandas as pd
 
 from .. import summary as S
 from .base import Advice, Context, num, pct
+from .remedy import collective
 from .small_io import small_counts
 
 ID = "no-collective"
@@ -35,7 +36,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     f = S.per_file(df, "MPIIO")
     per = pd.DataFrame({"record_id": df["record_id"].to_numpy(), "indep": indep, "coll": coll})
     f = f.join(per.groupby("record_id").sum(), on="record_id")
-    sel = f["shared"] & (f["coll"] == 0) & (f["indep"] > 0)
+    # a file one rank uses has nothing to gain from collective calls
+    sel = f["shared"] & (f["coll"] == 0) & (f["indep"] > 0) & \
+        ((f["nranks"] > 1) | f["shared_row"])
     n = float(f.loc[sel, "indep"].sum())
     if n < cfg["min_ops"]:
         return []
@@ -56,6 +59,13 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 **({"posix_sequential_share": contig} if contig is not None else {}),
                 "nnodes": ctx.nnodes}
     files = sorted(paths)[:3]
+    secs = ctx.time_of(paths)
+    lay = ctx.layers_of(paths)
+    owners = {ctx.owner.get(p, "MPIIO") for p in paths}
+    owner = next((o for o in ("NetCDF", "PnetCDF", "HDF5") if o in owners), "MPIIO")
+    module = {"HDF5": "H5D", "NetCDF": "NC_VAR", "PnetCDF": "PNETCDF_VAR"}.get(owner, "MPIIO")
+    wr = float(S.col(sub, "MPIIO_INDEP_WRITES").sum() + S.col(sub, "MPIIO_NB_WRITES").sum())
+    d = "write" if wr >= n - wr else "read"
     if large_share >= cfg["large_share"] and contiguous:
         return [Advice(
             ID, "info",
@@ -63,13 +73,12 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"{pct(large_share)} of them >= {S.human_bytes(cfg['large_size'])} and contiguous",
             "large contiguous independent access is fine as it is; if you switch to "
             "collective calls, romio_cb_write=disable (and romio_cb_read=disable) can be "
-            "faster for such a pattern than two-phase I/O", evidence, "MPIIO", files)]
-    share = ctx.module_summary("MPIIO").get("share_of_runtime", {}).get("io", 0) or 0
+            "faster for such a pattern than two-phase I/O", evidence, module, files,
+            seconds=secs, layers=lay, paths=paths)]
     return [Advice(
-        ID, "high" if share >= cfg["high_runtime_share"] else "warn",
-        f"MPIIO: {num(n)} independent operations and no collective ones on {len(paths)} "
+        ID, "high",
+        f"{owner}: {num(n)} independent operations and no collective ones on {len(paths)} "
         f"shared file(s) ({pct(1 - large_share)} smaller than "
         f"{S.human_bytes(cfg['large_size'])})",
-        "use collective calls (MPI_File_read_all/write_all, or H5FD_MPIO_COLLECTIVE, "
-        f"NC_COLLECTIVE, ncmpi_*_all) with cb_nodes about the number of nodes "
-        f"({ctx.nnodes})", evidence, "MPIIO", files)]
+        collective(owner, d) + f", with cb_nodes about the number of nodes ({ctx.nnodes})",
+        evidence, module, files, seconds=secs, layers=lay, paths=paths)]

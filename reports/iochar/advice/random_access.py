@@ -1,4 +1,6 @@
-"""random-access: a large share of non-sequential reads or writes."""
+"""random-access: reads or writes that jump around the file with no regular stride,
+on files the application accesses itself (POSIX/STDIO; a library's own pattern under
+HDF5/NetCDF/MPI-IO files is judged by that library's rules)."""
 
 from __future__ import annotations
 
@@ -10,35 +12,65 @@ from .base import Advice, Context, num, pct
 ID = "random-access"
 
 
+def stride_counts(df, module: str) -> np.ndarray:
+    """Accesses per row explained by the row's top-4 forward strides (a regular
+    pattern; a backward gap is a jump back, whatever its size)."""
+    n = np.zeros(len(df))
+    for i in range(1, 5):
+        n += S.col(df, f"{module}_STRIDE{i}_COUNT") * (S.col(df, f"{module}_STRIDE{i}_STRIDE") > 0)
+    return n
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for module, df in ctx.records.items():
-        if f"{module}_SEQ_READS" not in df.columns and f"{module}_SEQ_WRITES" not in df.columns:
+    for module in ("POSIX", "STDIO"):
+        df = ctx.frame(module)
+        if df is None or f"{module}_CONSEC_READS" not in df.columns:
             continue
+        df = df[ctx.own_rows(module)]
         shared = df["rank"].to_numpy() == -1
+        best = None
         for key in ("READS", "WRITES"):
             ops = S.concept(df, module, key.lower())
             seq = S.col(df, f"{module}_SEQ_{key}")
-            # Each rank's first access in a direction is never sequential (it follows
-            # no byte); do not count those: one per per-rank row, up to nprocs per shared row.
-            first = np.minimum(ops, np.where(shared, ctx.nprocs, 1)).sum()
-            n = float(ops.sum())
-            rnd = max(n - float(seq.sum()) - float(first), 0.0)
-            if n <= 0 or rnd < cfg["min_ops"] or rnd / n < cfg["share"]:
+            con = S.col(df, f"{module}_CONSEC_{key}")
+            # Each rank's first access in a direction follows nothing: not counted.
+            first = np.minimum(ops, np.where(shared, ctx.nprocs, 1))
+            jumps = np.maximum(ops - con - first, 0)
+            # Jumps by one of the few most common strides are a regular (strided)
+            # pattern, not random; the strided-shared rule judges those.
+            regular = np.minimum(stride_counts(df, module), jumps)
+            rnd = np.where(regular >= cfg["regular"] * np.maximum(jumps, 1), 0, jumps - regular)
+            n, r = float(ops.sum()), float(rnd.sum())
+            if n <= 0 or r < cfg["min_ops"] or r / n < cfg["share"]:
                 continue
-            share = rnd / n
-            d = key.lower()
-            rec = ("use collective I/O (MPI_File_*_all): ROMIO two-phase sorts the pieces into "
-                   "contiguous file domains" if "MPIIO" in ctx.records else
-                   "reorder accesses by offset (sort requests, or read one larger contiguous "
-                   "region and pick the pieces in memory); with MPI, collective MPI-IO "
-                   "reorganizes them for you")
-            out.append(Advice(
-                ID, "high" if share >= cfg["high_share"] else "warn",
-                f"{module}: {pct(share)} of {d} ({num(rnd)} of {num(n)}) are not sequential",
-                rec,
-                {f"{module}_{key}": n, f"{module}_SEQ_{key}": float(seq.sum()),
-                 f"{module}_CONSEC_{key}": float(S.col(df, f"{module}_CONSEC_{key}").sum()),
-                 f"random_{d}": rnd},
-                module))
+            if best is None or r > best[1]:
+                t = S.col(df, f"{module}_F_{key[:-1]}_TIME")
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    secs = float(np.where(ops > 0, t * rnd / np.maximum(ops, 1), 0).sum())
+                back = float(np.maximum(ops - seq - first, 0).sum())
+                best = (key, r, n, float(seq.sum()), float(con.sum()), back, rnd, secs)
+        if best is None:
+            continue
+        key, r, n, seq, con, back, rnd, secs = best
+        d = key.lower()[:-1]
+        paths = set(df["path"].to_numpy()[rnd > 0]) if "path" in df.columns else set()
+        files = [str(df["path"].iat[i]) for i in np.argsort(-rnd, kind="stable")[:3]
+                 if rnd[i] > 0] if "path" in df.columns else []
+        call = "pread/pwrite" if module == "POSIX" else "fread/fwrite"
+        rec = (f"sort the requests by offset and {d} larger contiguous regions per {call} "
+               f"call (then pick the pieces in memory)" if d == "read" else
+               f"sort the records by offset before the {call} calls, or stage them in "
+               "memory and write contiguous blocks")
+        if ctx.nprocs > 1:
+            rec += ("; with MPI, MPI_File_read_at_all/MPI_File_write_at_all over an indexed "
+                    "file view lets ROMIO sort and merge them")
+        out.append(Advice(
+            ID, "high",
+            f"{module}: {pct(r / n)} of {d}s ({num(r)} of {num(n)}) jump to an irregular "
+            f"offset ({num(back)} backwards)",
+            rec,
+            {f"{module}_{key}": n, f"{module}_SEQ_{key}": seq, f"{module}_CONSEC_{key}": con,
+             f"random_{d}s": r, f"backward_{d}s": back},
+            module, files, seconds=secs, layers=ctx.layers_of(paths), paths=paths))
     return out

@@ -13,14 +13,20 @@ ID = "redundant-reads"
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for module, df in ctx.records.items():
+    for module in ("POSIX", "STDIO"):  # the bytes that reach the system, once
+        df = ctx.frame(module)
         mb = f"{module}_MAX_BYTE_READ"
-        if mb not in df.columns:
+        if df is None or mb not in df.columns:
             continue
+        df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
+        nranks = np.where(df["rank"].to_numpy() == -1, ctx.nprocs, 1)
         g = pd.DataFrame({"record_id": df["record_id"].to_numpy(),
                           "read": S.concept(df, module, "bytes_read"),
+                          "time": S.concept(df, module, "time_read"),
+                          "nranks": nranks,
                           "size": S.col(df, mb) + 1}).groupby("record_id", sort=False)
-        per = pd.DataFrame({"read": g["read"].sum(), "size": g["size"].max()})
+        per = pd.DataFrame({"read": g["read"].sum(), "size": g["size"].max(),
+                            "time": g["time"].sum(), "nranks": g["nranks"].sum()})
         excess = per["read"] - per["size"]
         factor = per["read"] / per["size"]
         hit = (factor >= cfg["factor"]) & (excess >= cfg["min_excess"])
@@ -30,17 +36,28 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         paths = df.drop_duplicates("record_id").set_index("record_id")["path"] \
             if "path" in df.columns else None
         files = [str(paths[r]) for r in excess[hit].nlargest(3).index] if paths is not None else []
+        allp = {str(paths[r]) for r in excess[hit].index} if paths is not None else set()
+        secs = float((per["time"] * excess / per["read"])[hit].sum())  # evidence only
+        many = int(per.at[worst, "nranks"]) > 1
+        rec = (f"read it on one rank and MPI_Bcast it to the {int(per.at[worst, 'nranks'])} "
+               "ranks that read it (or MPI_File_read_all, which fetches each byte once)"
+               if many else
+               "read the file once and keep it in memory (or mmap it) instead of reading it "
+               "again on every pass")
         out.append(Advice(
-            ID, "warn",
+            ID, "high",
             f"{module}: {num(hit.sum())} file(s) read {float(factor[worst]):.1f}x over "
             f"(worst: {S.human_bytes(per.at[worst, 'read'])} read from a "
-            f"{S.human_bytes(per.at[worst, 'size'])} file); "
+            f"{S.human_bytes(per.at[worst, 'size'])} file"
+            + (f" by {int(per.at[worst, 'nranks'])} ranks" if many else "") + "); "
             f"{S.human_bytes(excess[hit].sum())} read more than once",
-            "read once and keep it in memory, or read on one rank and MPI_Bcast it "
-            "(or use MPI-IO collective reads so the data is fetched once)",
+            rec,
             {f"{module}_BYTES_READ": float(per.at[worst, "read"]),
              f"{module}_MAX_BYTE_READ": float(per.at[worst, "size"] - 1),
              "read_factor": float(factor[worst]), "files": int(hit.sum()),
-             "excess_bytes": float(np.sum(excess[hit]))},
-            module, files))
+             "excess_bytes": float(np.sum(excess[hit])), "excess_read_time_s": secs},
+            # priced by bytes: a page cache makes local re-reads look free, a shared
+            # file system serves every byte again
+            module, files, nbytes=float(np.sum(excess[hit])),
+            layers=ctx.layers_of(allp), paths=allp))
     return out

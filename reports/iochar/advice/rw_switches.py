@@ -1,6 +1,9 @@
-"""rw-switches: reads and writes interleaved on the same files."""
+"""rw-switches: reads and writes interleaved on the same files, beyond one change of
+direction per open (write a file, then read it back, is a normal phase change)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .. import summary as S
 from .base import Advice, Context, num, pct
@@ -10,18 +13,30 @@ ID = "rw-switches"
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for module, df in ctx.records.items():
+    for module in ("POSIX", "STDIO"):
+        df = ctx.frame(module)
         name = f"{module}_RW_SWITCHES"
-        if name not in df.columns:
+        if df is None or name not in df.columns:
             continue
-        sw = float(S.col(df, name).sum())
-        ops = float((S.concept(df, module, "reads") + S.concept(df, module, "writes")).sum())
+        df = df[ctx.own_rows(module)]
+        raw = S.col(df, name)
+        per = np.maximum(raw - np.maximum(S.concept(df, module, "opens"), 1), 0)
+        sw = float(per.sum())
+        ops_row = S.concept(df, module, "reads") + S.concept(df, module, "writes")
+        ops = float(ops_row.sum())
         if sw < cfg["min_switches"] or not ops or sw / ops < cfg["share"]:
             continue
+        paths = set(df["path"].to_numpy()[per > 0]) if "path" in df.columns else set()
+        t = S.concept(df, module, "time_read") + S.concept(df, module, "time_write")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = float(np.where(ops_row > 0, t * per / np.maximum(ops_row, 1), 0).sum())
+        calls = "read()/write()" if module == "POSIX" else "fread/fwrite"
         out.append(Advice(
-            ID, "warn",
-            f"{module}: {num(sw)} switches between reading and writing ({pct(sw / ops)} of "
-            f"{num(ops)} accesses)",
-            "separate read and write phases (read what you need first, then write), which "
-            "keeps caches and file-system locks effective", {name: sw, "accesses": ops}, module))
+            ID, "high",
+            f"{module}: {num(sw)} switches between reading and writing beyond one per open "
+            f"({pct(sw / ops)} of {num(ops)} accesses)",
+            f"separate the read and write phases: read what you need first (one large "
+            f"{calls} per region), modify it in memory, then write it back in one pass",
+            {name: float(raw.sum()), "excess_switches": sw, "accesses": ops}, module,
+            sorted(paths)[:3], seconds=secs, paths=paths))
     return out

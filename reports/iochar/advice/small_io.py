@@ -1,25 +1,17 @@
-"""small-io: many reads or writes smaller than the small-size threshold."""
+"""small-io: many reads or writes smaller than the small-size threshold, judged at
+the layer the application called (POSIX, MPI-IO, HDF5, NetCDF, PnetCDF)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import summary as S
+from . import layers as L
 from .base import Advice, Context, num, pct
+from .remedy import bigger, collective
 
 ID = "small-io"
 SKIP = ("STDIO",)  # libc buffers small STDIO calls; stdio-heavy covers that module
-
-RECOMMEND = {
-    "POSIX": "aggregate into larger requests (buffer in memory, write whole blocks), or use "
-             "MPI-IO collective I/O (MPI_File_write_all: ROMIO two-phase merges small pieces)",
-    "MPIIO": "use collective calls (MPI_File_*_all) so two-phase I/O merges the pieces, or "
-             "describe the whole pattern with one file view and one call",
-    "H5D": "write larger hyperslabs per H5Dwrite, use larger chunks (H5Pset_chunk) and "
-           "collective transfers (H5Pset_dxpl_mpio H5FD_MPIO_COLLECTIVE)",
-}
-DEFAULT_RECOMMEND = ("access whole records or slabs per call and use collective I/O "
-                     "(nc_var_par_access NC_COLLECTIVE / ncmpi_*_all)")
 
 
 def small_counts(df, module: str, direction: str, size: float, top: list) -> tuple:
@@ -41,47 +33,102 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
         elif lower < size:
             big = sum(t["count"] for t in top if size <= t["size"] <= upper)
             boundary = max(v.sum() - big, 0.0)
+            if v.sum():
+                per += v * (boundary / v.sum())
             used[name] = v.sum()
         lower = upper
-    return per, per.sum() + boundary, used
+    return per, per.sum(), used
 
 
 def stripe_unit(ctx: Context) -> float:
-    """The MPI-IO striping_unit hint when the log knows it, else 0."""
-    df = ctx.frame("MPIIO")
-    return float(S.col(df, "MPIIO_HINT_STRIPING_UNIT").max()) if df is not None else 0.0
+    """The stripe size when the log knows it (Context.stripe_unit), else 0."""
+    return ctx.stripe_unit()
+
+
+def judged(ctx: Context, layer: str):
+    """(module, its rows to judge) for the files this layer owns."""
+    module = L.DATA_MODULE[layer]
+    df = ctx.frame(module)
+    if df is None:
+        return module, None
+    if module in ("POSIX", "STDIO", "MPIIO"):
+        keep = ctx.own_rows(module)
+    else:
+        keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
+    return module, df[keep]
+
+
+def collective_share(df, module: str) -> float:
+    if module == "MPIIO":
+        coll = S.expr(df, "MPIIO_COLL_READS+MPIIO_COLL_WRITES+MPIIO_SPLIT_READS+"
+                          "MPIIO_SPLIT_WRITES").sum()
+    elif module == "H5D":
+        coll = ((S.col(df, "H5D_USE_MPIIO_COLLECTIVE") > 0) *
+                (S.col(df, "H5D_READS") + S.col(df, "H5D_WRITES"))).sum()
+    elif module == "PNETCDF_VAR":
+        coll = S.expr(df, "PNETCDF_VAR_COLL_PUTS+PNETCDF_VAR_COLL_GETS").sum()
+    else:
+        return 0.0
+    ops = (S.concept(df, module, "reads") + S.concept(df, module, "writes")).sum()
+    return float(coll / ops) if ops else 0.0
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    size = cfg["size"]
-    if cfg["use_stripe_unit"] and stripe_unit(ctx) > 0:
-        size = stripe_unit(ctx)
-    for module, df in ctx.records.items():
-        if module in SKIP or not S.has_bins(df, module):
+    for layer, _ in L.LAYERS:
+        module, df = judged(ctx, layer)
+        if df is None or not len(df) or module in SKIP:
             continue
-        ms = ctx.module_summary(module)
-        if module == "MPIIO":
-            coll = ctx.total(module, "MPIIO_COLL_READS") + ctx.total(module, "MPIIO_COLL_WRITES")
-            if coll >= 0.5 * max(ms.get("reads", 0) + ms.get("writes", 0), 1):
-                continue  # collective buffering already merges small pieces
-        top = ms.get("top_sizes", [])
+        size = cfg["size"]
+        if cfg["use_stripe_unit"] and 0 < stripe_unit(ctx) < size:
+            size = stripe_unit(ctx)
+        if collective_share(df, module) >= 0.5:
+            continue  # collective buffering already merges small pieces
+        top = S.top_sizes(df, module)
+        best = None
         for direction, key in (("READ", "reads"), ("WRITE", "writes")):
-            ops = float(ms.get(key, 0))
-            per, small, used = small_counts(df, module, direction, size, top)
-            if ops <= 0 or small < cfg["min_ops"] or small / ops < cfg["share"]:
+            ops_row = S.concept(df, module, key)
+            ops = float(ops_row.sum())
+            if ops <= 0:
                 continue
-            share = small / ops
-            typical = next((t["size"] for t in top if t["size"] < size), None)
-            worst = np.argsort(-per, kind="stable")[:3]
-            files = [str(df["path"].iat[i]) for i in worst if per[i] > 0] \
-                if "path" in df.columns else []
-            evidence = {f"{module}_{key.upper()}": ops, f"small_{key}": small,
-                        "small_size": size, **{k: v for k, v in used.items() if v}}
-            out.append(Advice(
-                ID, "high" if share >= cfg["high_share"] else "warn",
-                f"{module}: {pct(share)} of {key} ({num(small)} of {num(ops)}) are smaller "
-                f"than {S.human_bytes(size)}"
-                + (f"; most common size {S.human_bytes(typical)}" if typical else ""),
-                RECOMMEND.get(module, DEFAULT_RECOMMEND), evidence, module, files))
+            if S.has_bins(df, module):
+                per, small, used = small_counts(df, module, direction, size, top)
+            else:  # no size bins (H5D, NC_VAR): the mean access size of each record
+                nb = S.concept(df, module, "bytes_" + ("read" if key == "reads" else "written"))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    mean = np.where(ops_row > 0, nb / np.maximum(ops_row, 1), np.inf)
+                per = np.where(mean < size, ops_row, 0.0)
+                small, used = float(per.sum()), {}
+            if small < cfg["min_ops"] or small / ops < cfg["share"]:
+                continue
+            t = S.concept(df, module, "time_" + ("read" if key == "reads" else "write"))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                secs = float(np.where(ops_row > 0, t * per / np.maximum(ops_row, 1), 0).sum())
+            if best is None or small > best[2]:
+                best = (direction, key, small, ops, per, used, secs)
+        if best is None:
+            continue
+        direction, key, small, ops, per, used, secs = best
+        d = key[:-1].lower()
+        typical = next((t["size"] for t in top if t["size"] < size), None)
+        order = np.argsort(-per, kind="stable")
+        paths = set(df["path"].to_numpy()[per > 0]) if "path" in df.columns else set()
+        files = [str(df["path"].iat[i]) for i in order[:3] if per[i] > 0] \
+            if "path" in df.columns else []
+        fpaths = set(L.file_of(np.array(sorted(paths), dtype=object),
+                               ctx.paths_in(L.FILE_MODULE.get(layer, "")))) if paths else set()
+        rec = bigger(layer, d, S.human_bytes(size))
+        if layer in ("MPIIO", "HDF5", "NetCDF", "PnetCDF") and ctx.parallel(fpaths):
+            rec += "; or let collective buffering merge them: " + collective(layer, d)
+        evidence = {f"{module}_{key.upper()}": ops, f"small_{key}": small,
+                    "small_size": size, **{k: v for k, v in used.items() if v}}
+        if typical:
+            evidence["common_size"] = typical
+        out.append(Advice(
+            ID, "high",
+            f"{layer}: {pct(small / ops)} of {key} ({num(small)} of {num(ops)}) are smaller "
+            f"than {S.human_bytes(size)}"
+            + (f"; most common size {S.human_bytes(typical)}" if typical else ""),
+            rec, evidence, module, files, seconds=secs, layers=ctx.layers_of(fpaths),
+            paths=fpaths))
     return out

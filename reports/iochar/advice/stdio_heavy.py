@@ -28,11 +28,14 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         return []
     what = f"{pct(bshare)} of bytes ({S.human_bytes(sb)})" if by_bytes else \
         f"{pct(oshare)} of operations ({num(so)})"
+    t = (S.concept(df, "STDIO", "time_read") + S.concept(df, "STDIO", "time_write") +
+         S.concept(df, "STDIO", "time_meta")) * real
+    paths = set(df["path"][real]) if "path" in df.columns else set()
     return [Advice(
-        ID, "warn",
+        ID, "high",
         f"STDIO: {what} go through buffered stdio (fread/fwrite/fprintf)",
-        "for bulk data use binary POSIX I/O with large buffers, MPI-IO or HDF5/NetCDF; "
-        "text formatting (fprintf/fscanf) is CPU-bound and serializes output",
+        "write bulk data in binary with fwrite of whole arrays (or write()/MPI-IO/HDF5) "
+        "instead of fprintf/fscanf per value: text formatting is CPU-bound",
         {"STDIO_BYTES": sb, "STDIO_OPS": so, "POSIX_BYTES": pb, "POSIX_OPS": po,
          "stdio_bytes_share": bshare, "stdio_ops_share": oshare},
-        "STDIO")]
+        "STDIO", sorted(paths)[:3], seconds=float(t.sum()), paths=paths)]

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from .. import advice
+from .. import advice, junit
 from .. import summary as S
 from ..log import LogError
-from .report import ArgParser, build, load
+from . import jobs as cj
+from .report import ArgParser, build, load, load_log
+from .textsafe import esc
+from .version import add_version
 
 TIME_THRESHOLD = 50.0  # percent; I/O time is noisy on shared file systems
 TIME_FLOOR = 1.0  # seconds of slowest-rank I/O time
@@ -83,9 +87,36 @@ def compare(base: dict, new: dict, threshold: float, time_threshold: float) -> d
             "regressions": regressions, "regression": regressions > 0}
 
 
+def warnings(base: dict, new: dict) -> list:
+    """What makes the two runs hard to compare: another program (executable name),
+    another process count, another iochar version. One entry each."""
+    out = []
+    checks = (("exe", "different programs", lambda j: os.path.basename(str(j.get("exe", "?")))),
+              ("nprocs", "different process counts", lambda j: j.get("nprocs")),
+              ("version", "different iochar versions", lambda j: j.get("version", "?")))
+    for kind, what, get in checks:
+        b, n = get(base["job"]), get(new["job"])
+        if b != n:
+            out.append({"kind": kind, "base": b, "new": n,
+                        "message": f"{what}: {esc(b)} (base) vs {esc(n)} (new)"})
+    return out
+
+
+def describe(r: dict) -> str:
+    """One metric row as "base -> new (change)"."""
+    ch = "new" if r["change"] is None else f"{r['change']:+.0f}%"
+    return f"{fmt(r['base'], r['kind'])} -> {fmt(r['new'], r['kind'])} ({ch})"
+
+
+def changes_only(res: dict) -> dict:
+    """The comparison without the rows that stayed within thresholds."""
+    return {**res, "rows": [r for r in res["rows"] if r["verdict"] != "ok"]}
+
+
 def text(res: dict, base: str, new: str) -> str:
-    out = [f"iochar-diff: {base} -> {new}",
-           f"{'module':<8} {'metric':<38} {'base':>12} {'new':>12} {'change':>8}  verdict"]
+    out = [f"iochar-diff: {esc(base)} -> {esc(new)}"]
+    out += [f"warning: {w['message']}" for w in res.get("warnings", [])]
+    out.append(f"{'module':<8} {'metric':<38} {'base':>12} {'new':>12} {'change':>8}  verdict")
     for r in res["rows"]:
         if r["metric"] == "module":
             out.append(f"{r['module']:<8} {'(module)':<38} {'':>12} {'':>12} {'':>8}  "
@@ -95,10 +126,10 @@ def text(res: dict, base: str, new: str) -> str:
         out.append(f"{r['module']:<8} {r['metric']:<38} {fmt(r['base'], r['kind']):>12} "
                    f"{fmt(r['new'], r['kind']):>12} {ch:>8}  {r['verdict']}")
     for a in res["advice_appeared"]:
-        out.append(f"advice appeared: [{a['severity'].upper()}] {a['id']}: {a['message']}"
+        out.append(f"advice appeared: [{a['severity'].upper()}] {a['id']}: {esc(a['message'])}"
                    + ("  REGRESSION" if a["severity"] == "high" else ""))
     for a in res["advice_disappeared"]:
-        out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {a['message']}")
+        out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {esc(a['message'])}")
     out.append(f"verdict: {res['regressions']} regression(s)" if res["regression"]
                else "verdict: ok (within thresholds)")
     return "\n".join(out) + "\n"
@@ -114,6 +145,17 @@ def _pct(s: str) -> float:
     return v
 
 
+def _side(paths: str, want: str | None, which: str) -> dict:
+    """One side's job: a log, per-rank logs of one job, or one job of many (--*-job)."""
+    if cj.single_file([paths]) and want is None:
+        return load([paths])
+    jobs, _ = cj.find([paths], want)
+    if len(jobs) > 1:
+        raise LogError(f"{paths} holds {len(jobs)} jobs: pick one with --{which}-job "
+                       f"(jobs: {', '.join(j.id for j in jobs)})")
+    return load_log(jobs[0].open())
+
+
 def main(argv=None) -> int:
     p = ArgParser(prog="iochar-diff", description="Compare two iochar logs of one application.")
     p.add_argument("base", metavar="BASE", help="reference log (or directory of per-rank logs)")
@@ -124,20 +166,33 @@ def main(argv=None) -> int:
                    help=f"allowed growth of I/O time (default {TIME_THRESHOLD:g})")
     p.add_argument("--config", metavar="TOML", help="advice thresholds, as iochar-report")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--changes-only", action="store_true",
+                   help="only metrics beyond their thresholds (regressions and improvements)")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write the comparison as JUnit XML (one testcase per metric)")
+    p.add_argument("--base-job", metavar="ID", help="BASE holds several jobs: compare this one")
+    p.add_argument("--new-job", metavar="ID", help="NEW holds several jobs: compare this one")
+    add_version(p)
     args = p.parse_args(argv)
     try:
         cfg = advice.config.load(args.config)
-        base = build(load([args.base]), cfg)
-        new = build(load([args.new]), cfg)
+        base = build(_side(args.base, args.base_job, "base"), cfg)
+        new = build(_side(args.new, args.new_job, "new"), cfg)
+        res = compare(base, new, args.threshold, args.time_threshold)
+        res["warnings"] = warnings(base, new)
+        if args.junit:
+            junit.write(args.junit, junit.document(res, args.base, args.new, describe))
     except (LogError, OSError, advice.ConfigError) as e:
         msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
-        print(f"iochar-diff: error: {msg}", file=sys.stderr)
+        print(f"iochar-diff: error: {esc(str(msg))}", file=sys.stderr)
         return 2
-    res = compare(base, new, args.threshold, args.time_threshold)
+    for w in res["warnings"]:
+        print(f"iochar-diff: warning: {w['message']}", file=sys.stderr)
+    shown = changes_only(res) if args.changes_only else res
     if args.json:
-        print(json.dumps({"base": args.base, "new": args.new, **res}, indent=1, default=S._py))
+        print(json.dumps({"base": args.base, "new": args.new, **shown}, indent=1, default=S._py))
     else:
-        sys.stdout.write(text(res, args.base, args.new))
+        sys.stdout.write(text(shown, args.base, args.new))
     return 1 if res["regression"] else 0
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import numpy as np
 
+from .. import parser_views as V
 from ..log import LogError
 from ..log import open as open_log
+from . import jobs as cj
+from .report import ArgParser
+from .textsafe import esc
+from .version import add_version
 
 CHUNK = 4096  # rows formatted at a time: bounded memory, and `| head` stops early
 
@@ -19,10 +23,7 @@ def _fmt(v) -> str:
 
 
 def _lines(log, modules):
-    yield "# iochar log: " + " ".join(log.files)
-    for k, v in log.job.items():
-        yield f"# {k}: {_fmt(v)}"
-    yield "# modules: " + " ".join(log.modules)
+    yield from _header(log)
     for m in log.mounts.itertuples(index=False):
         yield f"# mount: {m.mount_point} {m.fs_type} {m.block_size}"
     for mod in modules:
@@ -46,25 +47,115 @@ def _lines(log, modules):
             yield "".join(out).rstrip("\n")
 
 
+def _header(log):
+    yield "# iochar log: " + " ".join(log.files)
+    for k, v in log.job.items():
+        yield f"# {k}: {_fmt(v)}"
+    yield "# modules: " + " ".join(log.modules)
+
+
+def _views(log, modules, args):
+    """--total, --file, --perf for each module, on the filtered records."""
+    yield from _header(log)
+    filtered = args.rank is not None or args.path is not None
+    for mod in modules:
+        df = V.filter_records(log.records(mod), args.rank, args.path)
+        if args.total:
+            yield ""
+            yield f"# module {mod}: totals over {len(df)} records"
+            yield from V.total_lines(mod, df, log.schema(mod))
+        if args.file:
+            yield ""
+            yield f"# module {mod}: per-file summary"
+            yield from V.file_lines(mod, df)
+        if args.perf:
+            yield ""
+            yield f"# module {mod}: performance"
+            # the per-rank totals cover every record: with a filter, estimate from records
+            yield from V.perf_lines(mod, df, log.job, None if filtered else log.ranks(mod))
+
+
+def _dump(log, modules, args):
+    if args.total or args.file or args.perf:
+        return (esc(ln) for ln in _views(log, modules, args))
+    if args.rank is not None or args.path is not None:
+        return _lines(_Filtered(log, args.rank, args.path), modules)
+    return _lines(log, modules)
+
+
+class _Filtered:
+    """A log whose records() keeps only the rows that pass --rank/--path."""
+
+    def __init__(self, log, rank, path):
+        self._log, self._rank, self._path = log, rank, path
+
+    def __getattr__(self, name):
+        return getattr(self._log, name)
+
+    def records(self, mod):
+        return V.filter_records(self._log.records(mod), self._rank, self._path)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="iochar-parser",
-                                 description="Print every counter of every record of a log.")
+    ap = ArgParser(prog="iochar-parser",
+                   description="Print every counter of every record of a log.")
     ap.add_argument("logs", nargs="+", metavar="LOG",
-                    help="a log, several per-rank logs of one job, or a directory of them")
+                    help="a log, per-rank logs of one job, or a directory; logs of several "
+                         "jobs are printed job by job")
     ap.add_argument("--module", action="append", metavar="M",
                     help="only this module (repeatable)")
+    ap.add_argument("--rank", type=int, metavar="R",
+                    help="only records of rank R (-1: records reduced over several ranks)")
+    ap.add_argument("--path", metavar="PATTERN",
+                    help="only records whose path contains PATTERN (a glob if it has * ? [)")
+    ap.add_argument("--total", action="store_true",
+                    help="per module, every counter combined over the records by its op")
+    ap.add_argument("--file", action="store_true",
+                    help="per-file summary: ranks, bytes, read/write type, unique/shared")
+    ap.add_argument("--perf", action="store_true",
+                    help="per module performance estimates (docs/parser.md)")
+    cj.add_job_arg(ap)
+    add_version(ap)
+    ap.add_argument("--recover", action="store_true",
+                    help="write the log each live file (.*.live) holds, print its name")
+    ap.add_argument("-o", "--output", metavar="OUT",
+                    help="with --recover and one live file: write the log there")
     args = ap.parse_args(argv)
+    bad = []
     try:
-        log = open_log(args.logs if len(args.logs) > 1 else args.logs[0])
-        modules = args.module or log.modules
-        for m in modules:
-            if m not in log.modules:
-                raise LogError(f"module {m} not in log (modules: {' '.join(log.modules) or 'none'})")
-        for line in _lines(log, modules):
-            sys.stdout.write(line + "\n")
+        if args.recover:
+            from ..live import recover
+            if args.output and len(args.logs) > 1:
+                raise LogError("-o takes one live file")
+            for f in args.logs:
+                print(recover(f, args.output))
+            return 0
+        if cj.single_file(args.logs) and args.job is None:
+            logs = [(None, open_log(args.logs[0]))]
+        else:
+            jobs, bad = cj.find(args.logs, args.job)
+            logs = [(j.id if len(jobs) > 1 else None, j) for j in jobs]
+        for jid, log in logs:
+            if jid is not None:  # several jobs: each introduced by its id
+                try:
+                    log = log.open()
+                except LogError as e:
+                    bad.append((log.files[0], str(e)))
+                    continue
+                sys.stdout.write(f"# job: {esc(jid)}\n")
+            elif not hasattr(log, "modules"):
+                log = log.open()
+            modules = args.module or log.modules
+            for m in modules:
+                if m not in log.modules:
+                    raise LogError(f"module {m} not in log (modules: "
+                                   f"{' '.join(log.modules) or 'none'})")
+            for line in _dump(log, modules, args):
+                sys.stdout.write(line + "\n")
         sys.stdout.flush()
+        cj.warn_bad("iochar-parser", bad)
     except LogError as e:
-        print(f"iochar-parser: error: {e}", file=sys.stderr)
+        print(f"iochar-parser: error: {esc(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # reader went away (| head): silence the flush at exit, as the Python docs advise
@@ -73,7 +164,7 @@ def main(argv=None) -> int:
     except MemoryError:
         print("iochar-parser: error: out of memory reading the log", file=sys.stderr)
         return 2
-    return 0
+    return 2 if bad else 0
 
 
 if __name__ == "__main__":

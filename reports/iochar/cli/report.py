@@ -11,6 +11,8 @@ from .. import advice, callsites, html
 from .. import summary as S
 from ..log import LogError
 from ..log import open as open_log
+from . import jobs as cj
+from .version import add_version
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -22,7 +24,11 @@ class ArgParser(argparse.ArgumentParser):
 
 def load(paths: list) -> dict:
     """Plain data of one job from a log, several per-rank logs, or a directory."""
-    log = open_log(paths[0] if len(paths) == 1 else paths)
+    return load_log(open_log(paths[0] if len(paths) == 1 else paths))
+
+
+def load_log(log) -> dict:
+    """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
     return data
@@ -31,7 +37,8 @@ def load(paths: list) -> dict:
 def build(data: dict, cfg: dict | None = None) -> dict:
     """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
-    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep)
+    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep,
+                         mounts=data.get("mounts"))
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
     return rep
@@ -91,6 +98,13 @@ def _partial_reasons(job: dict) -> list:
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
     if flags & 4:
         out.append("the trace filled its buffer; later calls were counted, not traced")
+    if flags & 8:
+        how = {"killed": "killed by a signal", "_exit": "left by _exit",
+               "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
+        out.append("counters recovered from live files of processes that wrote no log "
+                   f"(this one: {how}); a call in flight at the end may be counted in part")
+    if flags & 16:
+        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
     if flags & 32:
         out.append("a process used io_uring: its reads and writes are in no counter")
     if flags & 64:
@@ -110,30 +124,77 @@ def text(rep: dict) -> str:
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
     for a in rep["advice"]:
-        out += [f"  [{a['severity'].upper()}] {a['id']}: {a['message']}",
+        cost = a.get("cost") or {}
+        share = cost.get("io_time_share", cost.get("bytes_share"))
+        what = "of I/O time" if "io_time_share" in cost else "of bytes"
+        out += [f"  {a.get('rank', '')}. [{a['severity'].upper()}] {a['id']}: {a['message']}"
+                + (f" ({100 * share:.0f}% {what})" if share is not None else ""),
                 f"      -> {a['recommendation']}"]
+        out += [f"      explains {f['id']}: {f['message']}" for f in a.get("folded") or []]
         if a.get("where"):
             out.append(f"      at {a['where']}")
     out += callsites.text_lines(rep)
     return "\n".join(out) + "\n"
 
 
+def _many(args, cfg) -> int:
+    """Logs of several jobs (or --list/--job): the job list, then each job's report."""
+    jobs, bad = cj.find(args.logs, args.job)
+    rows, reps, datas = [], [], []
+    for j in jobs:
+        try:
+            data = load_log(j.open())
+            rep = build(data, cfg)
+        except LogError as e:
+            bad.append((j.files[0], str(e)))
+            continue
+        rows.append(cj.listing(j, rep))
+        reps.append(rep)
+        datas.append(data)
+    cj.warn_bad("iochar-report", bad)
+    if args.html:
+        if len(reps) != 1:
+            raise LogError(f"{len(reps)} jobs: pick one with --job to write HTML "
+                           f"(jobs: {', '.join(r['id'] for r in rows) or 'none'})")
+        write_html(args.html, reps[0], datas[0])
+    if len(reps) == 1 and not args.list:  # one job: the usual report
+        sys.stdout.write(json.dumps(reps[0], indent=1) + "\n" if args.json else text(reps[0]))
+    elif args.json:
+        doc = {"jobs": [r if args.list else {**r, "report": rep} for r, rep in zip(rows, reps)]}
+        sys.stdout.write(json.dumps(doc, indent=1, default=S._py) + "\n")
+    else:
+        sys.stdout.write(cj.table(rows))
+        if not args.list:
+            for r, rep in zip(rows, reps):
+                sys.stdout.write("\n" + cj.banner(r) + text(rep))
+    return 2 if bad else 0
+
+
+def write_html(out: str, rep: dict, data: dict):
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(html.render(rep, data["series"], data["ranks"], data.get("observed")))
+
+
 def main(argv=None) -> int:
     p = ArgParser(prog="iochar-report", description="Summarize an iochar log and give advice.")
     p.add_argument("logs", nargs="+", metavar="LOG",
-                   help="a log, several per-rank logs of one job, or a directory of them")
+                   help="a log, per-rank logs of one job, or a directory; logs of several "
+                        "jobs are listed and reported one by one")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
     p.add_argument("--config", metavar="TOML", help="override advice thresholds")
+    p.add_argument("--list", action="store_true", help="only list the jobs in the logs given")
+    cj.add_job_arg(p)
+    add_version(p)
     args = p.parse_args(argv)
     try:
         cfg = advice.config.load(args.config)
+        if not cj.single_file(args.logs) or args.job is not None or args.list:
+            return _many(args, cfg)
         data = load(args.logs)
         rep = build(data, cfg)
         if args.html:
-            with open(args.html, "w", encoding="utf-8") as f:
-                f.write(html.render(rep, data["series"], data["ranks"],
-                                    data.get("observed")))
+            write_html(args.html, rep, data)
     except (LogError, OSError, advice.ConfigError) as e:
         msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
         print(f"iochar-report: error: {msg}", file=sys.stderr)

@@ -1,0 +1,50 @@
+"""layer-amplification: a library (HDF5, NetCDF, PnetCDF) moves many more bytes at
+POSIX than the application asked it for."""
+
+from __future__ import annotations
+
+from .. import summary as S
+from .base import Advice, Context
+
+ID = "layer-amplification"
+REMEDY = {
+    "HDF5": "writes that cover part of a chunk make HDF5 read and rewrite the whole chunk: "
+            "shape chunks like the accesses (H5Pset_chunk) and give the chunk cache room for "
+            "the chunks being filled (H5Pset_chunk_cache)",
+    "NetCDF": "write whole records or several records per nc_put_vara call (count > 1 along "
+              "the unlimited dimension), so the library does not read back and rewrite "
+              "partly filled blocks",
+    "PnetCDF": "combine the requests with ncmpi_iput_vara + ncmpi_wait_all, or call the "
+               "collective ncmpi_put_vara_*_all with whole records",
+}
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    t = ctx.layer_table
+    if not len(t):
+        return []
+    out = []
+    for layer, rec in REMEDY.items():
+        paths = ctx.owned_paths(layer)
+        if not paths:
+            continue
+        sub = t[t["path"].isin(paths)]
+        top, low = sub[sub["layer"] == layer], sub[sub["layer"] == "POSIX"]
+        asked = float(top["bytes_written"].sum() + top["bytes_read"].sum())
+        moved = float(low["bytes_written"].sum() + low["bytes_read"].sum())
+        if not asked or moved < cfg["factor"] * asked or moved - asked < cfg["min_bytes"]:
+            continue
+        secs = ctx.time_of(paths) * (moved - asked) / moved
+        out.append(Advice(
+            ID, "high",
+            f"{layer}: POSIX moved {S.human_bytes(moved)} (read "
+            f"{S.human_bytes(low['bytes_read'].sum())}, wrote "
+            f"{S.human_bytes(low['bytes_written'].sum())}) for {S.human_bytes(asked)} the "
+            f"program passed to {layer} ({moved / asked:.1f}x)",
+            rec,
+            {"posix_bytes": moved, f"{layer}_bytes": asked, "factor": moved / asked,
+             "POSIX_BYTES_READ": float(low["bytes_read"].sum()),
+             "POSIX_BYTES_WRITTEN": float(low["bytes_written"].sum())},
+            {"HDF5": "H5D", "NetCDF": "NC_VAR", "PnetCDF": "PNETCDF_VAR"}[layer],
+            sorted(paths)[:3], seconds=secs, layers=ctx.layers_of(paths), paths=set(paths)))
+    return out

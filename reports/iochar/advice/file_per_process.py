@@ -1,0 +1,33 @@
+"""file-per-process: each rank writes its own files, many of them, at scale."""
+
+from __future__ import annotations
+
+from .base import Advice, Context, num
+
+ID = "file-per-process"
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    out = []
+    if ctx.nprocs < cfg["min_nprocs"]:
+        return out
+    for module in ("POSIX", "STDIO"):
+        ms = ctx.module_summary(module)
+        many = int(ms.get("files_unique", 0)) if ms else 0
+        if many < cfg["min_files"]:
+            continue
+        files = ctx.files(module)
+        files = files[~files["shared"]]
+        secs = float(files["time_meta"].sum())
+        out.append(Advice(
+            ID, "high",
+            f"{module}: {num(many)} files each used by one rank ({many / ctx.nprocs:.1f} per "
+            f"rank, {ctx.nprocs} ranks): every file costs the metadata server a create, "
+            "open and close",
+            "write one shared file per output step through MPI-IO (MPI_File_open on the "
+            "communicator + MPI_File_write_at_all at rank offsets), HDF5 or NetCDF with the "
+            "MPI-IO driver, or group ranks so one rank per node writes a file",
+            {"files_unique": many, "nprocs": ctx.nprocs, f"{module}_OPENS": ms.get("opens", 0),
+             f"{module}_F_META_TIME": secs},
+            module, seconds=secs, paths=set(files["path"])))
+    return out

@@ -1,0 +1,41 @@
+"""Remedy phrases for the interface a file was used through (the call or hint to change)."""
+
+from __future__ import annotations
+
+# Collective transfers, per layer; "{d}" is read or write.
+COLLECTIVE = {
+    "MPIIO": "MPI_File_{d}_at_all (or MPI_File_set_view + MPI_File_{d}_all) instead of "
+             "MPI_File_{d}_at, with romio_cb_{d}=enable",
+    "HDF5": "H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) on the transfer property list "
+            "passed to H5D{d}",
+    "NetCDF": "nc_var_par_access(ncid, varid, NC_COLLECTIVE) before nc_{put_get}_vara",
+    "PnetCDF": "the collective ncmpi_{put_get}_vara_*_all calls (or ncmpi_i{put_get}_vara + "
+               "ncmpi_wait_all)",
+}
+
+
+def collective(layer: str, d: str) -> str:
+    pg = "put" if d == "write" else "get"
+    return COLLECTIVE.get(layer, COLLECTIVE["MPIIO"]).format(d=d, put_get=pg)
+
+
+# Bigger requests, per layer, when the application itself issues small ones.
+BIGGER = {
+    "POSIX": "buffer in memory and {d} whole blocks of >= {size} per {d}()/p{d}() call",
+    "STDIO": "set a larger stream buffer (setvbuf) or f{d} whole blocks of >= {size}",
+    "MPIIO": "{d} >= {size} per MPI_File_{d}* call (describe the pieces with a derived "
+             "datatype and one call)",
+    "HDF5": "select larger hyperslabs (>= {size}) per H5D{d} call",
+    "NetCDF": "{pg} larger slabs (>= {size}) per nc_{pg}_vara call",
+    "PnetCDF": "{pg} larger slabs per call, or batch them with ncmpi_i{pg}_vara + "
+               "ncmpi_wait_all",
+}
+
+
+def bigger(layer: str, d: str, size: str) -> str:
+    pg = "put" if d == "write" else "get"
+    return BIGGER.get(layer, BIGGER["POSIX"]).format(d=d, size=size, pg=pg)
+
+
+def direction(reads: float, writes: float) -> str:
+    return "write" if writes >= reads else "read"

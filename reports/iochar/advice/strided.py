@@ -1,0 +1,74 @@
+"""strided-shared: several ranks access one shared file in small pieces interleaved
+with each other (each rank jumps over the others' pieces by a fixed stride): the
+classic case for collective buffering."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import summary as S
+from . import layers as L
+from .base import Advice, Context, num, pct
+from .remedy import collective
+
+ID = "strided-shared"
+
+
+def strides(rows: pd.DataFrame) -> pd.Series:
+    """Forward stride value -> count, the rows' top-4 STRIDE tables merged."""
+    v, c = [], []
+    for i in range(1, 5):
+        v.append(S.col(rows, f"POSIX_STRIDE{i}_STRIDE"))
+        c.append(S.col(rows, f"POSIX_STRIDE{i}_COUNT"))
+    v, c = np.concatenate(v), np.concatenate(c)
+    keep = (v > 0) & (c > 0)
+    return pd.Series(c[keep]).groupby(v[keep]).sum().sort_values(ascending=False)
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    df = ctx.frame("POSIX")
+    if df is None or ctx.nprocs < 2 or "POSIX_STRIDE1_STRIDE" not in df.columns:
+        return []
+    df = df[df["record_id"].to_numpy() != S.AGGREGATE_ID]
+    out = []
+    for _rid, rows in df.groupby("record_id", sort=False):
+        nranks = ctx.nprocs if (rows["rank"] == -1).any() else rows["rank"].nunique()
+        if nranks < 2:
+            continue
+        path = str(rows["path"].iat[0])
+        for key, d in (("WRITES", "write"), ("READS", "read")):
+            ops = float(S.concept(rows, "POSIX", key.lower()).sum())
+            nbytes = float(S.concept(rows, "POSIX", "bytes_" + ("written" if d == "write"
+                                                                   else "read")).sum())
+            if ops < cfg["min_ops"] or not nbytes or nbytes / ops > cfg["max_size"]:
+                continue
+            st = strides(rows)
+            regular = float(st.iloc[:2].sum()) if len(st) else 0.0
+            if regular / ops < cfg["share"]:
+                continue
+            stride = float(st.index[0])
+            size = nbytes / ops
+            owner = ctx.owner.get(path, "POSIX")
+            if owner == "POSIX":
+                rec = (f"open the file with MPI_File_open, describe each rank's pieces with "
+                       f"MPI_Type_vector + MPI_File_set_view and call MPI_File_{d}_all "
+                       f"(ROMIO collective buffering, romio_cb_{d}=enable, turns them into "
+                       "large contiguous accesses); or give each rank one contiguous region "
+                       f"so every p{d} is large")
+            else:
+                rec = collective(owner, d)
+            secs = ctx.time_of([path]) * min(regular / ops, 1.0)
+            interleave = size and abs(stride / size - (nranks - 1)) < 0.5
+            out.append(Advice(
+                ID, "high",
+                f"{owner}: {num(nranks)} ranks {d} one shared file in {S.human_bytes(size)} "
+                f"pieces {pct(regular / ops)} of them {S.human_bytes(stride)} apart"
+                + (f" (interleaved: stride = {nranks - 1} x piece)" if interleave else ""),
+                rec,
+                {f"POSIX_{key}": ops, "POSIX_STRIDE1_STRIDE": stride,
+                 "strided_ops": regular, "mean_access_bytes": size, "nranks": nranks},
+                L.DATA_MODULE.get(owner, "POSIX"), [path], seconds=secs,
+                layers=ctx.layers_of([path]), paths={path}))
+            break
+    return out

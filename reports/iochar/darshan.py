@@ -1,0 +1,256 @@
+"""Reader of Darshan logs (.darshan, through PyDarshan) into iochar's Log interface.
+
+Darshan's counter names are iochar's where the concept is the same (iochar took
+them from Darshan), so most columns pass through unchanged; the few renames are in
+RENAME. What Darshan does not record is absent from the frames (no column), never
+zero; a column that Darshan filled with -1 ("not recorded") in every row is dropped.
+Lustre striping becomes a LUSTRE frame (docs/log-format.md, "Darshan logs").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .log import OP, LogError
+
+# Darshan module name -> iochar module name (only these are read; DXT, HEATMAP,
+# APMPI and the like have no iochar counterpart).
+MODULES = {"POSIX": "POSIX", "MPI-IO": "MPIIO", "STDIO": "STDIO", "H5F": "H5F", "H5D": "H5D",
+           "PNETCDF_FILE": "PNETCDF_FILE", "PNETCDF_VAR": "PNETCDF_VAR"}
+# Darshan's aggregate-size bins of MPI-IO, HDF5 and PnetCDF are iochar's size bins.
+RENAME = [(re.compile(r"^(MPIIO|H5D|PNETCDF_VAR)_SIZE_(READ|WRITE)_AGG_"), r"\1_SIZE_\2_")]
+# Reduction op per counter name, so `Log.schema` answers as for an iochar log
+# (summary.totals adds only SUM/BYTES counters).
+_OPS = [(re.compile(r"_F_.*_START_TIMESTAMP$"), "TS_START"),
+        (re.compile(r"_F_.*_END_TIMESTAMP$"), "TS_END"),
+        (re.compile(r"_F_MAX_(READ|WRITE)_TIME$"), "MAXT"),
+        (re.compile(r"_F_FASTEST_RANK_TIME$"), "FAST_TIME"),
+        (re.compile(r"_F_SLOWEST_RANK_TIME$"), "SLOW_TIME"),
+        (re.compile(r"_F_VARIANCE_RANK_TIME$"), "VAR_TIME"),
+        (re.compile(r"_F_VARIANCE_RANK_BYTES$"), "VAR_BYTES"),
+        (re.compile(r"_F_.*TIME$"), "TIME"),
+        (re.compile(r"_MAX_(READ|WRITE)_TIME_SIZE$"), "MAXT_SIZE"),
+        (re.compile(r"_FASTEST_RANK$"), "FAST_RANK"), (re.compile(r"_FASTEST_RANK_BYTES$"), "FAST_BYTES"),
+        (re.compile(r"_SLOWEST_RANK$"), "SLOW_RANK"), (re.compile(r"_SLOWEST_RANK_BYTES$"), "SLOW_BYTES"),
+        (re.compile(r"_ACCESS\d_ACCESS$|_STRIDE\d_STRIDE$"), "TOPK_VAL"),
+        (re.compile(r"_ACCESS\d_COUNT$|_STRIDE\d_COUNT$"), "TOPK_CNT"),
+        (re.compile(r"_BYTES_(READ|WRITTEN)$"), "BYTES"),
+        (re.compile(r"_MAX_BYTE_|_ALIGNMENT$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_CHUNK_SIZE_|"
+                    r"_LENGTH_D\d$|_STRIDE_D\d$|_HINT_|_USE_|_IS_|_FORMAT$"), "MAX"),
+        (re.compile(r"_MODE$"), "ANY")]
+LUSTRE_COLUMNS = ("LUSTRE_STRIPE_SIZE", "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS")
+
+
+def op_of(name: str) -> int:
+    for rx, op in _OPS:
+        if rx.search(name):
+            return OP[op]
+    return OP["SUM"]
+
+
+def _rename(name: str) -> str:
+    for rx, to in RENAME:
+        name = rx.sub(to, name)
+    return name
+
+
+def is_darshan(path) -> bool:
+    return str(path).endswith(".darshan")
+
+
+def _library():
+    try:
+        import darshan  # noqa: F401  (PyDarshan; optional: pip install darshan)
+        from darshan.backend import cffi_backend
+    except ImportError:
+        raise LogError("reading Darshan logs needs PyDarshan: pip install darshan") from None
+    return cffi_backend
+
+
+def _frame(be, dmod: str, recs: list, names: dict) -> pd.DataFrame:
+    """PyDarshan's records (numpy dtype) -> rank, record_id, path, counters."""
+    ids = np.array([r["id"] for r in recs], dtype=np.uint64)
+    head = pd.DataFrame({"rank": np.array([r["rank"] for r in recs], dtype=np.int64),
+                         "record_id": ids, "path": [names.get(int(i), "<UNKNOWN>") for i in ids]})
+    parts = [pd.DataFrame(np.vstack([r["counters"] for r in recs]).astype(np.int64),
+                          columns=be.counter_names(dmod))]
+    if recs[0].get("fcounters") is not None:
+        parts.append(pd.DataFrame(np.vstack([r["fcounters"] for r in recs]).astype(np.float64),
+                                  columns=be.fcounter_names(dmod)))
+    body = pd.concat(parts, axis=1)
+    body.columns = [_rename(n) for n in body.columns]
+    unrecorded = [n for n in body.columns if (body[n] == -1).all()]
+    return pd.concat([head, body.drop(columns=unrecorded)], axis=1)
+
+
+def _lustre(recs: list, names: dict) -> pd.DataFrame:
+    """One row per (rank, file): the first layout component's stripe size and count,
+    the number of components and of distinct OSTs; unknown values (-1) are NaN."""
+    rows = []
+    for r in recs:
+        comps = r.get("components") or []
+        first = comps[0]["counters"] if comps else np.array([-1, -1])
+        osts = {int(o) for c in comps for o in np.asarray(c.get("ost_ids", []))}
+        rows.append((int(r["rank"]), int(r["id"]), names.get(int(r["id"]), "<UNKNOWN>"),
+                     float(first[0]) if first[0] >= 0 else np.nan,
+                     float(first[1]) if first[1] >= 0 else np.nan, len(comps), len(osts)))
+    df = pd.DataFrame(rows, columns=["rank", "record_id", "path", *LUSTRE_COLUMNS])
+    df["record_id"] = df["record_id"].astype(np.uint64)
+    return df
+
+
+class DarshanLog:
+    """A Darshan log with the interface of iochar.Log (job, modules, records, schema...)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.files = [self.path]
+        be = _library()
+        self._frames = _read(be, Path(path))
+        self.job = self._frames.pop("__job__")
+        self.mounts = self._frames.pop("__mounts__")
+        self.modules = list(self._frames)
+        self.extra_sections = []
+
+    def __repr__(self):
+        return f"<iochar.DarshanLog {self.path!r} nprocs={self.job.get('nprocs')} modules={self.modules}>"
+
+    @property
+    def names(self) -> dict:
+        out = {}
+        for df in self._frames.values():
+            out.update(zip(df["record_id"].tolist(), df["path"].tolist()))
+        return out
+
+    def _get(self, module):
+        if module not in self._frames:
+            raise KeyError(f"module {module!r} not in log (modules: {', '.join(self.modules) or 'none'})")
+        return self._frames[module]
+
+    def records(self, module: str) -> pd.DataFrame:
+        return self._get(module).copy(deep=False)
+
+    def schema(self, module: str) -> list:
+        return [(n, op_of(n)) for n in self._get(module).columns[3:]]
+
+    def schema_version(self, module: str) -> int:
+        self._get(module)
+        return 0
+
+    def series(self, module: str):
+        return None  # Darshan's heatmaps are not converted
+
+    def ranks(self, module: str) -> pd.DataFrame:
+        return pd.DataFrame({k: pd.Series(dtype="f8" if "time" in k else "i8") for k in
+                             ("rank", "reads", "writes", "bytes_read", "bytes_written",
+                              "read_time", "write_time", "meta_time")})
+
+
+def _job(meta: dict, exe: str) -> dict:
+    j = meta.get("job", meta)
+    start = j["start_time_sec"] + j.get("start_time_nsec", 0) * 1e-9
+    end = j["end_time_sec"] + j.get("end_time_nsec", 0) * 1e-9
+    # Darshan logs before 3.4 keep whole seconds: a job inside one second has start ==
+    # end; darshan-parser counts its run time as end - start + 1, and so do we.
+    if not j.get("start_time_nsec") and not j.get("end_time_nsec"):
+        end += 1.0
+    md = j.get("metadata") or {}
+    return {"version": f"darshan {md.get('lib_ver', '?')}", "format": f"darshan {j.get('log_ver', '?')}",
+            "nprocs": int(j["nprocs"]), "uid": int(j["uid"]), "jobid": str(j["jobid"]),
+            "start_time": float(start), "end_time": float(end),
+            "exe": exe.split(" ", 1)[0] if exe else "", "cmdline": exe,
+            "time_origin": "start_time", "source": "darshan"}
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """darshan-util's C code prints its errors on fd 2: catch them, so that a bad log
+    gives one LogError line and nothing else (yields a one-item list of the text)."""
+    said = [""]
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield said
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            said[0] = tmp.read(4096).decode(errors="replace").strip()
+
+
+def _read(be, path: Path) -> dict:
+    if not path.is_file():
+        raise LogError(f"cannot read {path}: no such file")
+    if not os.access(path, os.R_OK):
+        raise LogError(f"cannot read {path}: permission denied")
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    # Darshan logs start with their format version string ("3.21\0...")
+    if not re.match(rb"^\d+\.\d+\0", head):
+        raise LogError(f"{path}: not a Darshan log (no version string at the start)")
+    with _quiet_stderr() as said:
+        try:
+            log = be.log_open(str(path))
+        except Exception as e:  # PyDarshan raises plain Exceptions
+            raise LogError(f"{path}: PyDarshan cannot open it: {e}") from None
+    if log["handle"] == be.ffi.NULL:
+        why = said[0].splitlines()[0].removeprefix("Error: ") if said[0] else "corrupt or unsupported"
+        raise LogError(f"{path}: PyDarshan cannot open it ({why})")
+    with _quiet_stderr():
+        return _records(be, log, path)
+
+
+def _records(be, log, path) -> dict:
+    try:
+        meta = {"job": be.log_get_job(log)}
+        exe = be.log_get_exe(log)
+        mounts = be.log_get_mounts(log)
+        present = be.log_get_modules(log)
+        names = be.log_get_name_records(log)
+        out = {}
+        for dmod, mod in MODULES.items():
+            if dmod not in present:
+                continue
+            recs = []
+            while True:
+                rec = be.log_get_generic_record(log, dmod, dtype="numpy")
+                if rec is None:
+                    break
+                recs.append(rec)
+            if recs:
+                out[mod] = _frame(be, dmod, recs, names)
+        if "LUSTRE" in present:
+            recs = []
+            while True:
+                rec = be._log_get_lustre_record(log)
+                if rec is None:
+                    break
+                recs.append(rec)
+            if recs:
+                out["LUSTRE"] = _lustre(recs, names)
+    except LogError:
+        raise
+    except Exception as e:
+        raise LogError(f"{path}: PyDarshan failed reading it: {e}") from None
+    finally:
+        be.log_close(log)
+    out["__job__"] = _job(meta, exe)
+    m = pd.DataFrame([(str(a), str(b), 0) for a, b in mounts],
+                     columns=["mount_point", "fs_type", "block_size"])
+    m["block_size"] = m["block_size"].astype(np.int64)  # Darshan records no block size: 0
+    out["__mounts__"] = m
+    return out

@@ -1,0 +1,217 @@
+"""Turn logs into table rows (Arrow): runs on the parsing side (pool process or Dask worker).
+
+One call handles a chunk of logs and returns one Arrow table per store table, so the
+per-log cost is the reader, the summary and the advice, not DataFrame plumbing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .. import advice
+from .. import summary as S
+from ..darshan import DarshanLog, is_darshan
+from ..log import LogError, from_bytes
+
+HASH_BYTES = 16  # blake2b-128 of the file's bytes: the job_id and the incremental key
+MODULE_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
+# Bins wholly below 1 MiB: "small" accesses of the site summary (the small-io rule's size).
+SMALL_BINS = S.SIZE_BINS[:5]
+# The bottom layer, whose bytes are what reached the file system (MPI-IO, HDF5 and
+# NetCDF bytes pass through POSIX again, so adding every module would count them twice).
+BOTTOM = ("POSIX", "STDIO")
+
+JOB_FIELDS = [("job_id", pa.string()), ("jobid", pa.string()), ("exe", pa.string()),
+              ("cmdline", pa.string()), ("nprocs", pa.int64()), ("nnodes", pa.int64()),
+              ("uid", pa.int64()), ("user", pa.string()), ("hostname", pa.string()),
+              ("start_time", pa.float64()), ("end_time", pa.float64()),
+              ("run_time", pa.float64()), ("bytes_read", pa.int64()),
+              ("bytes_written", pa.int64()), ("reads", pa.int64()), ("writes", pa.int64()),
+              ("io_time", pa.float64()), ("modules", pa.string()), ("source", pa.string()),
+              ("log_path", pa.string()), ("log_bytes", pa.int64()), ("date", pa.string())]
+SUMMARY_FIELDS = [("job_id", pa.string()), ("module", pa.string()), ("files", pa.int64()),
+                  ("opens", pa.int64()), ("reads", pa.int64()), ("writes", pa.int64()),
+                  ("seeks", pa.int64()), ("stats", pa.int64()), ("syncs", pa.int64()),
+                  ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
+                  ("time_read", pa.float64()), ("time_write", pa.float64()),
+                  ("time_meta", pa.float64()), ("slowest_time", pa.float64()),
+                  ("top_size", pa.int64()), ("small_ops", pa.int64()),
+                  ("random_ops", pa.int64()), ("date", pa.string())]
+FINDING_FIELDS = [("job_id", pa.string()), ("id", pa.string()), ("severity", pa.string()),
+                  ("module", pa.string()), ("message", pa.string()), ("date", pa.string())]
+ERROR_FIELDS = [("log_path", pa.string()), ("hash", pa.string()), ("reason", pa.string()),
+                ("ingested_at", pa.float64())]
+SCHEMAS = {name: pa.schema(f) for name, f in (("jobs", JOB_FIELDS), ("summaries", SUMMARY_FIELDS),
+                                              ("findings", FINDING_FIELDS), ("errors", ERROR_FIELDS))}
+
+
+def text_path(path: str) -> str:
+    """A file name as storable text: bytes that are not UTF-8 (surrogate-escaped by
+    os.fsdecode) become \\xNN, so every row is valid UTF-8 for Parquet."""
+    try:
+        path.encode()
+        return path
+    except UnicodeEncodeError:
+        raw = os.fsencode(path)
+        return raw.decode("utf-8", "backslashreplace")
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=HASH_BYTES).hexdigest()
+
+
+def _date(t) -> str:
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(float(t)))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "unknown"
+
+
+def _int(v, default=0) -> int:
+    try:
+        f = float(v)
+        return int(f) if np.isfinite(f) else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def _open(path: str, data: bytes):
+    if is_darshan(path):
+        return DarshanLog(path)
+    return from_bytes(data, path)
+
+
+def _module_row(job_id: str, m: str, s: dict, date: str) -> dict:
+    hist = s.get("size_histogram") or {}
+    small = sum(hist.get(d, {}).get(b, 0) for d in ("read", "write") for b in SMALL_BINS)
+    pat = s.get("pattern") or {}
+    rnd = sum(round(p["random"] * p["ops"]) for p in pat.values())
+    return {"job_id": job_id, "module": m, **{k: _int(s[k]) for k in (
+        "files", "opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read",
+        "bytes_written")},
+        "time_read": float(s["time_read"] or 0), "time_write": float(s["time_write"] or 0),
+        "time_meta": float(s["time_meta"] or 0),
+        "slowest_time": float(s["slowest_rank"]["time"] or 0),
+        "top_size": s["top_sizes"][0]["size"] if s.get("top_sizes") else 0,
+        "small_ops": int(small), "random_ops": int(rnd), "date": date}
+
+
+def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
+    """Everything one log contributes: {"hash", "job", "summaries", "findings",
+    "records": {module: DataFrame}} or {"hash", "error"}; {"skip"} when known."""
+    shown = text_path(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return {"hash": None, "log_path": shown, "error": f"cannot read: {e.strerror or e}"}
+    h = content_hash(data)
+    if h in known:
+        return {"skip": True, "hash": h}
+    try:
+        log = _open(path, data)
+        data = None
+        d = S.gather(log)
+        rep = S.summarize(d["job"], d["records"], d["ranks"], d["schemas"], top=0)
+        ctx = advice.Context(rep["job"], d["records"], d["ranks"], rep)
+        found = advice.evaluate(ctx, cfg)
+    except LogError as e:
+        msg = str(e)
+        msg = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg.replace(path, shown)
+        return {"hash": h, "log_path": shown, "error": msg}
+    except Exception as e:  # a log must never stop the ingest: record why instead
+        return {"hash": h, "log_path": shown, "error": f"{type(e).__name__}: {e}"}
+    job, mods = rep["job"], rep["modules"]
+    date = _date(job.get("start_time"))
+    bottom = [m for m in BOTTOM if m in mods] or list(mods)[:1]
+    row = {"job_id": h, "jobid": _str(job.get("jobid")), "exe": _str(job.get("exe")),
+           "cmdline": _str(job.get("cmdline")), "nprocs": _int(job.get("nprocs"), 1),
+           "nnodes": _int(job.get("nnodes"), 1) if "nnodes" in job else None,
+           "uid": _int(job.get("uid"), -1) if "uid" in job else None,
+           "user": _str(job.get("user")), "hostname": _str(job.get("hostname")),
+           "start_time": float(job.get("start_time") or 0),
+           "end_time": float(job.get("end_time") or 0), "run_time": float(job["run_time"]),
+           "bytes_read": sum(mods[m]["bytes_read"] for m in bottom),
+           "bytes_written": sum(mods[m]["bytes_written"] for m in bottom),
+           "reads": sum(mods[m]["reads"] for m in bottom),
+           "writes": sum(mods[m]["writes"] for m in bottom),
+           # the slowest rank's time in the module where it spent most (upper layers
+           # include the lower ones' time, so a sum would count it twice)
+           "io_time": max((float(s["slowest_rank"]["time"] or 0) for s in mods.values()),
+                          default=0.0),
+           "modules": " ".join(log.modules), "source": _str(job.get("source")) or "iochar",
+           "log_path": shown, "log_bytes": os.path.getsize(path), "date": date}
+    recs = {}
+    for m, df in d["records"].items():
+        if MODULE_NAME.match(m) and len(df):
+            df = df.copy(deep=False)
+            df.insert(0, "job_id", h)
+            df["date"] = date
+            recs[m] = df
+    return {"hash": h, "job": row,
+            "summaries": [_module_row(h, m, s, date) for m, s in mods.items()],
+            "findings": [{"job_id": h, "id": a.id, "severity": a.severity, "module": a.module,
+                          "message": a.message, "date": date} for a in found],
+            "records": recs}
+
+
+def merge_frames(frames: list) -> pa.Table:
+    """Frames of one module from many logs -> one Arrow table. Frames with the same
+    columns (one tool version) are concatenated in pandas; the groups are then unified
+    by Arrow, so a counter missing from some logs is NULL there and keeps its type."""
+    groups: dict = {}
+    for df in frames:
+        groups.setdefault(tuple(df.columns), []).append(df)
+    tables = [pa.Table.from_pandas(pd.concat(g, ignore_index=True) if len(g) > 1 else g[0],
+                                   preserve_index=False) for g in groups.values()]
+    return tables[0] if len(tables) == 1 else \
+        pa.concat_tables(tables, promote_options="permissive")
+
+
+def _table(rows: list, name: str) -> pa.Table:
+    schema = SCHEMAS[name]
+    return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
+
+
+def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) -> dict:
+    """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
+    tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
+    stored), "duplicates": n (same bytes earlier in this chunk)}."""
+    cfg = cfg or advice.config.load()
+    jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
+    dups = 0
+    now = time.time()
+    for p in paths:
+        r = one(p, cfg, known)
+        if r.get("skip"):
+            skipped += 1
+            continue
+        if r["hash"] is not None and r["hash"] in hashes:  # same bytes, another name
+            dups += 1
+            continue
+        hashes.append(r["hash"])
+        if "error" in r:
+            errs.append({"log_path": r["log_path"], "hash": r["hash"], "reason": r["error"],
+                         "ingested_at": now})
+            continue
+        jobs.append(r["job"])
+        sums += r["summaries"]
+        finds += r["findings"]
+        for m, df in r["records"].items():
+            recs.setdefault(m, []).append(df)
+    modules = {m: merge_frames(frames) for m, frames in recs.items()}
+    return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
+            "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
+            "modules": modules, "hashes": hashes, "skipped": skipped,
+            "duplicates": dups}

@@ -1,0 +1,500 @@
+"""Live files: the record memory a process keeps in a shared file mapping (runtime/live.c),
+turned into a normal log when the process could not write one (killed, _exit, MPI_Abort).
+
+The layout is in docs/log-format.md ("Live files"). Nothing in the file is trusted: every
+offset, size and count is checked against the bytes there before it is used.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import struct
+from math import gcd
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import writer
+from .log import OP, LogError
+
+MAGIC = b"IOCHARLV"
+VERSION = 1
+HEADER_SIZE = 16384
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192s")
+FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
+          "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
+          "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
+STATES = {0: "killed", 1: "_exit", 2: "MPI_Abort", 3: "logged"}
+LOGGED = 3
+# iochar_rw_layout: 30 int16 indices (runtime/core.h), in this order
+LAYOUT = ("ops0 ops1 bytes0 bytes1 max_byte0 max_byte1 consec0 consec1 seq0 seq1 bin0 bin1 "
+          "mts0 mts1 rw_switches access1 stride1 file_not_aligned file_alignment "
+          "mem_not_aligned mem_alignment ft0 ft1 ft2 fmt0 fmt1 fs0 fs1 fe0 fe1").split()
+RW_OFF = ("run_k run_len run_next run_dir run_timed run_t last_byte last_end access stride "
+          "topk_size topk_val topk_cnt topk_n topk_last").split()
+TOPK_SLOTS = 16
+NAME_RE = re.compile(r"^\.(?P<log>.+)\.[0-9a-f]{16}\.live$")
+MAX_MODULES = 64
+
+
+def is_live(path) -> bool:
+    """A file whose name a live file has (.<log name>.<16 hex>.live)."""
+    return bool(NAME_RE.match(Path(path).name))
+
+
+def _fail(name, msg):
+    raise LogError(f"{name}: live file: {msg}")
+
+
+def _cstr(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def _size_bin(n: int) -> int:
+    for i, lim in enumerate((100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
+                             104857600, 1073741824)):
+        if n <= lim:
+            return i
+    return 9
+
+
+class _Module:
+    def __init__(self, mid, name, version, n_int, n_flt, state_size, layout, more, schema):
+        self.id, self.name, self.version = mid, name, version
+        self.n_int, self.n_flt, self.state_size = n_int, n_flt, state_size
+        # no layout at all (every index -1): the module has no access accounting
+        self.layout = dict(zip(LAYOUT, layout)) if any(v >= 0 for v in layout) else None
+        self.more = more
+        self.schema = schema
+
+
+def _parse_schema(buf: bytes, name: str, max_counters: int) -> dict:
+    """The modules a live file's records may belong to, by module id."""
+    off, mods = 0, {}
+
+    def take(n):
+        nonlocal off
+        if off + n > len(buf):
+            _fail(name, "schema runs past its area")
+        b = buf[off:off + n]
+        off += n
+        return b
+
+    def text():
+        (n,) = struct.unpack("<H", take(2))
+        try:
+            return take(n).decode()
+        except UnicodeDecodeError:
+            _fail(name, "schema name is not UTF-8")
+
+    (nmod,) = struct.unpack("<I", take(4))
+    if nmod > MAX_MODULES:
+        _fail(name, f"{nmod} modules")
+    for _ in range(nmod):
+        (mid,) = struct.unpack("<H", take(2))
+        mname = text()
+        version, n_int, n_flt, state_size = struct.unpack("<IIII", take(16))
+        layout = struct.unpack("<30h", take(60))
+        (nmore,) = struct.unpack("<B", take(1))
+        more = struct.unpack("<8h", take(16))
+        if mid >= MAX_MODULES or mid in mods or not mname:
+            _fail(name, f"bad module id {mid} ({mname!r})")
+        if n_int + n_flt > max_counters or state_size > 1 << 20 or nmore > 4:
+            _fail(name, f"module {mname}: sizes out of range")
+        if any(v >= n_int or v < -1 for v in layout[:21]) or \
+                any(v >= n_flt or v < -1 for v in layout[21:]):
+            _fail(name, f"module {mname}: access layout out of range")
+        more = [list(more[0:nmore]), list(more[4:4 + nmore])]
+        if any(not 0 <= v < n_int for d in more for v in d):
+            _fail(name, f"module {mname}: more-ops index out of range")
+        schema = []
+        for _ in range(n_int + n_flt):
+            cname = text()
+            (op,) = struct.unpack("<B", take(1))
+            schema.append((cname, op))
+        names = [c for c, _ in schema]
+        if len(set(names)) != len(names) or "" in names or {"rank", "record_id", "path"} & set(names):
+            _fail(name, f"module {mname}: counter names empty, repeated or reserved")
+        mods[mid] = _Module(mid, mname, version, n_int, n_flt, state_size, layout, more, schema)
+    return mods
+
+
+def _topk_read(buf, at, ro):
+    val = struct.unpack_from(f"<{TOPK_SLOTS}q", buf, at + ro["topk_val"])
+    cnt = struct.unpack_from(f"<{TOPK_SLOTS}q", buf, at + ro["topk_cnt"])
+    (n,) = struct.unpack_from("<i", buf, at + ro["topk_n"])
+    (last,) = struct.unpack_from("<i", buf, at + ro["topk_last"])
+    if not 0 <= n <= TOPK_SLOTS or not 0 <= last < TOPK_SLOTS:
+        n, last = max(0, min(n, TOPK_SLOTS)), 0
+    return {"val": list(val), "cnt": list(cnt), "n": n, "last": last}
+
+
+def _topk_add_k(t, v, k):
+    """k occurrences of v, as runtime/access.h's iochar_topk_add_k."""
+    if t["n"] > 0 and t["val"][t["last"]] == v:
+        t["cnt"][t["last"]] += 1
+    else:
+        mn, found = 0, False
+        for i in range(t["n"]):
+            if t["val"][i] == v:
+                t["cnt"][i] += 1
+                t["last"], found = i, True
+                break
+            if t["cnt"][i] < t["cnt"][mn]:
+                mn = i
+        if not found:
+            if t["n"] < TOPK_SLOTS:
+                t["val"][t["n"]], t["cnt"][t["n"]] = v, 1
+                t["last"] = t["n"]
+                t["n"] += 1
+            else:
+                t["val"][mn] = v
+                t["cnt"][mn] += 1
+                t["last"] = mn
+    t["cnt"][t["last"]] += k - 1
+
+
+def _topk_emit(t, c, first):
+    used = set()
+    for k in range(4):
+        best = -1
+        for i in range(t["n"]):
+            if i in used:
+                continue
+            if best < 0 or t["cnt"][i] > t["cnt"][best] or \
+                    (t["cnt"][i] == t["cnt"][best] and t["val"][i] < t["val"][best]):
+                best = i
+        c[first + k] = 0 if best < 0 else t["val"][best]
+        c[first + 4 + k] = 0 if best < 0 else t["cnt"][best]
+        if best >= 0:
+            used.add(best)
+
+
+def _misses(off, n, a, k):
+    """How many of off, off+n, ..., off+(k-1)n are not multiples of a."""
+    if a <= 0 or k <= 0:
+        return 0
+    g = gcd(n, a)
+    if off % g:
+        return k  # none of them is
+    period = a // g  # the residues repeat with this period, one zero in each
+    full, rem = divmod(k, period)
+    hits = full + sum(1 for i in range(rem) if (off + i * n) % a == 0)
+    return k - hits
+
+
+def _finish(m: _Module, c: list, f: list, st: bytes, ro: dict):
+    """Apply a record's deferred run and top-4 tables, as runtime/access.c does at the end."""
+    L = m.layout
+    if L is None:
+        return
+    k, n, nxt = (struct.unpack_from("<q", st, ro[x])[0] for x in ("run_k", "run_len", "run_next"))
+    d, timed = st[ro["run_dir"]], st[ro["run_timed"]]
+    (t,) = struct.unpack_from("<d", st, ro["run_t"])
+    access = _topk_read(st, ro["access"], ro)
+    stride = _topk_read(st, ro["stride"], ro)
+    if k > 0 and d in (0, 1) and n > 0 and k * n < 1 << 62:
+        off = nxt - k * n
+        if not timed and L[f"ops{d}"] >= 0:
+            c[L[f"ops{d}"]] += k
+            if L[f"fs{d}"] >= 0 and math.isfinite(t):
+                s, e = L[f"fs{d}"], L[f"fe{d}"]
+                if f[s] == 0 or t < f[s]:
+                    f[s] = t
+                if t > f[e]:
+                    f[e] = t
+        if L[f"bytes{d}"] >= 0:
+            c[L[f"bytes{d}"]] += k * n
+        if L[f"bin{d}"] >= 0:
+            c[L[f"bin{d}"] + _size_bin(n)] += k
+        if L["access1"] >= 0:
+            _topk_add_k(access, n, k)
+        if L["file_not_aligned"] >= 0:
+            a = c[L["file_alignment"]]
+            c[L["file_not_aligned"]] += _misses(off, n, a, k)
+        for key in (f"consec{d}", f"seq{d}"):
+            if L[key] >= 0:
+                c[L[key]] += k
+        if L["stride1"] >= 0:
+            _topk_add_k(stride, 0, k)
+        if L[f"max_byte{d}"] >= 0 and nxt - 1 > c[L[f"max_byte{d}"]]:
+            c[L[f"max_byte{d}"]] = nxt - 1
+    if L["access1"] >= 0:
+        _topk_emit(access, c, L["access1"])
+    if L["stride1"] >= 0:
+        _topk_emit(stride, c, L["stride1"])
+
+
+def _rank_stats(m: _Module, c: list, f: list, rank: int):
+    """FASTEST/SLOWEST are this rank, variances 0: as the C writer's per-rank rows."""
+    ints, flts = m.schema[:m.n_int], m.schema[m.n_int:]
+    time = sum(f[i] for i, (_, op) in enumerate(flts) if op == OP["TIME"])
+    nbytes = sum(c[i] for i, (_, op) in enumerate(ints) if op == OP["BYTES"])
+    for i, (_, op) in enumerate(ints):
+        if op in (OP["FAST_RANK"], OP["SLOW_RANK"]):
+            c[i] = rank
+        elif op in (OP["FAST_BYTES"], OP["SLOW_BYTES"]):
+            c[i] = nbytes
+    for i, (_, op) in enumerate(flts):
+        if op in (OP["FAST_TIME"], OP["SLOW_TIME"]):
+            f[i] = time
+        elif op in (OP["VAR_TIME"], OP["VAR_BYTES"]):
+            f[i] = 0.0
+
+
+def _touched(m: _Module, c, f) -> bool:
+    skip = set()
+    if m.layout:
+        skip = {m.layout["mem_alignment"], m.layout["file_alignment"]}
+    return any(v for i, v in enumerate(c) if i not in skip) or any(v != 0 for v in f)
+
+
+def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str, agg: bool):
+    """Records laid end to end in [start, end): (module, id, path, ints, floats)."""
+    out, off, rs = [], start, h["rec_size"]
+    while off < end:
+        if off + rs > end:
+            _fail(name, f"record at byte {off} runs past the published end")
+        (rid,) = struct.unpack_from("<Q", buf, off)
+        (mid,) = struct.unpack_from("<H", buf, off + h["rec_module_off"])
+        if mid not in mods:
+            _fail(name, f"record at byte {off} has unknown module {mid}")
+        m = mods[mid]
+        c_off = off + rs
+        f_off = c_off + 8 * m.n_int
+        s_off = (f_off + 8 * m.n_flt + 15) & ~15
+        p_off = s_off + ((m.state_size + 15) & ~15)
+        if p_off > end:
+            _fail(name, f"record at byte {off} runs past the published end")
+        nul = buf.find(b"\0", p_off, end)
+        if nul < 0:
+            _fail(name, f"record at byte {off}: name runs past the published end")
+        namelen = 16 if agg else nul - p_off
+        size = (rs + 8 * (m.n_int + m.n_flt) + ((m.state_size + 15) & ~15) + namelen + 1 + 32
+                + 15) & ~15
+        c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
+        f = list(struct.unpack_from(f"<{m.n_flt}d", buf, f_off))
+        st = bytes(buf[s_off:s_off + m.state_size])
+        if m.layout is not None and len(st) < max(ro["access"], ro["stride"]) + ro["topk_size"]:
+            _fail(name, f"module {m.name}: state too small for the access state")
+        out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, st))
+        off += size
+    return out
+
+
+def read_header(data: bytes, name: str) -> dict:
+    if len(data) < HEADER.size or data[:8] != MAGIC:
+        _fail(name, "bad magic or truncated header")
+    vals = HEADER.unpack_from(data)
+    h = dict(zip(FIELDS, vals[:len(FIELDS)]))
+    rest = vals[len(FIELDS):]
+    h["rw_off"] = dict(zip(RW_OFF, rest[:15]))
+    h["folded"], h["partial"] = list(rest[15:31]), rest[31]
+    for k, v in zip(("jobid", "user", "hostname", "mpi", "exe", "cmdline"), rest[32:]):
+        h[k] = _cstr(v)
+    if h["version"] != VERSION:
+        _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
+    if h["header_size"] != HEADER_SIZE:
+        _fail(name, f"bad header size {h['header_size']}")
+    return h
+
+
+def _check_layout(h: dict, size: int, name: str):
+    if h["map_size"] != size:
+        _fail(name, f"file is {size} bytes but its header says {h['map_size']}")
+    if not (HEADER_SIZE <= h["schema_off"] and h["schema_off"] + h["schema_len"] <= h["agg_off"]
+            <= h["agg_off"] + h["agg_size"] <= h["arena_off"] <= size
+            and h["arena_used"] <= h["arena_size"] and h["arena_off"] + h["arena_size"] <= size):
+        _fail(name, "areas out of order or past the end of the file")
+    if not 16 <= h["rec_size"] <= 256 or h["rec_module_off"] + 2 > h["rec_size"]:
+        _fail(name, f"record header size {h['rec_size']} out of range")
+    ro = h["rw_off"]
+    if ro["topk_size"] < 8 * 2 * TOPK_SLOTS + 8 or ro["access"] + ro["topk_size"] > 4096 or \
+            ro["stride"] + ro["topk_size"] > 4096 or max(ro.values()) > 4096:
+        _fail(name, "access state offsets out of range")
+    if not (h["state"] in STATES and -1 <= h["rank"] < max(h["nprocs"], 1) and h["nprocs"] >= 0):
+        _fail(name, f"state {h['state']}, rank {h['rank']} or nprocs {h['nprocs']} out of range")
+    if not all(math.isfinite(x) and 0 <= x < 1e11 for x in (h["start_wall"], h["end_wall"])):
+        _fail(name, "start or end time is not a time")
+
+
+def _read_used(path: Path) -> tuple:
+    """Header, then only the used part of the file (the rest is sparse zeros)."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(HEADER_SIZE)
+            h = read_header(head, name)
+            _check_layout(h, size, name)
+            fh.seek(0)
+            data = fh.read(h["arena_off"] + h["arena_used"])
+    except OSError as e:
+        raise LogError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(data) != h["arena_off"] + h["arena_used"]:
+        _fail(name, "file shrank while read")
+    return h, data
+
+
+def recovered_log(path) -> tuple:
+    """(log bytes, header) of the log a live file holds."""
+    path = Path(path)
+    name = str(path)
+    h, data = _read_used(path)
+    mods = _parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], name,
+                         len(data) // 8 + 1024)
+    ro = h["rw_off"]
+    recs = _walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], h, mods, ro, name, True) + \
+        _walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], h, mods, ro, name, False)
+    mpi = bool(h["mpi_initialized"])
+    rank = h["rank"] if mpi else 0
+    rows = {}
+    names = {}
+    tend = 0.0
+    for m, rid, p, c, f, st in recs:
+        if not _touched(m, c, f):
+            continue
+        _finish(m, c, f, st, ro)
+        _rank_stats(m, c, f, rank)
+        for i, (_, op) in enumerate(m.schema[m.n_int:]):
+            if op == OP["TS_END"] and math.isfinite(f[i]):
+                tend = max(tend, f[i])
+        rows.setdefault(m.name, (m, []))[1].append((rid, c, f))
+        names[rid] = p
+    modules, ranks = {}, {}
+    for mname, (m, items) in rows.items():
+        df = pd.DataFrame([[rid, rank] + c + f for rid, c, f in items],
+                          columns=["record_id", "rank"] + [n for n, _ in m.schema])
+        df["record_id"] = df["record_id"].astype(np.uint64)
+        modules[mname] = {"schema": m.schema, "records": df, "n_int": m.n_int,
+                          "version": m.version}
+        ranks[mname] = _rank_totals(m, items, rank)
+    state = STATES[h["state"]]
+    end = h["end_wall"] if h["state"] in (1, 2) and h["end_wall"] else h["start_wall"] + tend
+    job = {"version": "recovered", "format": 1, "nprocs": max(h["nprocs"], 1) if mpi else 1,
+           "nnodes": 1, "uid": h["uid"], "pid": h["pid"]}
+    if mpi:
+        job["rank"] = rank
+    job.update(start_time=h["start_wall"], end_time=max(end, h["start_wall"]), exe=h["exe"],
+               cmdline=h["cmdline"], jobid=h["jobid"], hostname=h["hostname"], user=h["user"],
+               memory_bound=h["memory_bound"], finalized=0)
+    if h["mpi"]:
+        job["mpi"] = h["mpi"]
+    folded = 0
+    for m in mods.values():
+        if m.id < 16 and h["folded"][m.id] > 0:
+            job[f"folded.{m.name}"] = h["folded"][m.id]
+            folded += h["folded"][m.id]
+    job["folded_files"] = folded
+    job["partial"] = (h["partial"] & 0xFF) | 8 | (2 if mpi else 0)
+    job["recovered"] = 1
+    job["ended_by"] = state
+    if h["state"] == 1:
+        job["exit_status"] = h["status"]
+    if h["state"] == 2:
+        job["abort_code"] = h["status"]
+    return writer.encode_log(job, modules, names=names, ranks=ranks), h
+
+
+def _rank_totals(m: _Module, items, rank) -> dict:
+    """One RANKS row: this rank's reads, writes, bytes and times (runtime/log_writer.c)."""
+    v = {"rank": [rank], "reads": [0], "writes": [0], "bytes_read": [0], "bytes_written": [0],
+         "read_time": [0.0], "write_time": [0.0], "meta_time": [0.0]}
+    L = m.layout
+    for _, c, f in items:
+        if L is None:
+            continue
+        for d, (ops, by) in enumerate((("reads", "bytes_read"), ("writes", "bytes_written"))):
+            if L[f"ops{d}"] >= 0:
+                v[ops][0] += c[L[f"ops{d}"]]
+            v[ops][0] += sum(c[i] for i in m.more[d])
+            if L[f"bytes{d}"] >= 0:
+                v[by][0] += c[L[f"bytes{d}"]]
+        for k, key in enumerate(("read_time", "write_time", "meta_time")):
+            if L[f"ft{k}"] >= 0:
+                v[key][0] += f[L[f"ft{k}"]]
+    return v
+
+
+def live_files(d: Path, logs: list) -> list:
+    """The live files of directory d still worth reading: not marked logged, and not of a
+    process whose log (among `logs`) was written after all (killed between its log's
+    rename and the live file's removal)."""
+    lives = sorted(x for x in d.glob(".*.live") if is_live(x))
+    if not lives:
+        return []
+    done = set()
+    for lg in logs:
+        try:
+            with open(lg, "rb") as fh:
+                head = fh.read(1 << 16)
+            done |= _log_identities(head)
+        except OSError:
+            continue
+    out = []
+    for x in lives:
+        h = header_of(x)
+        # pid 0: killed while its live file was being made (before any record)
+        if h is not None and (h["state"] == LOGGED or h["pid"] == 0 or
+                              (h["pid"], round(h["start_wall"], 3)) in done):
+            continue
+        out.append(x)
+    return out
+
+
+def _log_identities(head: bytes) -> set:
+    """(pid, start time) of a log's JOB section, when its first section is JOB."""
+    import zlib
+
+    from .log import HEADER, SECTION, _parse_job
+    try:
+        off = HEADER.size
+        kind, _, count, _, ulen, clen, _ = SECTION.unpack_from(head, off)
+        if kind.rstrip(b"\0") != b"JOB" or off + SECTION.size + clen > len(head):
+            return set()
+        job = _parse_job(zlib.decompress(head[off + SECTION.size:off + SECTION.size + clen]),
+                         count, "JOB")
+        return {(job.get("pid"), round(float(job.get("start_time", 0)), 3))}
+    except (struct.error, zlib.error, LogError, ValueError, TypeError):
+        return set()
+
+
+def header_of(path) -> dict | None:
+    """The header of a live file, or None when it is not one (any problem)."""
+    try:
+        with open(path, "rb") as fh:
+            return read_header(fh.read(HEADER_SIZE), str(path))
+    except (OSError, LogError):
+        return None
+
+
+def default_output(path) -> Path:
+    """Where `recover` writes by default: the log name the live file was named after,
+    with .rank<N> for an MPI rank and .recovered before .iochar."""
+    path = Path(path)
+    m = NAME_RE.match(path.name)
+    base = m.group("log") if m else path.name
+    if base.endswith(".iochar"):
+        base = base[:-7]
+    h = header_of(path)
+    if h and h["mpi_initialized"] and f".rank{h['rank']}" not in base:
+        base += f".rank{h['rank']}"
+    return path.with_name(base + ".recovered.iochar")
+
+
+def recover(path, out=None) -> Path:
+    """Write the log a live file holds as a normal .iochar file (never replacing one);
+    returns its path."""
+    data, _ = recovered_log(path)
+    out = Path(out) if out is not None else default_output(path)
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError as e:
+        raise LogError(f"cannot write {out}: {e.strerror or e}") from None
+    return out

@@ -1,0 +1,147 @@
+/* Exclusion by name pattern (IOCHAR_EXCLUDE_PATTERN) and the default that
+ * leaves out an interpreter's own installation tree, so that a Python job's
+ * data files, not its modules, lead the report.
+ *
+ * The pattern is evaluated once per name: the verdict is cached by path hash
+ * (a fixed table; once full, later names are evaluated each time they are
+ * opened, still correctly).  Opens and other calls that name a file are the
+ * only callers; reads and writes never get here. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+
+static regex_t pattern;
+static int have_pattern;
+
+#define VERDICTS 4096 /* power of two */
+/* hash | 1 for "excluded", hash & ~1 for "kept"; 0: free slot. */
+static _Atomic uint64_t verdicts[VERDICTS];
+
+static int pattern_matches(const char *abs) {
+  uint64_t h = iochar_hash_path(abs);
+  uint64_t key = h & ~1ull ? h & ~1ull : 2;
+  for (int i = 0; i < 8; i++) { /* a short probe: the table is a cache */
+    uint64_t v =
+        atomic_load_explicit(&verdicts[(h + (uint64_t)i) & (VERDICTS - 1)], memory_order_relaxed);
+    if (!v) break;
+    if ((v & ~1ull) == key) return (int)(v & 1);
+  }
+  int out = regexec(&pattern, abs, 0, NULL, 0) == 0;
+  for (int i = 0; i < 8; i++) {
+    uint64_t zero = 0;
+    if (atomic_compare_exchange_strong(&verdicts[(h + (uint64_t)i) & (VERDICTS - 1)], &zero,
+                                       key | (uint64_t)out))
+      break;
+  }
+  return out;
+}
+
+/* Byte-compiled Python (*.pyc, *.pyo, __pycache__/) is never data: checked
+ * by hand, without the regex engine (which allocates). */
+static int byte_code(const char *abs) {
+  size_t n = strlen(abs);
+  if (n > 4 && abs[n - 4] == '.' && abs[n - 3] == 'p' && abs[n - 2] == 'y' &&
+      (abs[n - 1] == 'c' || abs[n - 1] == 'o'))
+    return 1;
+  return strstr(abs, "/__pycache__/") != NULL;
+}
+
+int iochar_name_excluded(const char *abs) {
+  return byte_code(abs) || (have_pattern && pattern_matches(abs));
+}
+
+static void add_exclude(const char *dir) {
+  if (iochar_cfg.nexclude >= IOCHAR_MAX_PREFIXES) return;
+  for (int i = 0; i < iochar_cfg.nexclude; i++)
+    if (strcmp(iochar_cfg.exclude[i], dir) == 0) return;
+  char *copy = strdup(dir);
+  if (!copy) return;
+  iochar_cfg.exclude[iochar_cfg.nexclude] = copy;
+  iochar_cfg.exclude_len[iochar_cfg.nexclude++] = strlen(copy);
+}
+
+/* PREFIX/lib and PREFIX/lib64, names included (the interpreter stats them),
+ * when PREFIX/lib/pythonX.Y exists: the standard library, site-packages and
+ * the shared libraries of a Python installed (or a virtual environment or
+ * conda environment made) at PREFIX. */
+static void add_python_tree(const char *prefix) {
+  char dir[IOCHAR_PATH_MAX];
+  if (!prefix || prefix[0] != '/' || snprintf(dir, sizeof dir, "%s/lib", prefix) >= (int)sizeof dir)
+    return;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  int python = 0;
+  struct dirent *e;
+  while (!python && (e = readdir(d)) != NULL)
+    python = strncmp(e->d_name, "python", 6) == 0 && e->d_name[6] >= '0' && e->d_name[6] <= '9';
+  closedir(d);
+  if (!python) return;
+  add_exclude(dir);
+  if (snprintf(dir, sizeof dir, "%s/lib64", prefix) < (int)sizeof dir) add_exclude(dir);
+}
+
+/* dirname(dirname(path)): /opt/py/bin/python3 -> /opt/py. */
+static void add_tree_of_program(const char *path) {
+  char p[IOCHAR_PATH_MAX];
+  if (!path || path[0] != '/' || strlen(path) >= sizeof p) return;
+  strcpy(p, path);
+  for (int up = 0; up < 2; up++) {
+    char *slash = strrchr(p, '/');
+    if (!slash || slash == p) return;
+    *slash = 0;
+  }
+  add_python_tree(p);
+}
+
+/* The running interpreter's tree (the real executable's, and the one named
+ * by argv[0], which is a virtual environment's when its python is a
+ * symlink), plus an activated virtual environment or conda environment. */
+static void exclude_interpreter_trees(void) {
+  char exe[IOCHAR_PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    add_tree_of_program(exe);
+  }
+  char argv0[IOCHAR_PATH_MAX];
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t r = read(fd, argv0, sizeof argv0 - 1);
+    close(fd);
+    argv0[r > 0 ? r : 0] = 0;
+    char abs[IOCHAR_PATH_MAX];
+    if (argv0[0] && strchr(argv0, '/') &&
+        iochar_path_resolve(AT_FDCWD, argv0, abs, sizeof abs) == 0)
+      add_tree_of_program(abs);
+  }
+  add_python_tree(getenv("VIRTUAL_ENV"));
+  add_python_tree(getenv("CONDA_PREFIX"));
+}
+
+/* At start-up (iochar_paths_init, after the cwd is known). */
+void iochar_exclude_init(void) {
+  exclude_interpreter_trees();
+  const char *p = getenv("IOCHAR_EXCLUDE_PATTERN");
+  if (!p || !*p) return;
+  int rc = regcomp(&pattern, p, REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char why[128];
+    regerror(rc, &pattern, why, sizeof why);
+    iochar_warn_once(IOCHAR_WARN_EXCLUDE_PATTERN,
+                     "IOCHAR_EXCLUDE_PATTERN is not a POSIX extended regular expression (%s); "
+                     "ignored",
+                     why);
+    return;
+  }
+  have_pattern = 1;
+}

@@ -1,0 +1,338 @@
+/* The live file: record memory in a file-backed shared mapping that outlives a
+ * killed process (live.h; the layout is in docs/log-format.md, "Live files"). */
+#include "live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "config.h"
+#include "core.h"
+#include "internal.h"
+#include "safefile.h"
+#include "warn.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define H iochar_live_header
+_Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H, uid) == 56 &&
+                   offsetof(H, start_wall) == 64 && offsetof(H, schema_off) == 88 &&
+                   offsetof(H, agg_off) == 104 && offsetof(H, arena_off) == 120 &&
+                   offsetof(H, arena_used) == 136 && offsetof(H, seq) == 144 &&
+                   offsetof(H, rec_module_off) == 152 && offsetof(H, folded) == 184 &&
+                   offsetof(H, partial) == 312 && offsetof(H, jobid) == 320 &&
+                   offsetof(H, mpi_version) == 704 && offsetof(H, exe) == 960 &&
+                   offsetof(H, cmdline) == 5056 && sizeof(H) <= IOCHAR_LIVE_HEADER,
+               "live header layout (docs/log-format.md, reports/iochar/live.py)");
+#undef H
+
+#define GROW (256u << 10) /* the arena is backed on disk 256 KiB at a time */
+
+static uint8_t *base; /* the whole mapping: header, schema, aggregates, arena */
+static size_t map_size, arena_off, schema_len;
+static iochar_live_header *hdr; /* == base while live, else NULL */
+static size_t reserved;         /* arena bytes backed by disk blocks */
+static int live_failed;         /* the live file cannot be had: stay anonymous */
+static char live_path[IOCHAR_PATH_MAX + 64];
+
+int iochar_live_active(void) { return hdr != NULL; }
+
+static size_t page_up(size_t n) { return (n + 4095) & ~(size_t)4095; }
+
+static void put16(uint8_t **p, uint16_t v) { memcpy(*p, &v, 2), *p += 2; }
+static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4), *p += 4; }
+static void putstr(uint8_t **p, const char *s) {
+  size_t n = strlen(s);
+  put16(p, (uint16_t)n);
+  memcpy(*p, s, n);
+  *p += n;
+}
+
+/* The schema: what a reader needs to walk and finish the records without
+ * any compiled-in list.  Per module: u16 id, name, version, n_int, n_flt,
+ * state_size, the access layout (30 x i16, or all -1), more-ops (u8 n, 8 x
+ * i16), then every counter's name and reduction op. */
+static size_t schema_write(uint8_t *out) {
+  uint8_t *p = out;
+  uint32_t nmod = 0;
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) nmod += iochar_modules[mi] != NULL;
+  put32(&p, nmod);
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m) continue;
+    put16(&p, (uint16_t)mi);
+    putstr(&p, m->name);
+    put32(&p, m->version);
+    put32(&p, m->n_int);
+    put32(&p, m->n_flt);
+    put32(&p, (uint32_t)m->state_size);
+    iochar_rw_layout none;
+    memset(&none, 0xff, sizeof none);
+    _Static_assert(sizeof none == 60, "30 x int16");
+    memcpy(p, m->rw ? m->rw : &none, 60);
+    p += 60;
+    *p++ = m->n_more_ops;
+    memcpy(p, m->more_ops, 16);
+    p += 16;
+    for (uint32_t i = 0; i < m->n_int; i++) putstr(&p, m->ints[i].name), *p++ = m->ints[i].op;
+    for (uint32_t i = 0; i < m->n_flt; i++) putstr(&p, m->flts[i].name), *p++ = m->flts[i].op;
+  }
+  return (size_t)(p - out);
+}
+
+static size_t schema_bound(void) {
+  size_t n = 4;
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m) continue;
+    n += 2 + 2 + strlen(m->name) + 16 + 60 + 17;
+    for (uint32_t i = 0; i < m->n_int; i++) n += 3 + strlen(m->ints[i].name);
+    for (uint32_t i = 0; i < m->n_flt; i++) n += 3 + strlen(m->flts[i].name);
+  }
+  return n;
+}
+
+int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8_t **arena) {
+  schema_len = schema_bound();
+  size_t agg_off = page_up(IOCHAR_LIVE_HEADER + schema_len);
+  arena_off = page_up(agg_off + agg_bytes);
+  map_size = arena_off + arena_bytes;
+  void *p = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  base = p;
+  schema_len = schema_write(base + IOCHAR_LIVE_HEADER);
+  iochar_live_header *h = (iochar_live_header *)base;
+  memcpy(h->magic, "IOCHARLV", 8);
+  h->version = IOCHAR_LIVE_VERSION;
+  h->header_size = IOCHAR_LIVE_HEADER;
+  h->map_size = map_size;
+  h->rec_size = sizeof(iochar_record);
+  h->rec_module_off = offsetof(iochar_record, module);
+  const uint16_t rw[15] = {offsetof(iochar_rw_state, run_k),
+                           offsetof(iochar_rw_state, run_len),
+                           offsetof(iochar_rw_state, run_next),
+                           offsetof(iochar_rw_state, run_dir),
+                           offsetof(iochar_rw_state, run_timed),
+                           offsetof(iochar_rw_state, run_t),
+                           offsetof(iochar_rw_state, last_byte),
+                           offsetof(iochar_rw_state, last_end),
+                           offsetof(iochar_rw_state, access),
+                           offsetof(iochar_rw_state, stride),
+                           sizeof(iochar_topk),
+                           offsetof(iochar_topk, val),
+                           offsetof(iochar_topk, cnt),
+                           offsetof(iochar_topk, n),
+                           offsetof(iochar_topk, last)};
+  memcpy(h->rw_off, rw, sizeof rw);
+  h->schema_off = IOCHAR_LIVE_HEADER;
+  h->schema_len = schema_len;
+  h->agg_off = agg_off;
+  h->agg_size = agg_bytes;
+  h->arena_off = arena_off;
+  h->arena_size = arena_bytes;
+  *agg = base + agg_off;
+  *arena = base + arena_off;
+  return 0;
+}
+
+static void copy_str(char *dst, size_t n, const char *src) {
+  size_t l = strnlen(src, n - 1);
+  memcpy(dst, src, l);
+  memset(dst + l, 0, n - l);
+}
+
+void iochar_live_sync_job(void) {
+  iochar_live_header *h = (iochar_live_header *)base;
+  const iochar_job *j = &iochar_job_info;
+  if (!h) return;
+  h->pid = (int32_t)getpid();
+  h->rank = j->rank;
+  h->nprocs = j->nprocs;
+  h->log_pid = j->log_pid;
+  h->mpi_initialized = j->mpi_initialized;
+  h->forked = j->forked;
+  h->uid = (uint32_t)getuid();
+  h->start_wall = j->start_wall;
+  h->memory_bound = iochar_cfg.memory;
+  for (int m = 0; m < IOCHAR_MOD_COUNT && m < 16; m++) h->folded[m] = j->folded_files[m];
+  h->partial = j->partial;
+  copy_str(h->jobid, sizeof h->jobid, j->jobid);
+  copy_str(h->user, sizeof h->user, j->user);
+  copy_str(h->hostname, sizeof h->hostname, j->hostname);
+  copy_str(h->mpi_version, sizeof h->mpi_version, j->mpi_version);
+  copy_str(h->exe, sizeof h->exe, j->exe);
+  copy_str(h->cmdline, sizeof h->cmdline, j->cmdline);
+  __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
+}
+
+/* ".<log name>.<random>.live" beside the log this process would write. */
+static char final[IOCHAR_PATH_MAX]; /* the log name the live file is named after */
+
+static int create_file(void) {
+  if (iochar_log_path(final, sizeof final, 0) != 0) return -1;
+  const char *slash = strrchr(final, '/');
+  int dirlen = slash ? (int)(slash - final + 1) : 0;
+  const char *b = slash ? slash + 1 : final;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    uint8_t r[8];
+    char hex[17];
+    iochar_random_bytes(r, sizeof r);
+    for (int i = 0; i < 8; i++) {
+      hex[2 * i] = "0123456789abcdef"[r[i] >> 4];
+      hex[2 * i + 1] = "0123456789abcdef"[r[i] & 15];
+    }
+    hex[16] = 0;
+    int w = snprintf(live_path, sizeof live_path, "%.*s.%.200s.%s.live", dirlen, final, b, hex);
+    if (w < 0 || (size_t)w >= sizeof live_path) return -1;
+    int fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) return -1;
+  }
+  return -1;
+}
+
+/* Back [from, to) of the mapping with disk blocks: MADV_POPULATE_WRITE faults
+ * the pages in for writing and fails (instead of a later SIGBUS) when the file
+ * system is full.  Kernels before 5.14 lack it: fd >= 0 then backs the whole
+ * file up front. */
+static int back(int fd, size_t from, size_t to) {
+  if (to > map_size) to = map_size;
+  if (from >= to) return 0;
+  if (madvise(base + from, to - from, MADV_POPULATE_WRITE) == 0) return 0;
+  if (errno != EINVAL || fd < 0) return -1;
+  return posix_fallocate(fd, 0, (off_t)map_size) == 0 ? 1 : -1;
+}
+
+void iochar_live_on(size_t used) {
+  if (!base || live_failed) return;
+  /* Off when asked, when the log directory was refused at start, and when the
+   * file size limit (ulimit -f) is below the file's size: growing past it
+   * would raise SIGXFSZ in the application. */
+  struct rlimit fs;
+  if ((getenv("IOCHAR_LIVE") && !strcmp(getenv("IOCHAR_LIVE"), "0")) ||
+      (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) ||
+      (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
+       fs.rlim_cur < map_size)) {
+    live_failed = 1;
+    return;
+  }
+  int e = errno;
+  iochar_in_tool++;
+  int was_shared = hdr != NULL; /* a fork child still shares its parent's pages */
+  hdr = NULL;
+  live_path[0] = 0;
+  size_t keep = arena_off + used;
+  /* The header is whole before the file exists (a rank may be killed at any
+   * moment from here on), except in a fork child: its base is still the
+   * parent's until remapped. */
+  if (!was_shared) iochar_live_sync_job();
+  int fd = create_file();
+  int ok = fd >= 0 && ftruncate(fd, (off_t)map_size) == 0;
+  /* The current contents go into the file first, then the file is mapped
+   * over the same addresses: every record pointer stays valid. */
+  for (size_t at = 0; ok && at < keep;) {
+    ssize_t w = pwrite(fd, base + at, keep - at, (off_t)at);
+    if (w <= 0) {
+      if (w < 0 && errno == EINTR) continue;
+      ok = 0;
+    } else {
+      at += (size_t)w;
+    }
+  }
+  void *p =
+      ok ? mmap(base, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) : MAP_FAILED;
+  int r = -1;
+  if (p != MAP_FAILED) {
+    hdr = (iochar_live_header *)base;
+    reserved = 0;
+    r = back(fd, 0, keep + GROW);
+    reserved = r == 1 ? map_size - arena_off : used + GROW;
+  }
+  if (fd >= 0) close(fd);
+  if (r < 0) {
+    /* Back to private memory with the same contents (the file is shared with
+     * nobody): a private copy-on-write view of what is mapped now. */
+    if (p != MAP_FAILED || was_shared) {
+      void *q = mmap(NULL, keep, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (q != MAP_FAILED) {
+        memcpy(q, base, keep);
+        mmap(base, map_size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        memcpy(base, q, keep);
+        munmap(q, keep);
+      }
+    }
+    if (fd >= 0) unlink(live_path);
+    live_path[0] = 0;
+    hdr = NULL;
+    live_failed = 1;
+    /* The same key as the log's own failure: one line for one cause. */
+    if (!(iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR))) /* else said at start */
+      iochar_warn_once(IOCHAR_WARN_LOG_WRITE,
+                       "cannot write log %s: %s (nor the live file that keeps a killed "
+                       "process's counters)",
+                       final, strerror(errno));
+  } else {
+    hdr->state = IOCHAR_LIVE_RUNNING;
+    hdr->status = 0;
+    hdr->arena_used = used;
+    iochar_live_sync_job();
+  }
+  iochar_in_tool--;
+  errno = e;
+}
+
+int iochar_live_reserve(size_t end) {
+  if (!hdr || end <= reserved) return 0;
+  size_t to = (end + GROW - 1) / GROW * GROW + GROW;
+  if (back(-1, arena_off + reserved, arena_off + to) != 0) {
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "the live file's file system is full; further files are folded into "
+                     "one aggregate record per module");
+    return -1;
+  }
+  reserved = to;
+  return 0;
+}
+
+void iochar_live_publish(size_t used) {
+  if (hdr) __atomic_store_n(&hdr->arena_used, used, __ATOMIC_RELEASE);
+}
+
+void iochar_live_end(int state, int status) {
+  if (!hdr) return;
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  hdr->end_wall = (double)t.tv_sec + t.tv_nsec * 1e-9;
+  hdr->status = status;
+  hdr->partial = iochar_job_info.partial;
+  for (int m = 0; m < IOCHAR_MOD_COUNT && m < 16; m++)
+    hdr->folded[m] = iochar_job_info.folded_files[m];
+  __atomic_store_n(&hdr->state, (uint32_t)state, __ATOMIC_RELEASE);
+  __atomic_add_fetch(&hdr->seq, 1, __ATOMIC_RELEASE);
+  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) {
+    iochar_live_done(); /* nothing to say, as a log would not be written */
+    return;
+  }
+  /* Dirty pages reach the file whatever happens to the process; only a
+   * crash of the node would need this on disk now.  MS_ASYNC just starts it. */
+  msync(base, arena_off + hdr->arena_used, MS_ASYNC);
+}
+
+void iochar_live_done(void) {
+  if (!hdr) return;
+  __atomic_store_n(&hdr->state, IOCHAR_LIVE_LOGGED, __ATOMIC_RELEASE);
+  if (live_path[0]) unlink(live_path);
+  live_path[0] = 0;
+}

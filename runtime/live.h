@@ -1,0 +1,71 @@
+/* The live file: the record memory kept in a file-backed shared mapping, so a
+ * process killed at any moment leaves its counters on disk (docs/log-format.md,
+ * "Live files"; reports/iochar/live.py turns one into a log). */
+#ifndef IOCHAR_LIVE_H
+#define IOCHAR_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOCHAR_LIVE_VERSION 1
+#define IOCHAR_LIVE_HEADER 16384 /* the fixed header; the schema follows */
+
+/* How the process ended, as the header's `state` says. */
+enum {
+  IOCHAR_LIVE_RUNNING = 0, /* still running, or killed (no chance to say) */
+  IOCHAR_LIVE_EXIT = 1,    /* _exit/_Exit(status) */
+  IOCHAR_LIVE_ABORT = 2,   /* MPI_Abort(errorcode): its per-rank log may be there too */
+  IOCHAR_LIVE_LOGGED = 3   /* its log is written: the file is about to go */
+};
+
+/* The header at offset 0 of a live file.  Every field sits at a fixed offset
+ * (checked below; reports/iochar/live.py reads the same offsets). */
+typedef struct iochar_live_header {
+  char magic[8];        /* "IOCHARLV" */
+  uint32_t version;     /* IOCHAR_LIVE_VERSION */
+  uint32_t header_size; /* IOCHAR_LIVE_HEADER */
+  uint64_t map_size;    /* the file's size */
+  uint32_t state;       /* IOCHAR_LIVE_* */
+  int32_t status;       /* _exit status, MPI_Abort error code */
+  int32_t pid, rank, nprocs, log_pid;
+  int32_t mpi_initialized, forked;
+  uint32_t uid, rec_size; /* rec_size: sizeof(iochar_record) */
+  double start_wall, end_wall;
+  uint64_t memory_bound;
+  uint64_t schema_off, schema_len;
+  uint64_t agg_off, agg_size;
+  uint64_t arena_off, arena_size;
+  uint64_t arena_used;     /* records wholly made (release-stored) */
+  uint64_t seq;            /* bumped with every state change */
+  uint16_t rec_module_off; /* offsetof(iochar_record, module) */
+  uint16_t rw_off[15];     /* offsets inside iochar_rw_state (see live.c) */
+  int64_t folded[16];
+  int64_t partial;
+  char jobid[64], user[64], hostname[256], mpi_version[256];
+  char exe[4096];
+  char cmdline[8192];
+} iochar_live_header;
+
+/* Record memory: the aggregates area and the arena, inside one mapping.  Until
+ * the process records its first file the mapping is anonymous; iochar_live_on
+ * moves it into a live file. Returns 0, or -1 (no memory at all). */
+int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8_t **arena);
+/* Move the mapping into a fresh live file (first record, MPI_Init, a fork
+ * child, a failed exec), copying its first `used` arena bytes. */
+void iochar_live_on(size_t used);
+/* Make arena bytes [0, end) backed by disk blocks (a store never raises
+ * SIGBUS); 0, or -1 when the file system is full. */
+int iochar_live_reserve(size_t end);
+/* Records are made up to arena offset used. */
+void iochar_live_publish(size_t used);
+/* Copy the job identity (after MPI_Init, at the end) into the header. */
+void iochar_live_sync_job(void);
+/* The process ends (state IOCHAR_LIVE_*): a store and an msync; a process
+ * that recorded nothing removes its file.  Async-signal-safe. */
+void iochar_live_end(int state, int status);
+/* The log is written: remove the live file.  Async-signal-safe. */
+void iochar_live_done(void);
+/* 1 while the record memory is a live file. */
+int iochar_live_active(void);
+
+#endif

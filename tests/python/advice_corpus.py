@@ -1,0 +1,82 @@
+"""The advice corpus: small workloads with one planted I/O problem each, and good
+ones, with the findings the report must give for each.
+
+Each entry: how to run it (an MPI C program of tests/ with 4 ranks, or a Python
+script using h5py/netCDF4), whether a problem is planted, and the expected findings
+as (id, rank, severities). Every WARN-or-worse finding must be expected (precision),
+every expected one found (recall), and the root cause must come first (rank 1).
+Severity follows measured cost (share of the job's I/O time); where the planted
+problem is all the I/O the workload does it is HIGH.
+"""
+
+H5_TINY_CHUNKS = """
+import h5py, numpy as np
+# 800-byte chunks (1 x 100 doubles), written 10 rows per call: each chunk is its own
+# small access at an unaligned offset
+with h5py.File("tiny.h5", "w") as f:
+    d = f.create_dataset("field", shape=(2000, 100), dtype="f8", chunks=(1, 100))
+    for i in range(0, 2000, 10):
+        d[i:i + 10, :] = np.ones((10, 100))
+"""
+
+H5_GOOD = """
+import h5py, numpy as np
+# 4 MiB chunks aligned to 1 MiB, written 8 MiB at a time, read back whole once
+with h5py.File("good.h5", "w", alignment_threshold=1 << 20, alignment_interval=1 << 20) as f:
+    d = f.create_dataset("field", shape=(8, 512, 1024), dtype="f8", chunks=(1, 512, 1024))
+    for i in range(4):
+        d[2 * i:2 * i + 2] = np.ones((2, 512, 1024))
+with h5py.File("good.h5", "r") as f:
+    x = f["field"][...]
+"""
+
+NC_RECORDS = """
+import netCDF4, numpy as np
+# classic format: 6 record variables, 300 records each, one record per call
+with netCDF4.Dataset("records.nc", "w", format="NETCDF3_CLASSIC") as ds:
+    ds.createDimension("time", None)
+    ds.createDimension("x", 1000)
+    vs = [ds.createVariable(n, "f4", ("time", "x")) for n in ("u", "v", "w", "t", "p", "q")]
+    for t in range(300):
+        for v in vs:
+            v[t, :] = np.ones(1000, "f4")
+"""
+
+NC_GOOD = """
+import netCDF4, numpy as np
+# netCDF-4: two fixed-size variables written in 4 slabs of 2 MiB each
+with netCDF4.Dataset("good.nc", "w", format="NETCDF4") as ds:
+    ds.createDimension("y", 2048)
+    ds.createDimension("x", 512)
+    for n in ("a", "b"):
+        v = ds.createVariable(n, "f4", ("y", "x"), chunksizes=(512, 512))
+        for i in range(4):
+            v[512 * i:512 * (i + 1), :] = np.ones((512, 512), "f4")
+"""
+
+HIGH = ("high",)
+
+# name: (runner, argument, planted, [(id, rank, severities)])
+CORPUS = {
+    # ---- planted problems
+    "posix-strided-shared": ("mpi", "strided", True, [("strided-shared", 1, HIGH)]),
+    "mpiio-independent-strided": ("mpi", "indep", True, [("strided-shared", 1, HIGH)]),
+    "mpiio-cb-disabled": ("mpi", "nocb", True, [("hints", 1, HIGH)]),
+    "mpiio-data-sieving": ("mpi", "sieve", True, [("data-sieving", 1, HIGH)]),
+    "posix-misaligned-midsize": ("mpi", "misaligned", True, [("misaligned", 1, HIGH)]),
+    "posix-metadata-storm": ("mpi", "meta", True, [("metadata-heavy", 1, HIGH)]),
+    "posix-random-reads": ("mpi", "random", True, [("random-access", 1, HIGH)]),
+    "posix-rank-imbalance": ("mpi", "imbalance", True, [("rank-imbalance", 1, HIGH)]),
+    "posix-redundant-reads": ("mpi", "reread", True, [("redundant-reads", 1, HIGH)]),
+    "posix-fsync-per-write": ("mpi", "fsync", True, [("fsync-storm", 1, HIGH)]),
+    "stdio-formatted": ("mpi", "stdio", True, [("stdio-heavy", 1, HIGH)]),
+    "hdf5-independent-strided": ("h5", "indep", True, [("strided-shared", 1, HIGH)]),
+    "hdf5-tiny-chunks": ("py", H5_TINY_CHUNKS, True, [("hdf5-chunking", 1, HIGH)]),
+    "netcdf-record-variables": ("py", NC_RECORDS, True, [("netcdf-record-vars", 1, HIGH)]),
+    # ---- good workloads: no WARN-or-worse finding
+    "mpiio-collective-aligned": ("mpi", "good", False, []),
+    "posix-file-per-process": ("mpi", "fpp", False, []),
+    "hdf5-collective": ("h5", "coll", False, []),
+    "h5py-slabs": ("py", H5_GOOD, False, []),
+    "netcdf4-slabs": ("py", NC_GOOD, False, []),
+}

@@ -1,0 +1,112 @@
+"""Score the advice on the corpus (advice_corpus.py): every workload run under the
+tool, its report compared with the expected findings. Prints precision, recall and
+root-cause-first per workload and overall; asserts: every planted problem found with
+its root cause ranked first, no unexpected WARN-or-worse finding, nothing WARN-or-worse
+on the good workloads, and every finding's remedy names a call or hint."""
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import time
+
+import pytest
+
+from advice_corpus import CORPUS
+from test_advice_real import report_json
+from tool import logs_in, mpiexec, run, workload
+
+ALARM = ("high", "warn")
+# A remedy names what to change: a function call, an MPI-IO hint, or a property.
+CALL = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\(|\bromio_\w+|\bcb_\w+|\bstriping_\w+|"
+                  r"\bnc_\w+|\bH5\w+|\bMPI_\w+|\bncmpi_\w+")
+
+
+def available(runner, arg):
+    if runner in ("mpi", "h5"):
+        exe = workload("advice_corpus" if runner == "mpi" else "advice_h5")
+        return shutil.which("mpiexec.mpich") is not None and os.path.exists(exe)
+    mod = "h5py" if "h5py" in arg else "netCDF4"
+    return importlib.util.find_spec(mod) is not None
+
+
+def report_of(name, runner, arg, tmp_path):
+    d = tmp_path / name
+    d.mkdir()
+    if runner == "py":
+        cmd, part = [sys.executable, "-c", arg], os.path.basename(sys.executable)
+    else:
+        exe = workload("advice_corpus" if runner == "mpi" else "advice_h5")
+        cmd, part = mpiexec(4) + [exe, arg], ""
+    p = run(cmd, d)
+    assert p.returncode == 0, (name, p.stderr.decode(errors="replace"))
+    logs = [lg for lg in logs_in(d) if part in lg.name]
+    assert len(logs) == 1, (name, logs_in(d))
+    return report_json(logs)
+
+
+# What a one-process program cannot use (collective calls, MPI-IO hints).
+PARALLEL_ONLY = re.compile(r"MPI_|NC_COLLECTIVE|_all\b|romio_|cb_nodes|H5FD_MPIO")
+
+
+def score(expect, advice, nprocs):
+    """(true positives, false positives, false negatives, root cause first, problems)."""
+    alarms = [a for a in advice if a["severity"] in ALARM]
+    got = {a["id"]: a for a in alarms}
+    tp = fn = 0
+    problems = []
+    for fid, _rank, sevs in expect:
+        a = got.get(fid)
+        if a is not None and a["severity"] in sevs:
+            tp += 1
+        else:
+            fn += 1
+            problems.append(f"missing {fid} {sevs}")
+    want = {fid for fid, *_ in expect}
+    fp = [a for a in alarms if a["id"] not in want]
+    problems += [f"unexpected {a['severity']} {a['id']}: {a['message']}" for a in fp]
+    first = [fid for fid, rank, _ in expect if rank == 1]
+    root_first = not first or bool(advice) and advice[0]["id"] == first[0]
+    if not root_first:
+        problems.append(f"rank 1 is {advice[0]['id'] if advice else None}, want {first[0]}")
+    for a in advice:
+        if not CALL.search(a["recommendation"]):
+            problems.append(f"{a['id']}: remedy names no call or hint: {a['recommendation']}")
+        if nprocs == 1 and PARALLEL_ONLY.search(a["recommendation"]):
+            problems.append(f"{a['id']}: parallel remedy for one process: {a['recommendation']}")
+    return tp, len(fp), fn, root_first, problems
+
+
+def test_corpus(tmp_path):
+    rows, totals, problems, ran = [], [0, 0, 0], [], 0
+    t0 = time.monotonic()
+    planted = sum(1 for *_, bad, _e in CORPUS.values() if bad)
+    assert planted >= 12 and len(CORPUS) - planted >= 4
+    for name, (runner, arg, _planted, expect) in CORPUS.items():
+        if not available(runner, arg):
+            rows.append(f"  {name:<28} skipped (needs {runner} tools)")
+            continue
+        ran += 1
+        rep = report_of(name, runner, arg, tmp_path)
+        tp, fp, fn, first, probs = score(expect, rep["advice"], rep["job"]["nprocs"])
+        for i, v in enumerate((tp, fp, fn)):
+            totals[i] += v
+        problems += [f"{name}: {p}" for p in probs]
+        found = ", ".join(
+            f"{a['rank']}.{a['id']}({a['severity']} "
+            f"{100 * (a['cost'].get('io_time_share') or a['cost'].get('bytes_share') or 0):.0f}%)"
+            for a in rep["advice"])
+        rows.append(f"  {name:<28} tp {tp} fp {fp} fn {fn} root-first "
+                    f"{'yes' if first else 'NO'}  [{found}]")
+    if not ran:
+        pytest.skip("no corpus workload can run here")
+    tp, fp, fn = totals
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    summary = "\n".join(["advice corpus:", *rows,
+                         f"  precision {precision:.2f}  recall {recall:.2f}  "
+                         f"({ran} workloads, {time.monotonic() - t0:.0f} s)"])
+    print(summary)
+    assert not problems, summary + "\n" + "\n".join(problems)
+    assert precision == recall == 1.0

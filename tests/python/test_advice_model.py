@@ -1,0 +1,227 @@
+"""The finding model on hand-built frames: severity from measured cost, symptoms folded
+under their cause, POSIX traffic attributed to the layer that opened the file, the
+rules that read STRIDE tables, MOUNTS and several layers, and the JSON fields."""
+
+import numpy as np
+import pandas as pd
+
+from iochar import advice
+from iochar import summary as S
+from report_frames import MiB, frame, job, run_advice
+
+KiB = 1 << 10
+
+
+def small(path, n, t, rank=0):
+    return {"path": path, "rank": rank, "POSIX_OPENS": 1, "POSIX_WRITES": n,
+            "POSIX_BYTES_WRITTEN": n * 4 * KiB, "POSIX_SIZE_WRITE_1K_10K": n,
+            "POSIX_ACCESS1_ACCESS": 4 * KiB, "POSIX_ACCESS1_COUNT": n,
+            "POSIX_CONSEC_WRITES": n - 1, "POSIX_SEQ_WRITES": n - 1,
+            "POSIX_FILE_ALIGNMENT": 4096, "POSIX_F_WRITE_TIME": t}
+
+
+def large(path, t, rank=0):
+    return {"path": path, "rank": rank, "POSIX_OPENS": 1, "POSIX_WRITES": 100,
+            "POSIX_BYTES_WRITTEN": 100 * 4 * MiB, "POSIX_SIZE_WRITE_1M_4M": 100,
+            "POSIX_CONSEC_WRITES": 99, "POSIX_SEQ_WRITES": 99, "POSIX_FILE_ALIGNMENT": 4096,
+            "POSIX_F_WRITE_TIME": t}
+
+
+def test_severity_follows_the_share_of_io_time():
+    # the same 5000 small writes: all of the I/O time, 10%, then 0.5% of it
+    for t_big, sev in ((0.0, "high"), (9.0, "warn"), (199.0, "info")):
+        df = frame([small("/s/a.dat", 5000, 1.0), large("/s/b.dat", t_big)])
+        (a,) = run_advice(job(1), {"POSIX": df})["small-io"]
+        assert a.severity == sev, (t_big, a.cost)
+        assert a.cost["io_time_s"] == 1.0 + t_big
+        assert round(a.cost["io_time_share"], 4) == round(1.0 / (1.0 + t_big), 4)
+
+
+def test_json_keeps_the_contract_and_adds_the_model():
+    df = frame([small("/s/a.dat", 5000, 1.0)])
+    ctx = advice.Context(job(1), {"POSIX": df})
+    (d,) = [a.to_dict() for a in advice.evaluate(ctx)]
+    assert {"id", "severity", "message", "evidence"} <= set(d)
+    assert d["rank"] == 1 and d["remedy"] == d["recommendation"]
+    assert d["cost"] == {"seconds": 1.0, "io_time_s": 1.0, "io_time_share": 1.0}
+    assert d["layers"]["POSIX"]["writes"] == 5000 and d["folded"] == []
+    assert d["files"] == ["/s/a.dat"]
+
+
+def h5_tiny():
+    h5d = frame([{"path": "/s/x.h5:/grid", "rank": 0, "H5D_WRITES": 1, "H5D_LAYOUT": 3,
+                  "H5D_DATASPACE_NDIMS": 2, "H5D_CHUNK_SIZE_D1": 1, "H5D_CHUNK_SIZE_D2": 100,
+                  "H5D_DATATYPE_SIZE": 8, "H5D_DATASPACE_NPOINTS": 2000 * 100,
+                  "H5D_BYTES_WRITTEN": 1600000, "H5D_F_WRITE_TIME": 2.0}])
+    h5f = frame([{"path": "/s/x.h5", "rank": 0, "H5F_OPENS": 1}])
+    px = small("/s/x.h5", 2000, 1.9)
+    px.update({"POSIX_FILE_NOT_ALIGNED": 1990, "POSIX_SIZE_WRITE_1K_10K": 0,
+               "POSIX_SIZE_WRITE_100_1K": 2000, "POSIX_ACCESS1_ACCESS": 800,
+               "POSIX_BYTES_WRITTEN": 2000 * 800})
+    return {"H5D": h5d, "H5F": h5f, "POSIX": frame([px])}
+
+
+def test_tiny_chunks_fold_the_misalignment_they_cause():
+    got = run_advice(job(1), h5_tiny())
+    assert set(got) == {"hdf5-chunking"}  # no POSIX small-io: the file is HDF5's
+    (a,) = got["hdf5-chunking"]
+    assert a.rank == 1 and [f["id"] for f in a.folded] == ["misaligned"]
+    assert "H5Pset_alignment" in a.folded[0]["message"] or "HDF5" in a.folded[0]["message"]
+    assert "H5Pset_chunk(dcpl, 2, {1310, 100})" in a.recommendation
+    assert a.layers["HDF5"]["writes"] == 1 and a.layers["POSIX"]["writes"] == 2000
+
+
+def test_posix_traffic_of_a_library_file_is_not_the_applications():
+    fr = h5_tiny()
+    fr["H5D"]["H5D_LAYOUT"] = 2  # contiguous: no chunking finding
+    got = run_advice(job(1), fr)
+    # the misalignment is reported for HDF5, with HDF5's call, not as POSIX small-io
+    assert set(got) == {"misaligned"}
+    (a,) = got["misaligned"]
+    assert a.module == "H5F" and a.message.startswith("HDF5:")
+    assert "H5Pset_alignment(fapl, threshold, 4 KiB)" in a.recommendation
+
+
+def strided_shared(nprocs=4):
+    n = 2000
+    return frame([{"path": "/s/sh.dat", "rank": -1, "POSIX_OPENS": nprocs, "POSIX_WRITES": n,
+                   "POSIX_BYTES_WRITTEN": n * 4 * KiB, "POSIX_SIZE_WRITE_1K_10K": n,
+                   "POSIX_ACCESS1_ACCESS": 4 * KiB, "POSIX_ACCESS1_COUNT": n,
+                   "POSIX_SEQ_WRITES": n - nprocs, "POSIX_STRIDE1_STRIDE": 12 * KiB,
+                   "POSIX_STRIDE1_COUNT": n - nprocs, "POSIX_FILE_ALIGNMENT": 4096,
+                   "POSIX_F_WRITE_TIME": 2.0}])
+
+
+def test_strided_shared_from_the_stride_table():
+    got = run_advice(job(4), {"POSIX": strided_shared()})
+    assert set(got) == {"strided-shared"}
+    (a,) = got["strided-shared"]
+    assert a.evidence == {"POSIX_WRITES": 2000, "POSIX_STRIDE1_STRIDE": 12 * KiB,
+                          "strided_ops": 1996, "mean_access_bytes": 4 * KiB, "nranks": 4}
+    assert "interleaved: stride = 3 x piece" in a.message
+    assert "MPI_File_set_view" in a.recommendation and "MPI_File_write_all" in a.recommendation
+    assert [f["id"] for f in a.folded] == ["small-io"]
+
+
+def test_data_sieving_read_modify_write():
+    mp = frame([{"path": "/s/v.dat", "rank": -1, "MPIIO_INDEP_OPENS": 4, "MPIIO_INDEP_WRITES": 32,
+                 "MPIIO_BYTES_WRITTEN": 8 * MiB, "MPIIO_VIEWS": 4, "MPIIO_F_WRITE_TIME": 3.0}])
+    px = frame([{"path": "/s/v.dat", "rank": -1, "POSIX_OPENS": 4, "POSIX_READS": 32,
+                 "POSIX_WRITES": 32, "POSIX_BYTES_READ": 24 * MiB,
+                 "POSIX_BYTES_WRITTEN": 32 * MiB, "POSIX_F_READ_TIME": 1.0,
+                 "POSIX_F_WRITE_TIME": 1.5}])
+    (a,) = run_advice(job(4), {"MPIIO": mp, "POSIX": px})["data-sieving"]
+    assert a.evidence["POSIX_BYTES_READ"] == 24 * MiB and a.evidence["MPIIO_BYTES_WRITTEN"] == 8 * MiB
+    assert "MPI_File_write_all" in a.recommendation and "romio_ds_write=disable" in a.recommendation
+    # (24 + 32 - 8) of 56 MiB moved were not asked for: that share of the file's 3 s
+    assert round(a.cost["seconds"], 6) == round(3.0 * 48 / 56, 6)
+
+
+def test_layer_amplification_of_a_netcdf4_file():
+    var = frame([{"path": "/s/o.nc:v", "rank": 0, "NC_VAR_PUTS": 10,
+                  "NC_VAR_BYTES_WRITTEN": 4 * MiB, "NC_VAR_F_WRITE_TIME": 1.0}])
+    fil = frame([{"path": "/s/o.nc", "rank": 0, "NC_FILE_CREATES": 1, "NC_FILE_FORMAT": 4}])
+    px = frame([{"path": "/s/o.nc", "rank": 0, "POSIX_OPENS": 1, "POSIX_WRITES": 40,
+                 "POSIX_READS": 30, "POSIX_BYTES_WRITTEN": 8 * MiB, "POSIX_BYTES_READ": 6 * MiB,
+                 "POSIX_SIZE_WRITE_100K_1M": 40, "POSIX_F_WRITE_TIME": 0.9}])
+    got = run_advice(job(1), {"NC_VAR": var, "NC_FILE": fil, "POSIX": px})
+    assert set(got) == {"layer-amplification"}
+    (a,) = got["layer-amplification"]
+    assert a.evidence["factor"] == 3.5 and a.module == "NC_VAR"
+    assert "nc_put_vara" in a.recommendation
+
+
+def test_file_per_process_at_scale():
+    rows = [{"path": f"/s/out.{i}", "rank": i % 64, "POSIX_OPENS": 1, "POSIX_WRITES": 1,
+             "POSIX_BYTES_WRITTEN": 8 * MiB, "POSIX_SIZE_WRITE_4M_10M": 1,
+             "POSIX_F_META_TIME": 0.01, "POSIX_F_WRITE_TIME": 0.01} for i in range(2048)]
+    (a,) = run_advice(job(64), {"POSIX": frame(rows)})["file-per-process"]
+    assert a.evidence["files_unique"] == 2048 and "MPI_File_write_at_all" in a.recommendation
+    assert round(a.cost["io_time_share"], 6) == 0.5
+
+
+def test_the_aggregate_record_feeds_no_pattern_rule():
+    row = {"path": "<AGGREGATE>", "rank": 0, "POSIX_READS": 50000, "POSIX_SEQ_READS": 100,
+           "POSIX_SEEKS": 50000, "POSIX_RW_SWITCHES": 20000, "POSIX_WRITES": 100,
+           "POSIX_SIZE_READ_1M_4M": 50000, "POSIX_BYTES_READ": 50000 * 2 * MiB,
+           "POSIX_F_READ_TIME": 5.0}
+    df = frame([row])
+    df["record_id"] = np.array([S.AGGREGATE_ID], dtype=np.uint64)
+    got = run_advice(job(1), {"POSIX": df})
+    assert not {"random-access", "many-seeks", "rw-switches"} & set(got)
+
+
+def test_block_size_from_mounts_when_the_record_has_none():
+    row = {"path": "/lus/a.dat", "rank": 0, "POSIX_WRITES": 400, "POSIX_FILE_NOT_ALIGNED": 400,
+           "POSIX_BYTES_WRITTEN": 400 * 300 * KiB, "POSIX_SIZE_WRITE_100K_1M": 400,
+           "POSIX_ACCESS1_ACCESS": 300 * KiB, "POSIX_ACCESS1_COUNT": 400,
+           "POSIX_F_WRITE_TIME": 1.0}
+    mounts = pd.DataFrame({"mount_point": ["/", "/lus"], "fs_type": ["ext4", "lustre"],
+                           "block_size": [4096, MiB]})
+    ctx = advice.Context(job(1), {"POSIX": frame([row])}, mounts=mounts)
+    (a,) = advice.evaluate(ctx)
+    assert a.id == "misaligned" and "(1 MiB)" in a.message
+    assert "300 KiB, is not a multiple of 1 MiB" in a.message
+    # nothing known to align to: no finding rather than a guess
+    assert advice.evaluate(advice.Context(job(1), {"POSIX": frame([row])})) == []
+
+
+def test_one_direction_change_per_open_is_a_phase_not_a_problem():
+    rows = [{"path": f"/s/f{i}", "rank": 0, "POSIX_OPENS": 1, "POSIX_WRITES": 2,
+             "POSIX_READS": 2, "POSIX_RW_SWITCHES": 1, "POSIX_SIZE_WRITE_1M_4M": 2,
+             "POSIX_SIZE_READ_1M_4M": 2} for i in range(3000)]
+    assert "rw-switches" not in run_advice(job(1), {"POSIX": frame(rows)})
+
+
+def test_serial_classic_netcdf_gets_no_parallel_remedy():
+    var = frame([{"path": f"/s/o.nc:v{i}", "rank": 0, "NC_VAR_PUTS": 50,
+                  "NC_VAR_IS_RECORD_VAR": 1, "NC_VAR_BYTES_WRITTEN": 50 * 4096}
+                 for i in range(6)])
+    fil = frame([{"path": "/s/o.nc", "rank": 0, "NC_FILE_CREATES": 1, "NC_FILE_FORMAT": 1}])
+    (a,) = run_advice(job(1), {"NC_VAR": var, "NC_FILE": fil})["netcdf-record-vars"]
+    assert "NC_COLLECTIVE" not in a.recommendation and "count[0] > 1" in a.recommendation
+    assert "6 record variable(s) in 1 classic-format file(s)" in a.message
+
+
+def test_collective_calls_are_not_suggested_to_one_process():
+    mp = frame([{"path": "/s/m.dat", "rank": 0, "MPIIO_INDEP_OPENS": 1,
+                 "MPIIO_INDEP_WRITES": 5000, "MPIIO_SIZE_WRITE_1K_10K": 5000,
+                 "MPIIO_BYTES_WRITTEN": 5000 * 4 * KiB, "MPIIO_F_WRITE_TIME": 1.0}])
+    got = run_advice(job(1), {"MPIIO": mp})
+    assert set(got) == {"small-io"}
+    assert "_all" not in got["small-io"][0].recommendation
+
+
+def test_stripe_size_from_the_lustre_layout_when_the_log_has_it():
+    row = {"path": "/lus/a.dat", "rank": 0, "POSIX_WRITES": 400, "POSIX_FILE_NOT_ALIGNED": 400,
+           "POSIX_FILE_ALIGNMENT": 4096, "POSIX_LUSTRE_STRIPE_SIZE": 4 * MiB,
+           "POSIX_BYTES_WRITTEN": 400 * 3 * MiB, "POSIX_SIZE_WRITE_1M_4M": 400,
+           "POSIX_ACCESS1_ACCESS": 3 * MiB, "POSIX_ACCESS1_COUNT": 400,
+           "POSIX_F_WRITE_TIME": 1.0}
+    (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
+    assert "the stripe unit (4 MiB)" in a.message and "3 MiB, is not a multiple" in a.message
+
+
+def test_collective_buffer_smaller_than_an_aggregators_share():
+    # 16 ranks x 64 collective writes of 8 MiB: 128 MiB per call over 2 aggregators
+    # with 4 MiB buffers: 16 rounds per call
+    mp = frame([{"path": "/s/c.dat", "rank": -1, "MPIIO_COLL_OPENS": 16,
+                 "MPIIO_COLL_WRITES": 16 * 64, "MPIIO_BYTES_WRITTEN": 16 * 64 * 8 * MiB,
+                 "MPIIO_SIZE_WRITE_4M_10M": 16 * 64, "MPIIO_HINT_CB_BUFFER_SIZE": 4 * MiB,
+                 "MPIIO_HINT_CB_NODES": 2, "MPIIO_F_WRITE_TIME": 10.0}])
+    (a,) = run_advice(job(16, 2), {"MPIIO": mp})["hints"]
+    assert a.evidence == {"MPIIO_HINT_CB_BUFFER_SIZE": 4 * MiB, "MPIIO_HINT_CB_NODES": 2,
+                          "bytes_per_call": 128 * MiB, "rounds_per_call": 16}
+    assert 'MPI_Info_set(info, "cb_buffer_size", "67108864")' in a.recommendation
+    mp["MPIIO_HINT_CB_BUFFER_SIZE"] = 64 * MiB
+    assert "hints" not in run_advice(job(16, 2), {"MPIIO": mp})
+
+
+def test_no_collective_remedy_for_a_file_one_rank_uses():
+    # 4 processes, but the MPI-IO file is rank 2's alone (MPI_COMM_SELF)
+    mp = frame([{"path": "/s/own.dat", "rank": 2, "MPIIO_INDEP_OPENS": 1,
+                 "MPIIO_INDEP_WRITES": 5000, "MPIIO_SIZE_WRITE_1K_10K": 5000,
+                 "MPIIO_BYTES_WRITTEN": 5000 * 4 * KiB, "MPIIO_F_WRITE_TIME": 1.0}])
+    got = run_advice(job(4), {"MPIIO": mp})
+    assert set(got) == {"small-io"}
+    assert "_all" not in got["small-io"][0].recommendation
