@@ -82,6 +82,12 @@ def _ascii_field(raw: bytes, what: str) -> str:
     return s.decode()
 
 
+def inflater_for(version: int):
+    """The decompressor factory of a log's format version (1: zlib streams,
+    2: raw deflate against codec.DICTIONARY)."""
+    return codec.decompressor if version >= 2 else zlib.decompressobj
+
+
 def _payload(comp, crc: int, ulen: int, what: str, inflater=zlib.decompressobj) -> bytes:
     """Check a section's CRC and inflate its payload to exactly ulen bytes
     (format 1: zlib streams; 2: raw deflate against codec.DICTIONARY)."""
@@ -209,7 +215,7 @@ class _Part:
         if zlib.crc32(data[:28]) != crc:
             self._fail("header CRC mismatch")
         self.version = version
-        inflater = codec.decompressor if version >= 2 else zlib.decompressobj
+        inflater = inflater_for(version)
         if version not in (1, FORMAT_VERSION):
             self._fail(f"unsupported format version {version} (this reader knows {FORMAT_VERSION})")
         if size < total:
