@@ -277,8 +277,9 @@ def shutdown(d):
 
 def report_speed(d):
     header("report speed (bench/report_speed.py)", ["figure"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "reports"))  # this tree's reader
     subprocess.run([sys.executable, str(ROOT / "bench" / "report_speed.py")]
-                   + (["--quick"] if QUICK else []), check=False)
+                   + (["--quick"] if QUICK else []), check=False, env=env)
 
 
 SECTIONS = [("micro", micro), ("callgrind", callgrind), ("ior", ior), ("mdtest", mdtest),

@@ -251,10 +251,11 @@ def fnv1a64_many(paths: list) -> np.ndarray:
     cols = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
     grid[rows, cols] = flat
     h = np.full(n, _FNV_OFFSET, np.uint64)
+    short = int(lens.min())
     with np.errstate(over="ignore"):
-        for k in range(width):
-            live = lens > k
-            h[live] = (h[live] ^ grid[live, k].astype(np.uint64)) * _FNV_PRIME
+        for k in range(width):  # whole columns; rows already ended keep their hash
+            step = (h ^ grid[:, k].astype(np.uint64)) * _FNV_PRIME
+            h = step if k < short else np.where(lens > k, step, h)
     return h
 
 
