@@ -262,7 +262,8 @@ def fnv1a64_many(paths: list) -> np.ndarray:
 def encode_names(ids: np.ndarray, paths: list) -> bytes:
     """NAMES format 2: front-coded paths, ids only where they differ from
     FNV-1a(path)."""
-    enc = [p if isinstance(p, bytes) else p.encode() for p in paths]
+    enc = [p.encode("utf-8", "surrogateescape") if isinstance(p, str) else bytes(p)
+           for p in paths]
     ids = np.asarray(ids, np.uint64)
     shared = np.zeros(len(enc), np.uint64)
     suffix = []
@@ -282,7 +283,7 @@ def encode_names(ids: np.ndarray, paths: list) -> bytes:
 
 
 def decode_names(buf: bytes, count: int, what: str):
-    """NAMES format 2 -> (ids uint64 array, list of paths)."""
+    """NAMES format 2 -> (ids uint64 array, list of path bytes)."""
     c = _Cursor(buf, what)
     shared = c.varints(c.varint(), count)
     lens = c.varints(c.varint(), count)
@@ -311,10 +312,7 @@ def decode_names(buf: bytes, count: int, what: str):
     ids = fnv1a64_many(out)
     for i, v in explicit:
         ids[i] = v
-    try:
-        return ids, [p.decode() for p in out]
-    except UnicodeDecodeError:
-        c.fail("path is not UTF-8")
+    return ids, out
 
 
 def decompressor():

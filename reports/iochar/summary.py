@@ -207,7 +207,7 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     f["rank"] = rank
     if df["record_id"].is_unique:
         f["nranks"] = 1
-        f["path"] = df["path"].to_numpy() if "path" in df.columns else ""
+        f["path"] = _text(df["path"].to_numpy(), f.index) if "path" in df.columns else ""
         out = f
     else:
         g = f.groupby("record_id", sort=False)
@@ -216,13 +216,19 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
         out["nranks"] = g["rank"].nunique()
         out["rank"] = g["rank"].min()
         first = ~df["record_id"].duplicated().to_numpy()
-        paths = pd.Series(df["path"].to_numpy()[first] if "path" in df.columns else "",
-                          index=df["record_id"].to_numpy()[first])
-        out["path"] = paths.reindex(out.index).to_numpy()
+        paths = _text(df["path"].to_numpy()[first], df["record_id"].to_numpy()[first]) \
+            if "path" in df.columns else pd.Series("", index=df["record_id"].to_numpy()[first])
+        out["path"] = paths.reindex(out.index)
         out = out.reset_index()
     out["shared"] = out["shared_row"] | (out["nranks"] > 1)
     out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
     return out
+
+
+def _text(values, index) -> pd.Series:
+    """Paths as str objects: they may hold non-UTF-8 bytes (surrogateescape), which
+    pandas' Arrow-backed str dtype refuses."""
+    return pd.Series(np.asarray(values, dtype=object), index=index, dtype=object)
 
 
 def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):

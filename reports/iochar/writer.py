@@ -22,7 +22,7 @@ FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 def fnv1a64(path: str | bytes) -> int:
     """64-bit FNV-1a of the path's UTF-8 bytes: the record id."""
     h = FNV_OFFSET
-    for b in path.encode() if isinstance(path, str) else path:
+    for b in path.encode("utf-8", "surrogateescape") if isinstance(path, str) else path:
         h = ((h ^ b) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
     return h
 
@@ -38,7 +38,7 @@ def section(kind: str, module: str, count: int, payload: bytes, level: int = 1,
 
 
 def _text(s: str, lenfmt: str) -> bytes:
-    b = s.encode()
+    b = s.encode("utf-8", "surrogateescape")
     return struct.pack(lenfmt, len(b)) + b
 
 
@@ -57,7 +57,7 @@ def job_payload(job: dict) -> bytes:
 
 def names_payload(ids: np.ndarray, paths: list) -> bytes:
     """u64 id, u32 len, path per entry, interleaved without a per-entry loop over bytes."""
-    enc = [p.encode() for p in paths]
+    enc = [p.encode("utf-8", "surrogateescape") if isinstance(p, str) else bytes(p) for p in paths]
     n = len(enc)
     lens = np.fromiter(map(len, enc), dtype=np.int64, count=n)
     heads = np.empty(n, dtype=[("id", "<u8"), ("len", "<u4")])

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import summary as S
+from ..log import text_column
 
 # Layers from the highest to the lowest, with the modules that make each one.
 # NetCDF-4 files reach HDF5 and PnetCDF files reach MPI-IO underneath: the first
@@ -63,7 +64,7 @@ def table(ctx) -> pd.DataFrame:
             paths = file_of(paths, file_paths)
         nranks = np.where(f["shared_row"].to_numpy(), ctx.nprocs, f["nranks"].to_numpy())
         parts.append(pd.DataFrame({
-            "path": paths, "layer": layer, "opens": f["opens"].to_numpy(),
+            "path": text_column(paths), "layer": layer, "opens": f["opens"].to_numpy(),
             "reads": f["reads"].to_numpy(), "writes": f["writes"].to_numpy(),
             "bytes_read": f["bytes_read"].to_numpy(), "bytes_written": f["bytes_written"].to_numpy(),
             "time": f["time"].to_numpy(), "nranks": nranks}))
@@ -72,7 +73,13 @@ def table(ctx) -> pd.DataFrame:
     t = pd.concat(parts, ignore_index=True)
     agg = {k: "sum" for k in METRICS}
     agg["nranks"] = "max"
-    return t.groupby(["path", "layer"], sort=False).agg(agg).reset_index()
+    agg["path"] = "first"
+    # grouped by the name's bytes: a path that is not UTF-8 (surrogateescape) cannot be
+    # a pandas group key
+    t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
+                            for p in t["path"]])
+    g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
+    return g[["path", "layer", *METRICS, "nranks"]]
 
 
 def owners(t: pd.DataFrame) -> pd.Series:
