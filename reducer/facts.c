@@ -37,6 +37,7 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
       b->folded[m] += a->folded[m];
       if (a->present[m] > b->present[m]) b->present[m] = a->present[m];
     }
+    b->rows += a->rows;
     b->nodes += a->nodes;
     b->nwide += a->nwide;
     b->partial |= a->partial;
@@ -117,6 +118,7 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
       f->width[m] = s->width[m];
       f->folded[m] = s->folded_owned[m] + s->folded_extra[m];
       f->present[m] = s->nrows[m] > 0;
+      f->rows += (int64_t)s->nrows[m];
     }
     f->nodes = s->nodes_owned;
     f->nwide = (int64_t)s->nwide_owned;

@@ -85,6 +85,7 @@ typedef struct facts {
   double width[NMOD];    /* series bin width: MAX */
   int64_t folded[NMOD];  /* SUM */
   int64_t present[NMOD]; /* module has rows somewhere: MAX */
+  int64_t rows;          /* rows of all modules before reduction: SUM */
   int64_t nodes, nwide;  /* SUM */
   int64_t partial;       /* OR */
   int64_t overflow;      /* wide keys past WIDE_SLOTS: MAX */

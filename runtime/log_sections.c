@@ -30,8 +30,9 @@ static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows,
 static int records_section(iochar_buf *body, int m, const iochar_buf *rows, size_t n) {
   uint8_t *cols = malloc(iochar_columns_bound(m, n));
   if (!cols) return -1;
-  size_t clen = iochar_rows_to_columns(m, rows->p, n, cols);
-  int e = iochar_section_add(body, "RECORDS", iochar_modules[m]->name, (uint32_t)n, cols, clen);
+  size_t clen = iochar_rows_to_columns(m, rows->p, n, cols); /* 0: it failed */
+  int e = !clen ||
+          iochar_section_add(body, "RECORDS", iochar_modules[m]->name, (uint32_t)n, cols, clen);
   free(cols);
   return e;
 }
@@ -62,7 +63,12 @@ int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p) 
       if (records_section(body, m, &p->records[m], p->nrecords[m])) return -1;
       (*nsec)++;
     }
-    if (p->nrank_rows[m]) {
+    if (p->rank_totals && p->nrank_totals[m]) { /* RANKS rows made already (gathered) */
+      if (iochar_section_add(body, "RANKS", iochar_modules[m]->name, (uint32_t)p->nrank_totals[m],
+                             p->rank_totals[m].p, 64 * p->nrank_totals[m]))
+        return -1;
+      (*nsec)++;
+    } else if (!p->rank_totals && p->nrank_rows[m]) {
       uint8_t tot[64];
       iochar_rank_totals(m, p->rank_rows[m].p, p->nrank_rows[m], p->rank, tot);
       if (iochar_section_add(body, "RANKS", iochar_modules[m]->name, 1, tot, 64)) return -1;

@@ -197,13 +197,14 @@ def test_names_past_the_path_limit_recorded_truncated(tmp_path):
 
 
 def test_ulimit_fsize_changes_nothing(tmp_path):
-    """`ulimit -f 64` and a log larger than 64 KiB: same exit status and
-    stdout as without the tool, no SIGXFSZ, no temporary left, one warning."""
+    """`ulimit -f 8` and a log larger than 8 KiB (1,000 records: ~20 KiB in
+    format 2): same exit status and stdout as without the tool, no SIGXFSZ, no
+    temporary left, one warning."""
     out = {}
     for mode in ("bare", "tool"):
         d = tmp_path / mode
         d.mkdir()
-        p = run(["bash", "-c", 'ulimit -f 64; exec "$0" status-many "$1" 1000', W, str(d)], d,
+        p = run(["bash", "-c", 'ulimit -f 8; exec "$0" status-many "$1" 1000', W, str(d)], d,
                 env={"IOCHAR_LOGFILE": str(d / "job.iochar")}, preload=mode == "tool")
         out[mode] = p
         assert p.returncode == 7, p.stderr
