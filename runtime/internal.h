@@ -44,6 +44,8 @@ typedef struct iochar_mount {
   int64_t block_size; /* 0 until first asked */
 } iochar_mount;
 int iochar_mounts(const iochar_mount **out);
+/* Index of the mount holding abs (longest mount point), or -1. */
+int iochar_mount_find(const char *abs);
 
 void iochar_series_reset(void);
 /* Copy module m's series: width, and 4 x nbins int64 (bytes r/w, ops r/w). */
@@ -69,6 +71,7 @@ void iochar_buf_free(iochar_buf *b);
 /* Log building blocks (runtime/log_writer.c); the MPI reducer uses them too. */
 #define IOCHAR_HEADER_SIZE 32
 #define IOCHAR_SECTION_HEADER 48
+#define IOCHAR_FORMAT_VERSION 2 /* docs/log-format.md; readers still read 1 */
 void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections);
 /* Compress raw into one section appended to out; returns 0 or -1. */
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
@@ -82,16 +85,44 @@ size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
 size_t iochar_row_size(int m);
 /* Bytes of whole top-k tables at the end of a row (not logged as counters). */
 size_t iochar_row_tail(int m);
-/* Columnar RECORDS payload from rows (docs/log-format.md); returns its length,
- * at most iochar_columns_bound(m, n). */
+/* Columnar RECORDS payload from rows, format 2 (runtime/log_codec.c); returns
+ * its length, at most iochar_columns_bound(m, n); 0 when out of memory. */
 size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
 size_t iochar_columns_bound(int m, size_t n);
+/* NAMES format 2 from format-1 entries (u64 id, u32 len, path) in in[len];
+ * returns its length, at most iochar_names_bound(len, count). */
+size_t iochar_names_encode(const uint8_t *in, size_t len, uint32_t count, uint8_t *out);
+size_t iochar_names_bound(size_t len, uint32_t count);
 /* A rank's load on one record: the sum of its TIME counters and of its BYTES
  * counters (what FASTEST/SLOWEST and the variances compare). */
 void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f, double *time,
                       int64_t *bytes);
 /* Per-rank totals (one RANKS row) of module m from rows. */
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
+/* One module's I/O-over-time bins for the SERIES section (nbins 0: none). */
+typedef struct iochar_series_part {
+  double width;
+  uint32_t nbins;
+  int64_t bins[4 * IOCHAR_SERIES_BINS];
+} iochar_series_part;
+/* What a log, or one MPI rank's part of it, holds (runtime/log_sections.c). */
+typedef struct iochar_log_parts {
+  int head;                         /* JOB, MOUNTS, SCHEMA: serial log, rank 0 */
+  const int *present;               /* [IOCHAR_MOD_COUNT]: modules with rows in the log */
+  const iochar_buf *names;          /* NAMES entries ... */
+  uint32_t nnames;                  /* ... and their count (0: no section) */
+  const iochar_buf *records;        /* [IOCHAR_MOD_COUNT]: RECORDS rows ... */
+  const size_t *nrecords;           /* ... and their counts */
+  const iochar_buf *rank_rows;      /* [IOCHAR_MOD_COUNT]: this rank's own rows ... */
+  const size_t *nrank_rows;         /* ... their counts (RANKS: their totals) */
+  int rank;                         /* whose RANKS row */
+  const iochar_buf *rank_totals;    /* or, when not NULL: RANKS rows made already ... */
+  const size_t *nrank_totals;       /* ... and their counts */
+  int topk;                         /* TOPK of the RECORDS rows (per-rank logs) */
+  const iochar_series_part *series; /* [IOCHAR_MOD_COUNT] or NULL */
+} iochar_log_parts;
+/* Append the sections of p to body (*nsec counts them); 0 or -1. */
+int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p);
 /* Write the whole log of this process (serial or per-rank fallback). */
 int iochar_log_write_local(const char *path);
 /* Final path of this process's log. */

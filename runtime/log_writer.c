@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "log_dict.h"
 #include "safefile.h"
 
 double iochar_ts_shift;
@@ -63,7 +64,7 @@ static void put_str16(iochar_buf *b, const char *s) {
 /* ---- header and sections ------------------------------------------------ */
 
 void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections) {
-  uint32_t version = 1, hsize = IOCHAR_HEADER_SIZE;
+  uint32_t version = IOCHAR_FORMAT_VERSION, hsize = IOCHAR_HEADER_SIZE;
   memcpy(out, "IOCHARLG", 8);
   memcpy(out + 8, &version, 4);
   memcpy(out + 12, &hsize, 4);
@@ -73,11 +74,18 @@ void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t
   memcpy(out + 28, &crc, 4);
 }
 
-/* One zlib stream at level 1 with the given strategy. */
-static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen, int strategy) {
+/* One raw deflate stream (the section CRC covers it) against the preset
+ * dictionary: level 9 for small payloads (JOB, SCHEMA, RANKS: cheap, and
+ * where the dictionary pays most), 1 for the big ones. */
+static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen) {
   z_stream zs;
   memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, 1, Z_DEFLATED, 15, 9, strategy) != Z_OK) return -1;
+  int level = rawlen < (64u << 10) ? 9 : 1;
+  if (deflateInit2(&zs, level, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  if (deflateSetDictionary(&zs, iochar_log_dictionary, (uInt)iochar_log_dictionary_len) != Z_OK) {
+    deflateEnd(&zs);
+    return -1;
+  }
   zs.next_in = (Bytef *)(uintptr_t)(raw ? raw : (const void *)"");
   zs.avail_in = (uInt)rawlen;
   zs.next_out = z;
@@ -90,16 +98,20 @@ static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen,
 
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
                        const void *raw, size_t rawlen) {
-  uLongf clen = compressBound(rawlen);
-  uint8_t *z = malloc(clen ? clen : 1);
-  if (!z) return -1;
-  /* Level 1; byte-transposed RECORDS columns are runs of zeros and small
-   * values, which run-length matching compresses fastest (text: default). */
-  int strategy = strcmp(kind, "RECORDS") == 0 ? Z_RLE : Z_DEFAULT_STRATEGY;
-  if (rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen, strategy) || clen > UINT32_MAX) {
-    free(z);
+  uint8_t *names = NULL; /* NAMES entries are built as format 1, encoded here */
+  if (strcmp(kind, "NAMES") == 0) {
+    names = malloc(iochar_names_bound(rawlen, count));
+    if (!names) return -1;
+    rawlen = iochar_names_encode(raw, rawlen, count, names);
+    raw = names;
+  }
+  uLongf clen = compressBound(rawlen) + 16;
+  uint8_t *z = malloc(clen);
+  if (!z || rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen) || clen > UINT32_MAX) {
+    free(z), free(names);
     return -1;
   }
+  free(names);
   uint8_t h[IOCHAR_SECTION_HEADER] = {0};
   strncpy((char *)h, kind, 8);
   if (module) strncpy((char *)h + 8, module, 16);
@@ -145,7 +157,7 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   uint32_t n = 0;
   int64_t folded = 0;
   kv_str(&b, "version", IOCHAR_VERSION, &n);
-  kv_i64(&b, "format", 1, &n);
+  kv_i64(&b, "format", IOCHAR_FORMAT_VERSION, &n);
   kv_i64(&b, "nprocs", j->nprocs, &n);
   kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
   kv_i64(&b, "uid", (int64_t)getuid(), &n);
@@ -177,8 +189,8 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
   kv_i64(&b, "partial",
-         j->partial | (j->per_rank_log ? 2 : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED : 0),
+         j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
          &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);
@@ -216,9 +228,15 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
       iochar_buf_u8(&b, m->flts[i].op);
     }
     int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt, b.p, b.len);
+    /* ROLES: one byte per counter, schema order (a kind of its own, so that
+     * readers that predate it skip it). */
+    b.len = 0;
+    for (uint32_t i = 0; i < m->n_int; i++) iochar_buf_u8(&b, m->ints[i].role);
+    for (uint32_t i = 0; i < m->n_flt; i++) iochar_buf_u8(&b, m->flts[i].role);
+    if (!rc) rc = iochar_section_add(out, "ROLES", m->name, m->n_int + m->n_flt, b.p, b.len);
     iochar_buf_free(&b);
     if (rc) return -1;
-    (*nsec)++;
+    (*nsec) += 2;
   }
   return 0;
 }
@@ -314,39 +332,6 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   rows_ctx x = {mi, rows, names, 0};
   if (iochar_modules[mi]) iochar_record_foreach(mi, row_of, &x);
   return x.n;
-}
-
-/* Logged counters of a row (the top-k tail stays in memory). */
-static size_t ncnt_of(int mi) { return iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt; }
-
-/* Columnar with a presence bitmap: an all-zero counter column (most of them,
- * in most jobs) is not stored at all. */
-size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
-  uint64_t *present = (uint64_t *)out;
-  memset(present, 0, 8 * nw);
-  for (size_t i = 0; i < n; i++) {
-    const uint64_t *row = (const uint64_t *)(rows + i * rs) + 2;
-    for (size_t k = 0; k < ncnt; k++)
-      if (row[k]) present[k / 64] |= 1ull << (k % 64);
-  }
-  /* Each column byte-transposed: all low bytes, then all second bytes...; the
-   * zero high bytes of small counters become long runs (faster, smaller zlib). */
-  uint8_t *p = out + 8 * nw;
-  for (size_t col = 0; col < ncnt + 2; col++) {
-    if (col >= 2 && !(present[(col - 2) / 64] >> ((col - 2) % 64) & 1)) continue;
-    for (size_t i = 0; i < n; i++) {
-      const uint8_t *v = rows + i * rs + 8 * col;
-      for (int b = 0; b < 8; b++) p[(size_t)b * n + i] = v[b];
-    }
-    p += 8 * n;
-  }
-  return (size_t)(p - out);
-}
-
-size_t iochar_columns_bound(int mi, size_t n) {
-  size_t ncnt = ncnt_of(mi);
-  return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
 int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank, uint8_t out[64]) {
@@ -486,24 +471,6 @@ static int write_file(const char *path, const iochar_buf *b) {
   return iochar_log_publish(fd, tmp, path);
 }
 
-/* TOPK (per-rank logs only): each record's whole top-k tables, so that a
- * reader merging per-rank logs merges them as the MPI reduction does. */
-static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows, size_t n) {
-  size_t tail = iochar_row_tail(m), rs = iochar_row_size(m);
-  if (!tail || !n) return 0;
-  iochar_buf b = {0};
-  iochar_buf_u32(&b, IOCHAR_TOPK_SLOTS);
-  iochar_buf_u32(&b, (uint32_t)(tail / (16 * IOCHAR_TOPK_SLOTS)));
-  for (size_t i = 0; i < n; i++) {
-    iochar_buf_put(&b, rows + i * rs, 8);
-    iochar_buf_put(&b, rows + (i + 1) * rs - tail, tail);
-  }
-  int e = iochar_section_add(body, "TOPK", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
-  iochar_buf_free(&b);
-  if (!e) (*nsec)++;
-  return e;
-}
-
 int iochar_log_write_local(const char *path) {
   iochar_buf body = {0};
   int nsec = 0, present[IOCHAR_MOD_COUNT] = {0}, rc = -1;
@@ -514,42 +481,29 @@ int iochar_log_write_local(const char *path) {
     nrows[m] = iochar_module_rows(m, &rows[m], &names);
     present[m] = nrows[m] > 0;
   }
-  if (iochar_job_sections(&body, &nsec) || iochar_schema_sections(&body, &nsec, present)) goto out;
-  if (names.len) {
-    uint32_t cnt = 0;
-    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) cnt += (uint32_t)nrows[m];
-    if (iochar_section_add(&body, "NAMES", NULL, cnt, names.p, names.len)) goto out;
-    nsec++;
-  }
+  iochar_series_part *series = malloc(sizeof(iochar_series_part) * IOCHAR_MOD_COUNT);
+  if (!series) goto out;
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
-    if (!present[m]) continue;
-    const char *mn = iochar_modules[m]->name;
-    uint8_t *cols = malloc(iochar_columns_bound(m, nrows[m]));
-    if (!cols) goto out;
-    size_t clen = iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
-    int e = iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols, clen);
-    free(cols);
-    uint8_t tot[64];
-    iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
-    if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
-    nsec += 2;
-    if (iochar_job_info.per_rank_log && topk_section(&body, &nsec, m, rows[m].p, nrows[m]))
-      goto out;
-    double width;
-    int64_t bins[4 * IOCHAR_SERIES_BINS];
-    int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);
-    if (nb) {
-      iochar_buf s = {0};
-      iochar_buf_f64(&s, width);
-      iochar_buf_u32(&s, (uint32_t)nb);
-      iochar_buf_u32(&s, 0);
-      iochar_buf_put(&s, bins, sizeof bins);
-      e = iochar_section_add(&body, "SERIES", mn, (uint32_t)nb, s.p, s.len);
-      iochar_buf_free(&s);
-      if (e) goto out;
-      nsec++;
-    }
+    int nb =
+        present[m] ? iochar_series_get(m, &series[m].width, series[m].bins, IOCHAR_SERIES_BINS) : 0;
+    series[m].nbins = (uint32_t)nb;
   }
+  uint32_t nnames = 0;
+  for (int m = 0; m < IOCHAR_MOD_COUNT && names.len; m++) nnames += (uint32_t)nrows[m];
+  iochar_log_parts parts = {.head = 1,
+                            .present = present,
+                            .names = &names,
+                            .nnames = nnames,
+                            .records = rows,
+                            .nrecords = nrows,
+                            .rank_rows = rows,
+                            .nrank_rows = nrows,
+                            .rank = iochar_job_info.rank,
+                            .topk = iochar_job_info.per_rank_log,
+                            .series = series};
+  int e = iochar_log_sections(&body, &nsec, &parts);
+  free(series);
+  if (e) goto out;
   if (iochar_extra_sections && iochar_extra_sections(&body, &nsec)) goto out;
   if (body.failed) goto out;
   {

@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from .log import LogError
+from .log import LogError, text_column
 
 FRAMES, SIZES = 6, 4
 # One CALLSITE entry (docs/log-format.md): 248 bytes.
@@ -44,10 +44,14 @@ def _parse_loadmap(buf: bytes, count: int, objects: dict):
         for _ in range(count):
             key, base, blen = struct.unpack_from("<QQH", buf, off)
             off += 18
+            if off + blen > len(buf):
+                raise struct.error
             build_id = bytes(buf[off:off + blen]).hex()
             off += blen
             (plen,) = struct.unpack_from("<H", buf, off)
-            path = bytes(buf[off + 2:off + 2 + plen]).decode("utf-8", "replace")
+            if off + 2 + plen > len(buf):
+                raise struct.error
+            path = bytes(buf[off + 2:off + 2 + plen]).decode("utf-8", "surrogateescape")
             off += 2 + plen
             objects.setdefault(key, {"path": path, "base": base, "build_id": build_id})
     except struct.error:
@@ -61,15 +65,53 @@ def _parse_trace(buf: bytes, count: int):
         raise LogError("TRACE: payload shorter than its header")
     dropped, rowsize, nmod = struct.unpack_from("<QII", buf)
     off, names = 16, []
+    if nmod > (len(buf) - off) // 2:
+        raise LogError(f"TRACE: {nmod} module names cannot fit in {len(buf)} bytes")
     for _ in range(nmod):
+        if off + 2 > len(buf):
+            raise LogError("TRACE: payload ends inside the module names")
         (n,) = struct.unpack_from("<H", buf, off)
-        names.append(bytes(buf[off + 2:off + 2 + n]).decode("ascii", "replace"))
+        if off + 2 + n > len(buf):
+            raise LogError("TRACE: payload ends inside the module names")
+        names.append(bytes(buf[off + 2:off + 2 + n]).decode("utf-8", "surrogateescape"))
         off += 2 + n
     if rowsize != TRACE_DTYPE.itemsize or len(buf) - off != count * rowsize:
         raise LogError(f"TRACE: {len(buf) - off} bytes of rows inconsistent with {count} "
                        f"rows of {rowsize} bytes")
+    if dropped >= 1 << 63:
+        raise LogError(f"TRACE: dropped count {dropped} out of range")
     rows = np.frombuffer(buf, dtype=TRACE_DTYPE, offset=off, count=count)
+    for k in ("start", "end"):
+        if not np.isfinite(rows[k]).all() or (np.abs(rows[k]) > 1e10).any():
+            raise LogError(f"TRACE: a row's {k} time is not a number of seconds")
+    if (rows["length"] < -1).any() or (rows["offset"] < -1).any():
+        raise LogError("TRACE: a row's offset or length is below -1")
     return dropped, names, rows
+
+
+def _parse_callsite(buf: bytes, count: int, module: str) -> np.ndarray:
+    if len(buf) != count * ENTRY_DTYPE.itemsize:
+        raise LogError(f"CALLSITE {module}: payload of {len(buf)} bytes "
+                       f"inconsistent with {count} entries")
+    arr = np.frombuffer(buf, dtype=ENTRY_DTYPE, count=count)
+    if (arr["nframes"] > FRAMES).any():
+        raise LogError(f"CALLSITE {module}: more than {FRAMES} frames")
+    for c in SUMS[1:] + ["size_count", "size_other"]:
+        v = arr[c]
+        if (v.dtype.kind == "f" and not np.isfinite(v).all()) or (v < 0).any():
+            raise LogError(f"CALLSITE {module}: {c} negative or not a number")
+    return arr
+
+
+def check_section(kind: str, module: str, count: int, buf: bytes) -> None:
+    """Validate a CALLSITE, LOADMAP or TRACE payload (the reader calls this when it
+    opens a log, so a bad one is refused up front by every tool); LogError if bad."""
+    if kind == "CALLSITE":
+        _parse_callsite(buf, count, module)
+    elif kind == "LOADMAP":
+        _parse_loadmap(buf, count, {})
+    elif kind == "TRACE":
+        _parse_trace(buf, count)
 
 
 def _entries_frame(chunks: list) -> pd.DataFrame:
@@ -114,13 +156,7 @@ class Observed:
         self.trace_dropped, self.trace_sections = 0, 0
         for kind, module, count, buf in extra_sections:
             if kind == "CALLSITE":
-                if len(buf) != count * ENTRY_DTYPE.itemsize:
-                    raise LogError(f"CALLSITE {module}: payload of {len(buf)} bytes "
-                                   f"inconsistent with {count} entries")
-                arr = np.frombuffer(buf, dtype=ENTRY_DTYPE, count=count)
-                if (arr["nframes"] > FRAMES).any():
-                    raise LogError(f"CALLSITE {module}: more than {FRAMES} frames")
-                chunks.append((module, arr))
+                chunks.append((module, _parse_callsite(buf, count, module)))
             elif kind == "LOADMAP":
                 _parse_loadmap(buf, count, self.objects)
             elif kind == "TRACE":
@@ -143,11 +179,12 @@ def _trace_frame(traces: list, names: dict) -> pd.DataFrame | None:
     for mods, rows in traces:
         df = pd.DataFrame({k: rows[k] for k in ("rank", "thread", "record_id", "offset",
                                                    "length", "start", "end")})
-        df.insert(0, "module", [mods[i] if i < len(mods) else "?" for i in rows["module"]])
+        df.insert(0, "module", text_column([mods[i] if i < len(mods) else "?"
+                                            for i in rows["module"]], df.index))
         df["op"] = [OPS[o] if o < 3 else "?" for o in rows["op"]]
         parts.append(df)
     df = pd.concat(parts, ignore_index=True).sort_values(["start", "rank"], kind="stable")
-    df["path"] = [names.get(int(i), "?") for i in df["record_id"]]
+    df["path"] = text_column([names.get(int(i), "?") for i in df["record_id"]], df.index)
     return df.reset_index(drop=True)
 
 
@@ -176,8 +213,9 @@ def _build_id(path: str) -> str | None:
                     for note in sec.iter_notes():
                         if note["n_type"] == "NT_GNU_BUILD_ID":
                             return note["n_desc"]
-    except (OSError, ValueError, KeyError, ELFError):
-        return None  # not an ELF we can read: do not claim a mismatch
+    except (OSError, ELFError, Exception):
+        # not an ELF we can read (the LOADMAP path comes from the log): no mismatch
+        return None
     return None
 
 

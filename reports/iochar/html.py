@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import html
-import time
 
 from . import html_observed, plots
 from . import summary as S
+from .safetext import TRUNCATED_NOTE, escape, object_strings, when
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222}
@@ -24,7 +24,9 @@ img{max-width:100%;display:block;margin:.5em 0} .grid{display:flex;flex-wrap:wra
 
 
 def esc(x) -> str:
-    return html.escape(str(x))
+    """Text from a log in HTML: control characters and invalid UTF-8 escaped as in the
+    text report, then HTML-escaped."""
+    return html.escape(escape(x))
 
 
 def img(b64: str, alt: str) -> str:
@@ -40,9 +42,6 @@ def table(head: list, rows: list, left: int = 1) -> str:
 
 
 def job_section(job: dict) -> str:
-    def when(t):
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if t else "?"
-
     rows = [("executable", job.get("cmdline") or job.get("exe", "?")),
             ("processes / nodes", f"{job.get('nprocs', '?')} / {job.get('nnodes', '?')}"),
             ("run time", S.human_time(job.get("run_time"))),
@@ -53,7 +52,20 @@ def job_section(job: dict) -> str:
     if job.get("partial"):
         folded = job.get("folded_files", 0)
         rows.append(("partial log", f"flags {job['partial']}, {folded} files folded"))
+    if job.get("truncated_paths"):
+        rows.append(("truncated names", f"{job['truncated_paths']} file names longer than the "
+                     "path limit were recorded cut"))
+    for w in job_warnings(job):
+        rows.append(("warning", w))
     return table(["", ""], rows)
+
+
+def job_warnings(job: dict) -> list:
+    """JOB `warnings` (one per line, or already a list) as a list of lines."""
+    w = job.get("warnings")
+    if isinstance(w, str):
+        return [line for line in w.split("\n") if line]
+    return [str(x) for x in w] if isinstance(w, list) else []
 
 
 def module_table(modules: dict) -> str:
@@ -91,7 +103,9 @@ def advice_section(advice: list) -> str:
 
 
 def top_files(modules: dict) -> str:
-    rows = [[m, f["path"], "yes" if f["shared"] else "", S.human_time(f["time"]),
+    # table() escapes each cell once: the path goes in raw, with the truncation note
+    rows = [[m, f["path"] + (TRUNCATED_NOTE if f.get("truncated") else ""),
+             "yes" if f["shared"] else "", S.human_time(f["time"]),
              S.human_time(f["time_read"]), S.human_time(f["time_write"]),
              S.human_time(f["time_meta"]), S.human_bytes(f["bytes_read"]),
              S.human_bytes(f["bytes_written"])]
@@ -101,6 +115,7 @@ def top_files(modules: dict) -> str:
         if rows else "<p class='muted'>none</p>"
 
 
+@object_strings
 def render(report: dict, series: dict | None = None, ranks: dict | None = None,
            observed=None) -> str:
     """report: {"job", "modules", "advice"} as iochar-report --json prints it."""

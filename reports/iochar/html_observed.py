@@ -3,27 +3,36 @@ views (offset vs time per file, rank vs time), from plain data."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import plots
 from . import summary as S
+from .safetext import escape
 
 COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
 MAX_FILES = 6  # offset-vs-time panels
 
 
+@plots.literal_text
 def offset_vs_time(trace) -> str:
     """One panel per file (the busiest): each segment a line from start to end at its offset."""
     data = trace[(trace["op"] != "meta") & (trace["offset"] >= 0) & (trace["length"] > 0)]
-    paths = list(data.groupby("path")["length"].sum().sort_values(ascending=False).index)
-    paths = paths[:MAX_FILES] or ["(no data)"]
-    fig, axes = plots._subplots(len(paths), 1, figsize=(9, 0.6 + 2.2 * len(paths)),
+    # grouped by record id, not path: a path may hold bytes that are not UTF-8, which
+    # pandas cannot use as a group key
+    if "record_id" not in data:  # a hand-built frame: the path's bytes are the key
+        data = data.assign(record_id=[os.fsencode(p) for p in data["path"]])
+    ids = list(data.groupby("record_id")["length"].sum()
+               .sort_values(ascending=False, kind="stable").index[:MAX_FILES]) or [None]
+    fig, axes = plots._subplots(len(ids), 1, figsize=(9, 0.6 + 2.2 * len(ids)),
                                 squeeze=False)
-    for ax, path in zip(axes[:, 0], paths):
-        d = data[data["path"] == path]
+    for ax, rid in zip(axes[:, 0], ids):
+        d = data[data["record_id"] == rid] if rid is not None else data.iloc[:0]
         if d.empty:
             plots._empty(ax)
             continue
+        path = d["path"].iat[0]
         for op in ("read", "write"):
             x = d[d["op"] == op]
             if len(x):
@@ -31,7 +40,7 @@ def offset_vs_time(trace) -> str:
                 ax.errorbar(x["start"].to_numpy(), mid, yerr=(x["length"] / 2).to_numpy(),
                             fmt="none", ecolor=COLORS[op], elinewidth=2, label=op)
                 ax.hlines(mid, x["start"], np.maximum(x["end"], x["start"]), colors=COLORS[op])
-        ax.set_title(path, fontsize=9, loc="left")
+        ax.set_title(escape(path), fontsize=9, loc="left")
         ax.set_ylabel("offset")
         plots.binary_axis(ax.yaxis, float((d["offset"] + d["length"]).max()))
         plots.legend_beside(ax)
@@ -41,6 +50,7 @@ def offset_vs_time(trace) -> str:
     return plots.to_png(fig)
 
 
+@plots.literal_text
 def rank_vs_time(trace) -> str:
     """Each rank a row; each segment a bar from start to end, coloured by operation."""
     ranks = sorted(trace["rank"].unique())

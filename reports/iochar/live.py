@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import writer
+from .flags import PARTIAL
 from .log import OP, LogError
 
 MAGIC = b"IOCHARLV"
@@ -389,7 +390,7 @@ def recovered_log(path) -> tuple:
             job[f"folded.{m.name}"] = h["folded"][m.id]
             folded += h["folded"][m.id]
     job["folded_files"] = folded
-    job["partial"] = (h["partial"] & 0xFF) | 8 | (2 if mpi else 0)
+    job["partial"] = (h["partial"] & 0xFF) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:
@@ -449,13 +450,14 @@ def _log_identities(head: bytes) -> set:
     """(pid, start time) of a log's JOB section, when its first section is JOB."""
     import zlib
 
-    from .log import HEADER, SECTION, _parse_job
+    from .log import HEADER, SECTION, _parse_job, inflater_for
     try:
         off = HEADER.size
         kind, _, count, _, ulen, clen, _ = SECTION.unpack_from(head, off)
         if kind.rstrip(b"\0") != b"JOB" or off + SECTION.size + clen > len(head):
             return set()
-        job = _parse_job(zlib.decompress(head[off + SECTION.size:off + SECTION.size + clen]),
+        d = inflater_for(HEADER.unpack_from(head)[1])()
+        job = _parse_job(d.decompress(head[off + SECTION.size:off + SECTION.size + clen]),
                          count, "JOB")
         return {(job.get("pid"), round(float(job.get("start_time", 0)), 3))}
     except (struct.error, zlib.error, LogError, ValueError, TypeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import math
 import os
+import re
 import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -13,14 +14,38 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import codec
+
 MAGIC = b"IOCHARLG"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
 HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
 SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
 OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
        "TS_START", "TS_END", "MAXT", "MAXT_SIZE", "FAST_RANK", "FAST_BYTES",
        "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
 OP = {name: i for i, name in enumerate(OPS)}
+# What a counter means (the ROLES section; runtime/counters.h enum iochar_role).
+ROLES = ("TOTAL", "BIN", "MAX", "MIN", "SETTING", "TIMESTAMP", "TIME", "TOPK_VALUE",
+         "TOPK_COUNT", "RANK", "RANK_STAT")
+ROLE = {name: i for i, name in enumerate(ROLES)}
+_OP_ROLE = {"SUM": "TOTAL", "MAX": "MAX", "MIN_NZ": "MIN", "ANY": "SETTING",
+            "TOPK_VAL": "TOPK_VALUE", "TOPK_CNT": "TOPK_COUNT", "BYTES": "TOTAL", "TIME": "TIME",
+            "TS_START": "TIMESTAMP", "TS_END": "TIMESTAMP", "MAXT": "MAX",
+            "MAXT_SIZE": "RANK_STAT", "FAST_RANK": "RANK", "SLOW_RANK": "RANK"}
+# Logs written before ROLES: the MAX-reduced counters that are settings or flags.
+_SETTING_MAX = re.compile(r"_APPROX$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_FILTERS$|_USE_|_IS_|"
+                          r"_DEFLATE_LEVEL$|_COLL_METADATA_")
+_SIZE_BIN = re.compile(r"_SIZE_(READ|WRITE)_(AGG_)?\d")
+
+
+def derive_role(name: str, op: int) -> str:
+    """The role of a counter in a log without ROLES (op and name, as the C lists say)."""
+    op_name = OPS[op] if 0 <= op < len(OPS) else ""
+    if op_name == "SUM" and _SIZE_BIN.search(name):
+        return "BIN"
+    if op_name == "MAX" and _SETTING_MAX.search(name):
+        return "SETTING"
+    return _OP_ROLE.get(op_name, "RANK_STAT")
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
 SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")
@@ -28,9 +53,21 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
                         ("bytes_read", "<i8"), ("bytes_written", "<i8"),
                         ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
-MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
-PARALLEL_INFLATE = 1 << 20  # uncompressed bytes above which sections inflate in threads
+MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS"}
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
+# Memory is bounded by the file's real size, never by a number written in it: all
+# payloads of a file together inflate to at most INFLATE_FLOOR + INFLATE_RATIO x its
+# size (real logs stay far below: random record ids alone keep RECORDS above 1/100),
+# and a module's DataFrame (records x counters cells) fits in that bound too.
+PARALLEL_BYTES = 1 << 20  # compressed payload bytes past which sections inflate in threads
+INFLATE_FLOOR = 16 << 20
+INFLATE_RATIO = 256
+MAX_NPROCS = 1 << 24  # JOB nprocs above this is not a job
+MAX_COUNTERS = 1 << 16  # per module schema
+EPOCH_MAX = 1e10  # JOB start/end times: seconds since 1970, before the year 2286
+TRUNCATED_MARK = b"\0TRUNCATED"  # NAMES entry of a name cut at the runtime's path limit
+_IDENT = re.compile(r"[A-Za-z0-9_]*\Z")
+_COUNTER = re.compile(r"[A-Za-z0-9_.]{1,255}\Z")
 
 
 builtins_open = builtins.open  # `open` below is this module's
@@ -63,11 +100,9 @@ class _Reader:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
 
     def text(self, lenfmt: str) -> str:
+        """A length-prefixed string; bytes that are not UTF-8 are kept (surrogateescape)."""
         (n,) = self.unpack(lenfmt)
-        try:
-            return self.take(n).decode()
-        except UnicodeDecodeError:
-            raise LogError(f"{self.what}: string is not UTF-8") from None
+        return self.take(n).decode("utf-8", "surrogateescape")
 
     def done(self):
         if self.off != len(self.buf):
@@ -75,17 +110,26 @@ class _Reader:
 
 
 def _ascii_field(raw: bytes, what: str) -> str:
+    """Section kind or module: NUL-padded letters, digits and '_' (they end up in
+    column names, plot labels and file names of exports)."""
     s = raw.rstrip(b"\0")
-    if b"\0" in s or any(c < 0x20 or c > 0x7E for c in s):
-        raise LogError(f"{what}: not NUL-padded ASCII")
+    if b"\0" in s or not _IDENT.match(s.decode("latin-1")):
+        raise LogError(f"{what}: not NUL-padded ASCII letters, digits and '_'")
     return s.decode()
 
 
-def _payload(comp, crc: int, ulen: int, what: str) -> bytes:
-    """Check a section's CRC and inflate its payload to exactly ulen bytes."""
+def inflater_for(version: int):
+    """The decompressor factory of a log's format version (1: zlib streams,
+    2: raw deflate against codec.DICTIONARY)."""
+    return codec.decompressor if version >= 2 else zlib.decompressobj
+
+
+def _payload(comp, crc: int, ulen: int, what: str, inflater=zlib.decompressobj) -> bytes:
+    """Check a section's CRC and inflate its payload to exactly ulen bytes
+    (format 1: zlib streams; 2: raw deflate against codec.DICTIONARY)."""
     if zlib.crc32(comp) != crc:
         raise LogError(f"{what} CRC mismatch")
-    d = zlib.decompressobj()
+    d = inflater()
     try:
         out = d.decompress(comp, ulen + 1)
     except zlib.error as e:
@@ -114,8 +158,44 @@ def _parse_job(buf: bytes, count: int, what: str) -> dict:
             job[key] = r.text("<I")
         else:
             raise LogError(f"{what}: key {key!r} has unknown value type {t}")
+        if not key:
+            raise LogError(f"{what}: empty key")
     r.done()
+    _check_job(job, what)
     return job
+
+
+# Keys the reader and reporters rely on (docs/log-format.md): type and range. Other
+# keys are kept as they are; a reporter shows them escaped and does no arithmetic.
+JOB_INTS = {"format": (0, 1 << 31), "nprocs": (1, MAX_NPROCS), "nnodes": (1, MAX_NPROCS),
+            "uid": (0, (1 << 32) - 1), "pid": (0, (1 << 32) - 1), "rank": (0, MAX_NPROCS - 1),
+            "partial": (0, (1 << 31) - 1), "folded_files": (0, 1 << 62),
+            "memory_bound": (0, 1 << 62), "finalized": (0, 1), "truncated_paths": (0, 1 << 62)}
+JOB_TIMES = ("start_time", "end_time")
+JOB_STRS = ("version", "exe", "cmdline", "jobid", "hostname", "user", "mpi", "warnings",
+            "time_origin", "ended_by", "missing_ranks")
+
+
+def _check_job(job: dict, what: str):
+    for key, v in job.items():
+        if key in JOB_INTS or key.startswith("folded."):
+            lo, hi = JOB_INTS.get(key, (0, 1 << 62))
+            if not isinstance(v, int):
+                raise LogError(f"{what}: {key} is {type(v).__name__} {v!r}, not an integer")
+            if not lo <= v <= hi:
+                raise LogError(f"{what}: {key} {v} out of range [{lo}, {hi}]")
+        elif key in JOB_TIMES:
+            if not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or not 0 <= v <= EPOCH_MAX:
+                raise LogError(f"{what}: {key} {v!r} is not a time (seconds since the "
+                               f"epoch, 0 to {EPOCH_MAX:g})")
+            job[key] = float(v)
+        elif key in JOB_STRS and not isinstance(v, str):
+            raise LogError(f"{what}: {key} is {type(v).__name__} {v!r}, not a string")
+    nprocs = job.get("nprocs", 1)
+    for key in ("rank", "nnodes"):
+        if job.get(key, 0) > nprocs - (key == "rank"):
+            raise LogError(f"{what}: {key} {job[key]} out of range for nprocs {nprocs}")
 
 
 def _parse_mounts(buf: bytes, count: int, what: str) -> list:
@@ -129,7 +209,11 @@ def _parse_mounts(buf: bytes, count: int, what: str) -> list:
 
 
 def _parse_names(buf: bytes, count: int, what: str):
-    """NAMES entries -> (ids uint64 array, list of paths)."""
+    """NAMES entries -> (ids uint64 array, list of paths, set of truncated ids).
+
+    Paths are bytes: decoded with surrogateescape, so os.fsencode(path) gives them back
+    exactly whatever they hold. A name the runtime cut at its path limit ends with a NUL
+    and TRUNCATED_MARK's text; the marker is removed and the id noted."""
     if count * 12 > len(buf):
         raise LogError(f"{what}: {count} entries cannot fit in {len(buf)} bytes")
     offs, off, n = [], 0, len(buf)
@@ -148,11 +232,21 @@ def _parse_names(buf: bytes, count: int, what: str):
     ids = raw[starts[:, None] + np.arange(8)].copy().view("<u8").ravel() if count else \
         np.empty(0, np.uint64)
     ends = np.append(starts[1:], n).tolist()
-    try:
-        paths = [buf[s + 12:e].decode() for s, e in zip(offs, ends)]
-    except UnicodeDecodeError:
-        raise LogError(f"{what}: path is not UTF-8") from None
-    return ids, paths
+    return _names_checked(ids, [buf[s + 12:e] for s, e in zip(offs, ends)], what)
+
+
+def _names_checked(ids: np.ndarray, names: list, what: str):
+    """NAMES (ids, path bytes) of either format -> (ids, paths, truncated ids)."""
+    truncated = set()
+    for i, b in enumerate(names):
+        if b"\0" in b:  # real paths never hold a NUL: only the truncation marker may
+            if not b.endswith(TRUNCATED_MARK) or b"\0" in b[:-len(TRUNCATED_MARK)]:
+                raise LogError(f"{what}: path {i} holds a NUL byte")
+            names[i] = b[:-len(TRUNCATED_MARK)]
+            truncated.add(int(ids[i]))
+        if not names[i]:
+            raise LogError(f"{what}: path {i} is empty")
+    return ids, [b.decode("utf-8", "surrogateescape") for b in names], truncated
 
 
 _SCHEMAS: dict = {}  # SCHEMA payload -> parsed schema: the logs of one tool version share it
@@ -180,18 +274,49 @@ def _check_schema(buf: bytes, count: int, what: str):
         raise LogError(f"{what}: count {count} != n_int {n_int} + n_float {n_float}")
     if count * 3 > len(buf):
         raise LogError(f"{what}: {count} counters cannot fit in {len(buf)} bytes")
-    cols = []
-    for _ in range(count):
-        name = r.text("<H")
-        (op,) = r.unpack("<B")
-        cols.append((name, op))
-    r.done()
+    cols, off, n = [], 12, len(buf)
+    for _ in range(count):  # u16 length, name, u8 op
+        if off + 2 > n or off + 3 + buf[off] + (buf[off + 1] << 8) > n:
+            raise LogError(f"{what}: payload ends inside an entry")
+        end = off + 2 + buf[off] + (buf[off + 1] << 8)
+        cols.append((buf[off + 2:end].decode("utf-8", "surrogateescape"), buf[end]))
+        off = end + 1
+    if off != n:
+        raise LogError(f"{what}: {n - off} bytes left after the last entry")
     names = [c[0] for c in cols]
-    if len(set(names)) != len(names) or "" in names:
-        raise LogError(f"{what}: counter names empty or repeated")
+    if count > MAX_COUNTERS:
+        raise LogError(f"{what}: {count} counters (at most {MAX_COUNTERS})")
+    if len(set(names)) != len(names):
+        raise LogError(f"{what}: counter names repeated")
+    bad = next((n for n in names if not _COUNTER.match(n)), None)
+    if bad is not None:
+        raise LogError(f"{what}: counter name {bad!r} is not letters, digits, '_' and '.'")
     if {"rank", "record_id", "path"} & set(names):
         raise LogError(f"{what}: counter named like a key column")
+    _check_ops(cols, what)
     return version, n_int, n_float, cols
+
+
+def _check_ops(cols: list, what: str):
+    """Top-4 tables are k TOPK_VAL then k TOPK_CNT; each MAXT_SIZE has its MAXT. Ops a
+    newer writer may add (past OPS) are kept: only merging per-rank logs needs them."""
+    ops = [op for _, op in cols]
+    i = 0
+    while i < len(ops):
+        if ops[i] == OP["TOPK_CNT"]:
+            raise LogError(f"{what}: {cols[i][0]} is a top-k count outside a table")
+        if ops[i] != OP["TOPK_VAL"]:
+            i += 1
+            continue
+        k = 0
+        while i + k < len(ops) and ops[i + k] == OP["TOPK_VAL"]:
+            k += 1
+        if ops[i + k:i + 2 * k] != [OP["TOPK_CNT"]] * k:
+            raise LogError(f"{what}: top-k table at {cols[i][0]} lacks its {k} TOPK_CNT "
+                           "counters")
+        i += 2 * k
+    if ops.count(OP["MAXT_SIZE"]) > ops.count(OP["MAXT"]):
+        raise LogError(f"{what}: more MAXT_SIZE counters than MAXT")
 
 
 class _Part:
@@ -201,8 +326,11 @@ class _Part:
         self.name = name
         self.job = None
         self.mounts = []
-        self.names = []  # (ids, paths) per NAMES section
+        self.names = []  # (ids, paths, truncated ids) per NAMES section
+        self.cap = 0  # bytes this file may inflate to (INFLATE_FLOOR/RATIO)
+        self.topk_ids = {}  # module -> [record ids of each TOPK section]
         self.schemas = {}  # module -> (version, n_int, n_float, [(name, op)])
+        self.roles = {}  # module -> bytes: one role per counter (ROLES), when written
         self.modules = []
         self.records = {}  # module -> [payload bytes]
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
@@ -224,7 +352,9 @@ class _Part:
         _, version, hsize, total, nsec, crc = HEADER.unpack_from(data)
         if zlib.crc32(data[:28]) != crc:
             self._fail("header CRC mismatch")
-        if version != FORMAT_VERSION:
+        self.version = version
+        inflater = inflater_for(version)
+        if version not in (1, FORMAT_VERSION):
             self._fail(f"unsupported format version {version} (this reader knows {FORMAT_VERSION})")
         if size < total:
             self._fail(f"truncated file: expected {total} bytes got {size}")
@@ -234,6 +364,8 @@ class _Part:
             self._fail(f"bad header size {hsize}")
         off, todo = hsize, []
         view = memoryview(data)
+        self.cap = cap = INFLATE_FLOOR + INFLATE_RATIO * size
+        inflated = 0
         for k in range(nsec):
             where = f"section {k}"
             if off + SECTION.size > size:
@@ -249,27 +381,55 @@ class _Part:
                 self._fail(f"{where}: payload of {clen} bytes runs past the end of the file")
             if ulen > max(clen, 1) * ZLIB_MAX_RATIO:
                 self._fail(f"{where}: uncompressed length {ulen} impossible for {clen} bytes")
+            inflated += ulen
+            if inflated > cap:
+                self._fail(f"{where}: uncompressed length {ulen} takes the file's payloads "
+                           f"past {cap} bytes, the bound for a {size}-byte file")
             self._check_size(kind, module, count, ulen, where)
             item = (kind, module, count, view[start:start + clen], pcrc, ulen, where)
             if kind == "SCHEMA":  # needed now to check the sizes of later RECORDS
-                self._section(*item[:3], _payload(*item[3:]), where)
+                self._section(*item[:3], _payload(*item[3:], inflater), where)
             else:
                 todo.append(item)
             off = start + clen
         if off != size:
             self._fail(f"sections end at byte {off} but the file has {size}")
         # zlib releases the GIL: big logs (many RECORDS sections) decompress in parallel;
-        # a small one in this thread (starting a pool costs more than inflating it)
-        if sum(it[5] for it in todo) < PARALLEL_INFLATE:
-            for item in todo:
-                self._section(*item[:3], _payload(*item[3:]), item[-1])
-        else:
+        # small ones do not pay for starting threads
+        if sum(len(it[3]) for it in todo) > PARALLEL_BYTES:
             with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-                bufs = pool.map(lambda it: _payload(*it[3:]), todo)
-                for item, buf in zip(todo, bufs):
-                    self._section(*item[:3], buf, item[-1])
+                bufs = list(pool.map(lambda it: _payload(*it[3:], inflater), todo))
+        else:
+            bufs = [_payload(*it[3:], inflater) for it in todo]
+        for item, buf in zip(todo, bufs):
+            self._section(*item[:3], buf, item[-1])
         if self.job is None:
             self._fail("no JOB section")
+        self._check_values()
+
+    def _check_values(self):
+        """Values that need the JOB (nprocs) or must be non-negative / finite."""
+        nprocs = self.job.get("nprocs")
+        for module, chunks in self.topk_ids.items():
+            ids = np.concatenate(chunks)
+            if len(np.unique(ids)) != len(ids):
+                self._fail(f"TOPK {module}: a record id has two rows")
+        for module, arrs in self.ranks.items():
+            for a in arrs:
+                where = f"RANKS {module}"
+                bad = (a["rank"] < 0) | (a["rank"] >= (nprocs or MAX_NPROCS))
+                if bad.any():
+                    self._fail(f"{where}: rank {int(a['rank'][bad][0])} out of range "
+                               f"for nprocs {nprocs}")
+                for k in RANKS_DTYPE.names[1:]:
+                    v = a[k]
+                    if (v < 0).any() or (v.dtype.kind == "f" and not np.isfinite(v).all()):
+                        self._fail(f"{where}: {k} negative or not a number")
+        for module, items in self.series.items():
+            for _, arr in items:
+                if (arr < 0).any():
+                    k = SERIES_KEYS[int(np.flatnonzero((arr < 0).any(axis=1))[0])]
+                    self._fail(f"SERIES {module}: {k} has a negative bin")
 
     def _check_size(self, kind, module, count, ulen, where):
         """Sizes fixed by count (and schema) are checked before decompressing."""
@@ -280,6 +440,8 @@ class _Part:
         if kind == "RECORDS":
             if module not in self.schemas:
                 self._fail(f"{where}: RECORDS before the module's SCHEMA")
+            if self.version >= 2:  # encoded columns: sizes are checked when decoded
+                return
             _, n_int, n_float, _ = self.schemas[module]
             words, ncnt = _present_words(n_int + n_float), n_int + n_float
             body = ulen - 8 * words - 16 * count
@@ -287,6 +449,9 @@ class _Part:
                     or (not count and body):
                 self._fail(f"{where}: payload size {ulen} inconsistent with schema "
                            f"({count} records of at most {ncnt} counters)")
+        elif kind == "ROLES" and (module not in self.schemas or ulen != count
+                                  or count != len(self.schemas[module][3])):
+            self._fail(f"{where}: ROLES of {count} bytes ({ulen}) do not match the module's SCHEMA")
         elif kind == "SERIES" and ulen != 16 + 32 * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
         elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
@@ -300,7 +465,11 @@ class _Part:
         elif kind == "MOUNTS":
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
-            self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
+            if self.version >= 2:
+                ids, raw = self._decoded(codec.decode_names, buf, count, where)
+                self.names.append(_names_checked(ids, raw, f"{self.name}: {where}"))
+            else:
+                self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
         elif kind == "SCHEMA":
             schema = _parse_schema(buf, count, f"{self.name}: {where}")
             if module in self.schemas and self.schemas[module] != schema:
@@ -308,6 +477,11 @@ class _Part:
             if module not in self.schemas:
                 self.schemas[module] = schema
                 self.modules.append(module)
+        elif kind == "ROLES":
+            if self.roles.setdefault(module, bytes(buf)) != bytes(buf):
+                self._fail(f"{where}: differs from the module's earlier ROLES")
+        elif kind == "RECORDS" and self.version >= 2:
+            self.records.setdefault(module, []).append(self._records_v2(module, count, buf, where))
         elif kind == "RECORDS":
             _, n_int, n_float, _ = self.schemas[module]
             present = _present_mask(buf, n_int + n_float)
@@ -317,19 +491,58 @@ class _Part:
                            f"{stored // count} stored")
             if not count and present.any():
                 self._fail(f"{where}: columns marked present in an empty section")
+            total = sum(c[0] for c in self.records.get(module, [])) + count
+            if 8 * total * (n_int + n_float + 3) > self.cap:
+                self._fail(f"{where}: {total} records x {n_int + n_float} counters would "
+                           f"take more than {self.cap} bytes, the bound for this file")
             self.records.setdefault(module, []).append((count, present, buf))
         elif kind == "SERIES":
             width, nbins, _ = struct.unpack_from("<dII", buf)
             if nbins != count:
                 self._fail(f"{where}: nbins {nbins} != count {count}")
-            if not (math.isfinite(width) and width > 0):
-                self._fail(f"{where}: bin width {width} is not a positive number")
+            if not (math.isfinite(width) and MIN_WIDTH <= width <= MAX_WIDTH):
+                self._fail(f"{where}: bin width {width} is not a positive number of seconds in "
+                           f"[{MIN_WIDTH:g}, {MAX_WIDTH:g}]")
             arr = np.frombuffer(buf, dtype="<i8", offset=16).reshape(4, nbins).copy()
             self.series.setdefault(module, []).append((width, arr))
         elif kind == "RANKS":
             self.ranks.setdefault(module, []).append(np.frombuffer(buf, dtype=RANKS_DTYPE).copy())
         else:
+            if kind in ("CALLSITE", "LOADMAP", "TRACE"):  # optional observer sections
+                from .callsites import check_section
+                try:
+                    check_section(kind, module, count, buf)
+                except LogError as e:
+                    self._fail(f"{where}: {e}")
+            elif kind == "TOPK":  # whole top-k tables of a per-rank log
+                from .merge import parse_topk
+                if module not in self.schemas:
+                    self._fail(f"{where}: TOPK before the module's SCHEMA")
+                ids, _ = parse_topk(buf, count, self.schemas[module][3], f"{self.name}: {where}")
+                self.topk_ids.setdefault(module, []).append(ids)
             self.extra.append((kind, module, count, buf))
+
+    def _decoded(self, fn, *args):
+        try:
+            return fn(*args[:-1], f"{self.name}: {args[-1]}")
+        except codec.CodecError as e:
+            raise LogError(str(e)) from None
+
+    def _records_v2(self, module, count, buf, where):
+        """Format 2 RECORDS: presence bitmap, then encoded columns, decoded now
+        into an int64 (2 + present, count) array (floats as their bits)."""
+        _, n_int, n_float, _ = self.schemas[module]
+        words = _present_words(n_int + n_float)
+        if len(buf) < 8 * words:
+            self._fail(f"{where}: payload shorter than its presence bitmap")
+        present = _present_mask(buf, n_int + n_float)
+        if not count and present.any():
+            self._fail(f"{where}: columns marked present in an empty section")
+        kinds = np.concatenate([np.zeros(2 + n_int, bool), np.ones(n_float, bool)])
+        floating = kinds[np.concatenate([[True, True], present])]
+        body = self._decoded(codec.decode_columns, buf, 8 * words, len(floating), count,
+                             floating, where)
+        return count, present, body
 
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
         """This file's rows of one module: rank, record_id, path, counters."""
@@ -344,9 +557,12 @@ class _Part:
             if not count:
                 continue
             # columnar: ids, ranks, then only the counters marked present
-            # each column is byte-transposed (8 planes of `count` bytes)
-            planes = np.frombuffer(buf, dtype=np.uint8, offset=8 * words).reshape(-1, 8, count)
-            body = np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<i8")[..., 0]
+            if isinstance(buf, np.ndarray):  # format 2, decoded when parsed
+                body = buf
+            else:  # format 1: each column byte-transposed (8 planes of `count` bytes)
+                planes = np.frombuffer(buf, dtype=np.uint8, offset=8 * words)
+                planes = planes.reshape(-1, 8, count)
+                body = np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<i8")[..., 0]
             sl = slice(at, at + count)
             ids[sl], ranks[sl] = body[0].view(np.uint64), body[1]
             cols_i, cols_f = np.flatnonzero(present[:n_int]), np.flatnonzero(present[n_int:])
@@ -360,11 +576,34 @@ class _Part:
         if bad.any():
             self._fail(f"RECORDS {module}: rank {int(ranks[bad][0])} out of range "
                        f"for nprocs {nprocs}")
-        head = pd.DataFrame({"rank": ranks, "record_id": ids, "path": _paths(ids, names)})
+        _check_counters(module, cols, n_int, ints, floats, self._fail)
+        head = pd.DataFrame({"rank": ranks, "record_id": ids,
+                             "path": text_column(_paths(ids, names))})
         return pd.concat([head,
                           pd.DataFrame(ints.T, columns=[c[0] for c in cols[:n_int]], copy=False),
                           pd.DataFrame(floats.T, columns=[c[0] for c in cols[n_int:]], copy=False)],
                          axis=1)
+
+
+# Ops whose values count, measure or time something: never negative. TOPK_VAL (a
+# stride may be negative), ANY (a setting), MAX, MIN_NZ and the rank ops are free.
+_NONNEG = {OP[k] for k in ("SUM", "BYTES", "TIME", "TOPK_CNT", "MAXT", "MAXT_SIZE",
+                            "FAST_BYTES", "FAST_TIME", "SLOW_BYTES", "SLOW_TIME",
+                            "VAR_TIME", "VAR_BYTES")}
+TS_SLACK = 60.0  # seconds a timestamp may precede its log's start (clock skew)
+
+
+def _check_counters(module, cols, n_int, ints, floats, fail):
+    """Counters that must be non-negative are; floating counters are finite."""
+    for i, (name, op) in enumerate(cols):
+        v = ints[i] if i < n_int else floats[i - n_int]
+        if not len(v):
+            return
+        if i >= n_int and not np.isfinite(v).all():
+            fail(f"RECORDS {module}: {name} is not a finite number")
+        lo = -TS_SLACK if op in (OP["TS_START"], OP["TS_END"]) else 0
+        if (op in _NONNEG or lo) and v.min() < lo:
+            fail(f"RECORDS {module}: {name} is negative ({v.min()!r})")
 
 
 def _present_words(ncounters: int) -> int:
@@ -380,6 +619,15 @@ def _present_mask(buf: bytes, ncounters: int) -> np.ndarray:
     return bits[:ncounters]
 
 
+def text_column(values, index=None) -> pd.Series:
+    """A column of names as Python str objects (dtype object). Names from a log may hold
+    bytes that are not UTF-8 (kept by surrogateescape), which pandas' Arrow-backed str
+    dtype cannot store: every column or Series of paths is built through here."""
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = list(values) if not isinstance(values, np.ndarray) else values
+    return pd.Series(arr, index=index, dtype=object)
+
+
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
     """Vectorized id -> path lookup; `names` is indexed by unique uint64 ids."""
     idx = names.index.get_indexer(ids) if len(names) else np.full(len(ids), -1)
@@ -389,25 +637,40 @@ def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
     return out
 
 
-MAX_SHIFT_BINS = 1 << 20  # a rank's log starting later than that is not one job
+MIN_WIDTH, MAX_WIDTH = 1e-9, 1e10  # SERIES bin width, seconds
+MIN_SERIES_BINS = 4096  # a merged series may reach max(this, 2 x the longest input)
 
 
 def _coarsen(width: float, arr: np.ndarray, target: float, shift_s: float, what: str):
-    """Re-bin a (4, nbins) series from `width` to `target` and shift it by shift_s seconds."""
+    """Re-bin a (4, nbins) series from `width` to `target` and shift it by shift_s seconds.
+    The output has at most nbins + shift bins whatever the widths' ratio."""
     f = target / width
     if abs(f - round(f)) > 1e-6 * f:
         raise LogError(f"{what}: SERIES bin widths {width} and {target} are not commensurable")
-    f = round(f)
-    n = -(-arr.shape[1] // f)
-    pad = np.zeros((4, n * f), dtype=np.int64)
-    pad[:, :arr.shape[1]] = arr
-    out = pad.reshape(4, n, f).sum(axis=2)
-    s = round(shift_s / target)
-    if s > MAX_SHIFT_BINS:
-        raise LogError(f"{what}: SERIES would start {s} bins after the job start")
+    nbins = arr.shape[1]
+    s = max(round(shift_s / target), 0)
+    if f >= nbins:  # every bin lands in the first target bin: no index arithmetic on f
+        out = arr.sum(axis=1, keepdims=True)
+    else:
+        f = round(f)
+        n = -(-nbins // f)  # n * f < nbins + f < 2 * nbins
+        pad = np.zeros((4, n * f), dtype=np.int64)
+        pad[:, :nbins] = arr
+        out = pad.reshape(4, n, f).sum(axis=2)
     if s > 0:
         out = np.concatenate([np.zeros((4, s), np.int64), out], axis=1)
     return out
+
+
+def _series_width(items: list) -> float:
+    """The merged series' width: the widest input's, doubled (as the writer does) until
+    the shifts between per-rank logs fit in a bound set by the inputs' lengths."""
+    target = max(w for w, *_ in items)
+    limit = max(MIN_SERIES_BINS, 2 * max(a.shape[1] for _, a, *_ in items))
+    span = max(s for _, _, s, _ in items)
+    while span / target > limit and target < MAX_WIDTH:
+        target *= 2
+    return target
 
 
 class Log:
@@ -424,8 +687,10 @@ class Log:
             self.job = merge_jobs([p.job for p in parts], self.files)
             t0 = self.job.get("start_time", 0.0)
             self._shifts = [float(p.job.get("start_time", t0)) - t0 for p in parts]
-        self.modules, self._schemas = [], {}
+        self.modules, self._schemas, self._roles = [], {}, {}
         for p in parts:
+            for m, r in p.roles.items():
+                self._roles.setdefault(m, r)
             for m in p.modules:
                 if m not in self._schemas:
                     self._schemas[m] = p.schemas[m]
@@ -438,13 +703,17 @@ class Log:
                 if r[0] not in seen:
                     seen.add(r[0])
                     rows.append(r)
-        self.mounts = pd.DataFrame(rows, columns=["mount_point", "fs_type", "block_size"])
+        self.mounts = pd.DataFrame({"mount_point": text_column([r[0] for r in rows]),
+                                    "fs_type": text_column([r[1] for r in rows]),
+                                    "block_size": [r[2] for r in rows]})
         self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
         self.extra_sections = [e for p in parts for e in p.extra]
         from .merge import note_missing_ranks
         note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
+        # ids of names the runtime cut at its path limit (NAMES truncation marker)
+        self.truncated_ids = set().union(*(c[2] for p in parts for c in p.names))
 
     def __repr__(self):
         return f"<iochar.Log {self.files[0]!r} nprocs={self.job.get('nprocs')} modules={self.modules}>"
@@ -454,9 +723,14 @@ class Log:
             chunks = [c for p in self._parts for c in p.names]
             ids = np.concatenate([c[0] for c in chunks]) if chunks else np.empty(0, np.uint64)
             paths = [s for c in chunks for s in c[1]]
-            s = pd.Series(np.array(paths, dtype=object), index=pd.Index(ids, dtype=np.uint64))
+            s = text_column(paths, index=pd.Index(ids, dtype=np.uint64))
             self._name_series = s[~s.index.duplicated(keep="first")]
         return self._name_series
+
+    def truncated_paths(self) -> set:
+        """The (cut) paths of the records whose names were truncated."""
+        s = self._names()
+        return {s[i] for i in self.truncated_ids if i in s.index}
 
     @property
     def names(self) -> dict:
@@ -472,6 +746,13 @@ class Log:
     def schema(self, module: str) -> list:
         """[(counter name, reduction op)] in log order; op names are in OPS."""
         return list(self._schema(module)[3])
+
+    def schema_roles(self, module: str) -> list:
+        """[(counter name, reduction op, role)] in log order; roles are names in ROLES,
+        from the log's ROLES section, else derived from op and name (older logs)."""
+        cols, roles = self._schema(module)[3], self._roles.get(module)
+        return [(name, op, ROLES[roles[i]] if roles and roles[i] < len(ROLES) else derive_role(name, op))
+                for i, (name, op) in enumerate(cols)]
 
     def schema_version(self, module: str) -> int:
         return self._schema(module)[0]
@@ -517,8 +798,18 @@ class Log:
                 continue
             if len({a.shape[3] for _, a in got}) > 1:
                 raise LogError(f"{p.name}: TOPK {module} sections differ in slots")
-            out.append((len(df), (np.concatenate([i for i, _ in got]),
-                                  np.concatenate([a for _, a in got]))))
+            ids = np.concatenate([i for i, _ in got])
+            if len(np.unique(ids)) != len(ids):
+                raise LogError(f"{p.name}: TOPK {module}: a record id has two rows")
+            out.append((len(df), (ids, np.concatenate([a for _, a in got]))))
+        # the merged tables take rows x tables x 2 x slots cells: slots is a number in
+        # the log, so the whole must fit the parts' bound (docs: Reader validation)
+        shapes = [t[1].shape for _, t in out if t is not None]
+        if shapes:
+            cells = sum(n for n, _ in out) * shapes[0][1] * 2 * max(s[3] for s in shapes)
+            if 8 * cells > sum(p.cap for p in parts):
+                raise LogError(f"{self.files[0]}: TOPK {module}: {cells} table cells exceed "
+                               "the bound for these files")
         return out
 
     def series(self, module: str) -> dict | None:
@@ -527,7 +818,7 @@ class Log:
                  for w, a in p.series.get(module, [])]
         if not items:
             return None
-        target = max(w for w, *_ in items)
+        target = _series_width(items)
         arrs = [_coarsen(w, a, target, s, n) for w, a, s, n in items]
         out = np.zeros((4, max(a.shape[1] for a in arrs)), dtype=np.int64)
         for a in arrs:
@@ -558,8 +849,11 @@ def _read(path: Path) -> _Part:
     return _Part(data, str(path))
 
 
-def from_bytes(data: bytes, name: str = "<bytes>") -> Log:
-    """A Log from the bytes of one file (tests, fuzzing)."""
+def from_bytes(data, name: str = "<bytes>") -> Log:
+    """A Log from the bytes of one file, or from a list of the bytes of several per-rank
+    files of one job (tests, fuzzing)."""
+    if isinstance(data, (list, tuple)):
+        return Log([_Part(bytes(d), f"{name}[{i}]") for i, d in enumerate(data)])
     return Log([_Part(bytes(data), name)])
 
 

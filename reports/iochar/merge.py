@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .log import OP, OPS, LogError
+from .flags import PARTIAL
+from .log import OP, OPS, LogError, text_column
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])
 _MAX = (OP["MAX"], OP["TS_END"], OP["MAXT"])
@@ -71,7 +72,7 @@ def note_missing_ranks(job: dict, jobs: list) -> None:
     missing = [r for r in range(nprocs) if r not in ranks]
     if missing:
         job["missing_ranks"] = ",".join(map(str, missing))
-        job["partial"] = int(job.get("partial") or 0) | 16
+        job["partial"] = int(job.get("partial") or 0) | PARTIAL["MISSING_RANKS"]
 
 
 def topk_tables(schema: list) -> list:
@@ -79,6 +80,8 @@ def topk_tables(schema: list) -> list:
     ops = [op for _, op in schema]
     tables, i = [], 0
     while i < len(ops):
+        if ops[i] == OP["TOPK_CNT"]:
+            raise ValueError(f"{schema[i][0]} is a top-k count outside a table")
         if ops[i] != OP["TOPK_VAL"]:
             i += 1
             continue
@@ -257,6 +260,8 @@ def reduce_group_rows(m: pd.DataFrame, sizes: np.ndarray, schema: list,
         for j in range(len(vi)):
             out[vn[j]], out[cn[j]] = tv[:, j], tc[:, j]
     keys = ["rank", "record_id"] + (["path"] if "path" in m else [])
+    if "path" in out:
+        out["path"] = text_column(out["path"])  # names may hold non-UTF-8 bytes
     return pd.DataFrame({k: out[k] for k in keys + names})
 
 

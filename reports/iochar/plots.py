@@ -1,18 +1,54 @@
-"""Figures for the HTML report: matplotlib (Agg canvas) to base64 PNG, from plain data."""
+"""Figures for the HTML report: matplotlib (Agg canvas) to base64 PNG, from plain data.
+
+Text in figures comes from logs (file names, module names): it is escaped
+(safetext.escape) and never parsed as mathtext or TeX, so `$\\foo$` shows literally
+and cannot fail the page. Values go to matplotlib as float64: a counter of 2**63-1
+(or a sum past int64) plots instead of overflowing.
+"""
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure  # Agg canvas, no pyplot global state or display
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, ScalarFormatter
 
 from . import summary as S
+from .safetext import escape
 
 COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
+# every Text created while a figure is built and drawn reads these
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+MAX_BARS = 4096  # bars per panel (ranks): more is unreadable and slow to draw
+
+
+def literal_text(fn):
+    """Build and render the figure with mathtext and TeX off (rc_context is scoped:
+    the caller's own matplotlib settings are untouched)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        with matplotlib.rc_context(LITERAL_TEXT):
+            return fn(*args, **kw)
+    return wrapper
+
+
+def floats(values) -> np.ndarray:
+    """Values as finite float64 (ints past int64 included; nan/inf as 0)."""
+    out = np.array([_float(v) for v in values], dtype=np.float64) \
+        if not isinstance(values, np.ndarray) else values.astype(np.float64)
+    return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _float(v) -> float:
+    try:
+        return float(v or 0)
+    except (OverflowError, TypeError, ValueError):
+        return 0.0
 
 
 def to_png(fig) -> str:
@@ -47,7 +83,7 @@ def integer_ticks(axis):
 
 def binary_axis(axis, vmax: float):
     """Byte axes: ticks at powers-of-two steps labelled in B/KiB/MiB/GiB."""
-    vmax = max(float(vmax), 1.0)
+    vmax = max(float(vmax), 1.0) if math.isfinite(float(vmax)) else 1.0
     step = 2.0 ** max(math.ceil(math.log2(vmax / 6)), 0)
     axis.set_major_locator(MultipleLocator(step))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: S.human_bytes(v)))
@@ -59,13 +95,14 @@ def _empty(ax, text="no data"):
     ax.set_yticks([])
 
 
+@literal_text
 def cost_per_module(modules: dict) -> str:
     """Stacked read/write/meta time (per-process average) per module."""
-    names = list(modules)
+    names = [escape(m) for m in modules]
     fig, ax = _subplots(figsize=(7, 0.5 + 0.45 * max(len(names), 1)))
     left = np.zeros(len(names))
     for kind in ("read", "write", "meta"):
-        v = np.array([float(modules[m].get(f"time_{kind}") or 0) for m in names])
+        v = floats([modules[m].get(f"time_{kind}") for m in modules])
         ax.barh(names, v, left=left, color=COLORS[kind], label=kind)
         left += v
     if not names:
@@ -77,15 +114,16 @@ def cost_per_module(modules: dict) -> str:
     return to_png(fig)
 
 
+@literal_text
 def op_counts(modules: dict) -> str:
     """Grouped bars of operation counts per module (log scale)."""
     kinds = ("reads", "writes", "opens", "seeks", "stats", "syncs")
-    names = list(modules)
+    names = [escape(m) for m in modules]
     fig, ax = _subplots(figsize=(7, 3))
     x = np.arange(len(names))
     w = 0.8 / len(kinds)
     for i, k in enumerate(kinds):
-        ax.bar(x + i * w, [modules[m].get(k, 0) or 0 for m in names], w, label=k)
+        ax.bar(x + i * w, floats([modules[m].get(k) for m in modules]), w, label=k)
     ax.set_xticks(x + 0.4 - w / 2, names)
     ax.set_yscale("symlog")
     ax.set_ylabel("operations")
@@ -96,20 +134,22 @@ def op_counts(modules: dict) -> str:
     return to_png(fig)
 
 
+@literal_text
 def size_histogram(module: str, hist: dict) -> str:
     """Read and write counts per access-size bin."""
     fig, ax = _subplots(figsize=(7, 2.8))
     x = np.arange(len(S.SIZE_BINS))
     for off, kind in ((-0.2, "read"), (0.2, "write")):
-        ax.bar(x + off, [hist.get(kind, {}).get(b, 0) for b in S.SIZE_BINS], 0.4,
+        ax.bar(x + off, floats([hist.get(kind, {}).get(b) for b in S.SIZE_BINS]), 0.4,
                color=COLORS[kind], label=kind + "s")
     ax.set_xticks(x, S.SIZE_BINS, rotation=30, fontsize=8)
     ax.set_ylabel("operations")
-    ax.set_title(f"{module} access sizes")
+    ax.set_title(f"{escape(module)} access sizes")
     legend_beside(ax)
     return to_png(fig)
 
 
+@literal_text
 def io_over_time(series: dict, run_time: float = 0.0) -> str:
     """Bytes read and written per time bin, one panel per module."""
     mods = [m for m, s in series.items() if s is not None]
@@ -120,35 +160,40 @@ def io_over_time(series: dict, run_time: float = 0.0) -> str:
         w = float(s["width"])
         t = np.arange(len(s["bytes_read"])) * w
         for kind, key in (("read", "bytes_read"), ("write", "bytes_written")):
-            ax.step(t, np.asarray(s[key], dtype=float) / w / 2**20, where="post",
+            ax.step(t, floats(np.asarray(s[key])) / w / 2**20, where="post",
                     color=COLORS[kind], label=kind)
-        ax.set_ylabel(f"{m}\nMiB/s", fontsize=8)
+        ax.set_ylabel(f"{escape(m)}\nMiB/s", fontsize=8)
         legend_beside(ax, fontsize=7)
     if not mods:
         _empty(axes[0, 0], "no time series in the log")
     else:
-        if run_time:
-            axes[-1, 0].set_xlim(0, run_time)
+        if run_time and np.isfinite(float(run_time)) and float(run_time) > 0:
+            axes[-1, 0].set_xlim(0, float(run_time))
         axes[-1, 0].set_xlabel("seconds since job start")
     fig.suptitle("I/O over time")
     return to_png(fig)
 
 
+@literal_text
 def rank_imbalance(module: str, ranks) -> str:
-    """Per-rank bytes and stacked read/write/meta time (from RANKS)."""
+    """Per-rank bytes and stacked read/write/meta time (from RANKS); past MAX_BARS
+    ranks, the ones with the most I/O time."""
     fig, (a1, a2) = _subplots(2, 1, figsize=(7, 4), sharex=True)
-    r = ranks.sort_values("rank")
+    r = ranks.groupby("rank", as_index=False).sum()
+    if len(r) > MAX_BARS:
+        t = sum(floats(r[f"{k}_time"].to_numpy()) for k in ("read", "write", "meta"))
+        r = r.iloc[np.sort(np.argsort(-t, kind="stable")[:MAX_BARS])]
     x = r["rank"].to_numpy()
-    rd, wr = r["bytes_read"].to_numpy(float), r["bytes_written"].to_numpy(float)
+    rd, wr = floats(r["bytes_read"].to_numpy()), floats(r["bytes_written"].to_numpy())
     a1.bar(x, rd, color=COLORS["read"], label="read")
     a1.bar(x, wr, bottom=rd, color=COLORS["write"], label="written")
     a1.set_ylabel("bytes")
     binary_axis(a1.yaxis, float((rd + wr).max()) if len(r) else 1.0)
     legend_beside(a1, fontsize=7)
-    fig.suptitle(f"{module} per rank")
+    fig.suptitle(f"{escape(module)} per rank")
     bottom = np.zeros(len(r))
     for kind in ("read", "write", "meta"):
-        v = r[f"{kind}_time"].to_numpy(dtype=float)
+        v = floats(r[f"{kind}_time"].to_numpy())
         a2.bar(x, v, bottom=bottom, color=COLORS[kind], label=kind)
         bottom += v
     a2.set_ylabel("seconds")

@@ -243,12 +243,12 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     """One row per file (record_id): summed ops/bytes/time, shared flag, path."""
     cols = {c: concept(df, module, c) for c in CONCEPTS}
     rid, rank = column(df, "record_id"), column(df, "rank")
-    paths = column(df, "path") if "path" in df.columns else None
+    paths = objects(df, "path") if "path" in df.columns else None
     if _unique(rid):  # the common case: built in one go (pandas' per-column cost is most)
         shared = rank == -1
         return pd.DataFrame({
             **cols, "record_id": rid, "shared_row": shared, "rank": rank, "nranks": 1,
-            "path": np.asarray(paths, dtype=object) if paths is not None else "",
+            "path": _text(paths, pd.RangeIndex(len(rid))) if paths is not None else "",
             "shared": shared,
             "time": cols["time_read"] + cols["time_write"] + cols["time_meta"]})
     f = pd.DataFrame({**cols, "record_id": rid, "shared_row": rank == -1, "rank": rank})
@@ -258,9 +258,9 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     out["nranks"] = g["rank"].nunique()
     out["rank"] = g["rank"].min()
     first = ~df["record_id"].duplicated().to_numpy()
-    paths = pd.Series(np.asarray(paths, dtype=object)[first] if paths is not None else "",
-                      index=rid[first])
-    out["path"] = paths.reindex(out.index).to_numpy()
+    paths = _text(paths[first], rid[first]) if paths is not None else \
+        pd.Series("", index=rid[first])
+    out["path"] = paths.reindex(out.index)
     out = out.reset_index()
     out["shared"] = out["shared_row"] | (out["nranks"] > 1)
     out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
@@ -274,6 +274,12 @@ def _by_rank(rank: np.ndarray, cols: dict) -> pd.DataFrame:
         return pd.DataFrame({k: v[order] for k, v in cols.items()},
                             index=pd.Index(rank[order], name="rank"))
     return pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
+
+
+def _text(values, index) -> pd.Series:
+    """Paths as str objects: they may hold non-UTF-8 bytes (surrogateescape), which
+    pandas' Arrow-backed str dtype refuses."""
+    return pd.Series(np.asarray(values, dtype=object), index=index, dtype=object)
 
 
 def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):

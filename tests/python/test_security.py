@@ -169,7 +169,8 @@ def test_names_past_the_path_limit_recorded_truncated(tmp_path):
     """5,000-byte names reached by a deep cwd plus a relative name, by a cwd
     deeper than 4096 bytes, and by openat on a directory that deep: each is
     recorded (exact bytes), its id the hash of the whole name, its NAMES
-    entry the first 4095 bytes, a NUL and TRUNCATED."""
+    entry the first 4095 bytes, a NUL and TRUNCATED (the reader keeps the 4095 bytes
+    as the path and lists the id in Log.truncated_ids)."""
     base = tmp_path / "long"
     base.mkdir()
     p = run([W, "longpath", str(base)], tmp_path)
@@ -187,7 +188,8 @@ def test_names_past_the_path_limit_recorded_truncated(tmp_path):
         got[name] = int(row.iloc[0]["POSIX_BYTES_WRITTEN"])
         path = row.iloc[0]["path"]
         path = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else path
-        assert path == full[:4095] + b"\0TRUNCATED"
+        assert path == full[:4095]
+        assert int(row.iloc[0]["record_id"]) in log.truncated_ids
     assert got == {"near": 100, "deep": 50, "at": 30}
     # names over 4095 bytes: the 5 deepest directories and the 3 files
     assert log.job["truncated_paths"] == 8
@@ -195,13 +197,14 @@ def test_names_past_the_path_limit_recorded_truncated(tmp_path):
 
 
 def test_ulimit_fsize_changes_nothing(tmp_path):
-    """`ulimit -f 64` and a log larger than 64 KiB: same exit status and
-    stdout as without the tool, no SIGXFSZ, no temporary left, one warning."""
+    """`ulimit -f 8` and a log larger than 8 KiB (1,000 records: ~20 KiB in
+    format 2): same exit status and stdout as without the tool, no SIGXFSZ, no
+    temporary left, one warning."""
     out = {}
     for mode in ("bare", "tool"):
         d = tmp_path / mode
         d.mkdir()
-        p = run(["bash", "-c", 'ulimit -f 64; exec "$0" status-many "$1" 1000', W, str(d)], d,
+        p = run(["bash", "-c", 'ulimit -f 8; exec "$0" status-many "$1" 1000', W, str(d)], d,
                 env={"IOCHAR_LOGFILE": str(d / "job.iochar")}, preload=mode == "tool")
         out[mode] = p
         assert p.returncode == 7, p.stderr

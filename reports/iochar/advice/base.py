@@ -156,14 +156,20 @@ class Context:
         """Rows of module whose file the module's own layer owns (the application
         called it there), folded <AGGREGATE> records excluded: the rows a pattern
         rule may judge."""
-        df = self.frame(module)
-        if df is None:
-            return np.zeros(0, bool)
-        keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
-        if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
-            keep &= self.owner_of(S.objects(df), L.LAYER_OF[module]) == \
-                L.LAYER_OF[module]
-        return keep
+        if module not in self._own_rows:
+            df = self.frame(module)
+            if df is None:
+                return np.zeros(0, bool)
+            keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
+            if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
+                keep &= self.owner_of(S.objects(df), L.LAYER_OF[module]) == \
+                    L.LAYER_OF[module]
+            self._own_rows[module] = keep
+        return self._own_rows[module].copy()
+
+    @cached_property
+    def _own_rows(self) -> dict:
+        return {}
 
     @cached_property
     def _owner_map(self) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import summary as S
+from ..log import text_column
 
 # Layers from the highest to the lowest, with the modules that make each one.
 # NetCDF-4 files reach HDF5 and PnetCDF files reach MPI-IO underneath: the first
@@ -67,14 +68,22 @@ def table(ctx) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"])
     # one frame from the parts' columns (what pd.concat of one frame per part gives)
-    t = pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cols["path"] = text_column(cols["path"])  # str objects, as every path column
+    t = pd.DataFrame(cols)
     paths, layers = S.objects(t, "path"), S.objects(t, "layer")
     keys = set(zip(paths, layers))
     if len(keys) == len(t) and all(isinstance(p, str) for p in paths):
         return t  # one row per (path, layer) already: what the groupby would give
     agg = {k: "sum" for k in METRICS}
     agg["nranks"] = "max"
-    return t.groupby(["path", "layer"], sort=False).agg(agg).reset_index()
+    agg["path"] = "first"
+    # grouped by the name's bytes: a path that is not UTF-8 (surrogateescape) cannot be
+    # a pandas group key
+    t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
+                            for p in t["path"]])
+    g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
+    return g[["path", "layer", *METRICS, "nranks"]]
 
 
 def owners(t: pd.DataFrame) -> pd.Series:
@@ -82,7 +91,8 @@ def owners(t: pd.DataFrame) -> pd.Series:
     if not len(t):
         return pd.Series(dtype=object)
     best = owner_map(t)
-    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path"),
+    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path",
+                                                         dtype=t["path"].dtype),
                      name="layer", dtype=t["layer"].dtype)
 
 

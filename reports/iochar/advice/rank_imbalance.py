@@ -23,26 +23,33 @@ def top_module(ctx: Context) -> str | None:
 
 
 def per_rank(ctx: Context, module: str):
-    """(seconds, bytes) per rank."""
+    """(seconds, bytes) per rank, and how many ranks they stand for. Ranks with no I/O
+    in the module did zero: the lowest such rank stands for them all, so the work is
+    bounded by the log's rows, never by nprocs (a number the log states)."""
     per, exact = S.rank_times(ctx.frame(module), module, ctx.nprocs, ctx.ranks.get(module))
     t = (per["time_read"] + per["time_write"] + per["time_meta"])
     b = per["bytes"]
-    if exact and ctx.nprocs > 1:  # ranks with no I/O in the module did zero
-        t = t.reindex(range(ctx.nprocs), fill_value=0.0)
-        b = b.reindex(range(ctx.nprocs), fill_value=0.0)
-    return t, b
+    n = len(t)
+    if exact and ctx.nprocs > 1 and n < ctx.nprocs:
+        have = set(t.index.tolist())
+        idle = next(r for r in range(n + 1) if r not in have)
+        t, b = t.copy(), b.copy()
+        t.loc[idle] = b.loc[idle] = 0.0
+        t, b, n = t.sort_index(), b.sort_index(), ctx.nprocs
+    return t, b, n
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     m = top_module(ctx)
     if m is not None and ctx.nprocs > 1:
-        t, b = per_rank(ctx, m)
+        t, b, nranks = per_rank(ctx, m)
+        t_mean, b_mean = float(t.sum()) / nranks, float(b.sum()) / nranks
         # Time alone varies with contention and noise; the application can only
         # change what it gives each rank to do: the bytes must be uneven too.
         uneven = float(b.max()) > 0 and (float(b.max()) - float(b.min())) / float(b.max()) \
             >= cfg["bytes_ratio"]
-        if len(t) > 1 and uneven:
+        if nranks > 1 and uneven:
             slow, fast = float(t.max()), float(t.min())
             timed = slow >= cfg["min_time"] and (slow - fast) / slow >= cfg["ratio"]
             if timed or float(b.max()) >= cfg["min_bytes"]:
@@ -56,15 +63,15 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                     ID, "high",
                     f"{m}: slowest rank {int(t.idxmax())} spends {S.human_time(slow)} in I/O, "
                     f"fastest rank {int(t.idxmin())} {S.human_time(fast)}, mean "
-                    f"{S.human_time(t.mean())} ({pct((slow - fast) / slow)} imbalance)",
+                    f"{S.human_time(t_mean)} ({pct((slow - fast) / slow)} imbalance)",
                     f"give every rank an equal share of the data ({who}), or gather the "
                     "data of the busy rank onto the others first; with MPI-IO, collective "
                     "calls (cb_nodes aggregators) spread the writing",
                     {"slowest_rank": int(t.idxmax()), "slowest_rank_time": slow,
                      "fastest_rank": int(t.idxmin()), "fastest_rank_time": fast,
-                     "mean_rank_time": float(t.mean()), "ranks": len(t),
+                     "mean_rank_time": t_mean, "ranks": nranks,
                      "max_rank_bytes": float(b.max()), "min_rank_bytes": float(b.min())}, m,
-                    nbytes=(float(b.max()) - float(b.mean())) * len(b)))
+                    nbytes=(float(b.max()) - b_mean) * nranks))
     for module, df in ctx.records.items():
         if out:
             break  # one finding: the job's ranks are uneven, shared files included

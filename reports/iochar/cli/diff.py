@@ -16,8 +16,8 @@ from .. import advice, junit
 from .. import summary as S
 from ..log import LogError
 from . import jobs as cj
-from .report import ArgParser, build, load, load_log
-from .textsafe import esc
+from .common import ArgParser, escape, run_cli, sanitize
+from .report import build, load, load_log
 from .version import add_version
 
 TIME_THRESHOLD = 50.0  # percent; I/O time is noisy on shared file systems
@@ -98,7 +98,7 @@ def warnings(base: dict, new: dict) -> list:
         b, n = get(base["job"]), get(new["job"])
         if b != n:
             out.append({"kind": kind, "base": b, "new": n,
-                        "message": f"{what}: {esc(b)} (base) vs {esc(n)} (new)"})
+                        "message": f"{what}: {b} (base) vs {n} (new)"})
     return out
 
 
@@ -114,7 +114,7 @@ def changes_only(res: dict) -> dict:
 
 
 def text(res: dict, base: str, new: str) -> str:
-    out = [f"iochar-diff: {esc(base)} -> {esc(new)}"]
+    out = [f"iochar-diff: {base} -> {new}"]
     out += [f"warning: {w['message']}" for w in res.get("warnings", [])]
     out.append(f"{'module':<8} {'metric':<38} {'base':>12} {'new':>12} {'change':>8}  verdict")
     for r in res["rows"]:
@@ -126,13 +126,14 @@ def text(res: dict, base: str, new: str) -> str:
         out.append(f"{r['module']:<8} {r['metric']:<38} {fmt(r['base'], r['kind']):>12} "
                    f"{fmt(r['new'], r['kind']):>12} {ch:>8}  {r['verdict']}")
     for a in res["advice_appeared"]:
-        out.append(f"advice appeared: [{a['severity'].upper()}] {a['id']}: {esc(a['message'])}"
+        out.append(f"advice appeared: [{a['severity'].upper()}] {a['id']}: {a['message']}"
                    + ("  REGRESSION" if a["severity"] == "high" else ""))
     for a in res["advice_disappeared"]:
-        out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {esc(a['message'])}")
+        out.append(f"advice gone:     [{a['severity'].upper()}] {a['id']}: {a['message']}")
     out.append(f"verdict: {res['regressions']} regression(s)" if res["regression"]
                else "verdict: ok (within thresholds)")
-    return "\n".join(out) + "\n"
+    # names, messages and the arguments come from outside: every line escaped once
+    return "\n".join(escape(line) for line in out) + "\n"
 
 
 def _pct(s: str) -> float:
@@ -157,6 +158,10 @@ def _side(paths: str, want: str | None, which: str) -> dict:
 
 
 def main(argv=None) -> int:
+    return run_cli("iochar-diff", _main, argv)
+
+
+def _main(argv) -> int:
     p = ArgParser(prog="iochar-diff", description="Compare two iochar logs of one application.")
     p.add_argument("base", metavar="BASE", help="reference log (or directory of per-rank logs)")
     p.add_argument("new", metavar="NEW", help="log to check")
@@ -174,23 +179,19 @@ def main(argv=None) -> int:
     p.add_argument("--new-job", metavar="ID", help="NEW holds several jobs: compare this one")
     add_version(p)
     args = p.parse_args(argv)
-    try:
-        cfg = advice.config.load(args.config)
-        base = build(_side(args.base, args.base_job, "base"), cfg)
-        new = build(_side(args.new, args.new_job, "new"), cfg)
-        res = compare(base, new, args.threshold, args.time_threshold)
-        res["warnings"] = warnings(base, new)
-        if args.junit:
-            junit.write(args.junit, junit.document(res, args.base, args.new, describe))
-    except (LogError, OSError, advice.ConfigError) as e:
-        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
-        print(f"iochar-diff: error: {esc(str(msg))}", file=sys.stderr)
-        return 2
+    cfg = advice.config.load(args.config)
+    base = build(_side(args.base, args.base_job, "base"), cfg)
+    new = build(_side(args.new, args.new_job, "new"), cfg)
+    res = compare(base, new, args.threshold, args.time_threshold)
+    res["warnings"] = warnings(base, new)
+    if args.junit:
+        junit.write(args.junit, junit.document(res, args.base, args.new, describe))
     for w in res["warnings"]:
-        print(f"iochar-diff: warning: {w['message']}", file=sys.stderr)
+        print(f"iochar-diff: warning: {escape(w['message'])}", file=sys.stderr)
     shown = changes_only(res) if args.changes_only else res
     if args.json:
-        print(json.dumps({"base": args.base, "new": args.new, **shown}, indent=1, default=S._py))
+        print(json.dumps(sanitize({"base": args.base, "new": args.new, **shown}), indent=1,
+                         default=S._py, allow_nan=False))
     else:
         sys.stdout.write(text(shown, args.base, args.new))
     return 1 if res["regression"] else 0

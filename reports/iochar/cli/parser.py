@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -11,8 +10,7 @@ from .. import parser_views as V
 from ..log import LogError
 from ..log import open as open_log
 from . import jobs as cj
-from .report import ArgParser
-from .textsafe import esc
+from .common import ArgParser, escape, run_cli, show_path
 from .version import add_version
 
 CHUNK = 4096  # rows formatted at a time: bounded memory, and `| head` stops early
@@ -25,7 +23,8 @@ def _fmt(v) -> str:
 def _lines(log, modules):
     yield from _header(log)
     for m in log.mounts.itertuples(index=False):
-        yield f"# mount: {m.mount_point} {m.fs_type} {m.block_size}"
+        yield f"# mount: {escape(m.mount_point)} {escape(m.fs_type)} {m.block_size}"
+    cut = getattr(log, "truncated_ids", set())
     for mod in modules:
         schema = log.schema(mod)
         df = log.records(mod)
@@ -34,23 +33,28 @@ def _lines(log, modules):
               f"{log.schema_version(mod)}"
         yield "#<module> <rank> <record id> <counter> <value> <file name>"
         names = [n for n, _ in schema]
+        # one conversion per dtype block, not per counter; numpy formats float64 as
+        # the shortest repr that round-trips
+        kinds = [dt.kind for dt in df.dtypes[names]] if names else []
+        blocks = [[j for j, k in enumerate(kinds) if (k == "f") == f] for f in (False, True)]
         for i in range(0, len(df), CHUNK):
             part = df.iloc[i:i + CHUNK]
-            # numpy formats float64 as the shortest repr that round-trips
-            vals = np.stack([part[n].to_numpy().astype(str) for n in names], axis=1) \
-                if names else np.empty((len(part), 0), dtype=str)
+            vals = np.empty((len(part), len(names)), dtype=object)
+            for cols in blocks:
+                if cols:
+                    vals[:, cols] = part[[names[j] for j in cols]].to_numpy().astype(str)
             out = []
             for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
                                             part["path"].tolist(), vals.tolist()):
-                pre, post = f"{mod} {rank} {rid} ", f" {path}\n"
+                # names are escaped: one record's lines can never forge another's
+                pre, post = f"{mod} {rank} {rid} ", f" {show_path(path, rid in cut)}\n"
                 out.append("".join(f"{pre}{n} {v}{post}" for n, v in zip(names, row)))
             yield "".join(out).rstrip("\n")
 
-
 def _header(log):
-    yield "# iochar log: " + " ".join(log.files)
+    yield "# iochar log: " + " ".join(map(escape, log.files))
     for k, v in log.job.items():
-        yield f"# {k}: {_fmt(v)}"
+        yield f"# {escape(k)}: {escape(_fmt(v))}"
     yield "# modules: " + " ".join(log.modules)
 
 
@@ -63,21 +67,22 @@ def _views(log, modules, args):
         if args.total:
             yield ""
             yield f"# module {mod}: totals over {len(df)} records"
-            yield from V.total_lines(mod, df, log.schema(mod))
+            yield from map(escape, V.total_lines(mod, df, log.schema(mod)))
         if args.file:
             yield ""
             yield f"# module {mod}: per-file summary"
-            yield from V.file_lines(mod, df)
+            yield from map(escape, V.file_lines(mod, df))
         if args.perf:
             yield ""
             yield f"# module {mod}: performance"
             # the per-rank totals cover every record: with a filter, estimate from records
-            yield from V.perf_lines(mod, df, log.job, None if filtered else log.ranks(mod))
+            yield from map(escape, V.perf_lines(mod, df, log.job,
+                                                None if filtered else log.ranks(mod)))
 
 
 def _dump(log, modules, args):
     if args.total or args.file or args.perf:
-        return (esc(ln) for ln in _views(log, modules, args))
+        return _views(log, modules, args)
     if args.rank is not None or args.path is not None:
         return _lines(_Filtered(log, args.rank, args.path), modules)
     return _lines(log, modules)
@@ -97,6 +102,10 @@ class _Filtered:
 
 
 def main(argv=None) -> int:
+    return run_cli("iochar-parser", _main, argv)
+
+
+def _main(argv) -> int:
     ap = ArgParser(prog="iochar-parser",
                    description="Print every counter of every record of a log.")
     ap.add_argument("logs", nargs="+", metavar="LOG",
@@ -122,48 +131,38 @@ def main(argv=None) -> int:
                     help="with --recover and one live file: write the log there")
     args = ap.parse_args(argv)
     bad = []
-    try:
-        if args.recover:
-            from ..live import recover
-            if args.output and len(args.logs) > 1:
-                raise LogError("-o takes one live file")
-            for f in args.logs:
-                print(recover(f, args.output))
-            return 0
-        if cj.single_file(args.logs) and args.job is None:
-            logs = [(None, open_log(args.logs[0]))]
-        else:
-            jobs, bad = cj.find(args.logs, args.job)
-            logs = [(j.id if len(jobs) > 1 else None, j) for j in jobs]
-        for jid, log in logs:
-            if jid is not None:  # several jobs: each introduced by its id
-                try:
-                    log = log.open()
-                except LogError as e:
-                    bad.append((log.files[0], str(e)))
-                    continue
-                sys.stdout.write(f"# job: {esc(jid)}\n")
-            elif not hasattr(log, "modules"):
+    if args.recover:
+        from ..live import recover
+        if args.output and len(args.logs) > 1:
+            raise LogError("-o takes one live file")
+        for f in args.logs:
+            print(escape(recover(f, args.output)))
+        return 0
+    if cj.single_file(args.logs) and args.job is None:
+        logs = [(None, open_log(args.logs[0]))]
+    else:
+        jobs, bad = cj.find(args.logs, args.job)
+        logs = [(j.id if len(jobs) > 1 else None, j) for j in jobs]
+    for jid, log in logs:
+        if jid is not None:  # several jobs: each introduced by its id
+            try:
                 log = log.open()
-            modules = args.module or log.modules
-            for m in modules:
-                if m not in log.modules:
-                    raise LogError(f"module {m} not in log (modules: "
-                                   f"{' '.join(log.modules) or 'none'})")
-            for line in _dump(log, modules, args):
-                sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-        cj.warn_bad("iochar-parser", bad)
-    except LogError as e:
-        print(f"iochar-parser: error: {esc(str(e))}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # reader went away (| head): silence the flush at exit, as the Python docs advise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except MemoryError:
-        print("iochar-parser: error: out of memory reading the log", file=sys.stderr)
-        return 2
+            except LogError as e:
+                bad.append((log.files[0], str(e)))
+                continue
+            sys.stdout.write(f"# job: {escape(jid)}\n")
+        elif not hasattr(log, "modules"):
+            log = log.open()
+        modules = args.module or log.modules
+        for m in modules:
+            if m not in log.modules:
+                raise LogError(f"module {m} not in log (modules: "
+                               f"{' '.join(log.modules) or 'none'})")
+            log.records(m)  # read (and check) everything before printing anything
+        for line in _dump(log, modules, args):
+            sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    cj.warn_bad("iochar-parser", bad)
     return 2 if bad else 0
 
 

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import time
 
 from .. import advice, callsites, html
 from .. import summary as S
+from ..flags import PARTIAL as P
 from ..log import LogError
 from ..log import open as open_log
+from ..safetext import TRUNCATED_NOTE, object_strings
 from . import jobs as cj
+from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
 from .version import add_version
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def load(paths: list) -> dict:
@@ -31,9 +25,12 @@ def load_log(log) -> dict:
     """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
+    # names cut at the runtime's path limit (a Darshan log has none)
+    data["truncated"] = log.truncated_paths() if hasattr(log, "truncated_paths") else set()
     return data
 
 
+@object_strings
 def build(data: dict, cfg: dict | None = None) -> dict:
     """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
@@ -41,11 +38,15 @@ def build(data: dict, cfg: dict | None = None) -> dict:
                          mounts=data.get("mounts"))
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
+    cut = data.get("truncated") or set()
+    for s in rep["modules"].values():
+        for f in s.get("top_files", []):
+            if f["path"] in cut:
+                f["truncated"] = True
+    warnings = html.job_warnings(rep["job"])
+    if warnings:
+        rep["job"]["warnings"] = warnings
     return rep
-
-
-def _when(t) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if t else "?"
 
 
 def _module_lines(name: str, s: dict) -> list:
@@ -82,6 +83,7 @@ def _module_lines(name: str, s: dict) -> list:
                                               for t in s["top_sizes"]))
     for i, f in enumerate(s["top_files"][:3]):
         lines.append(f"  {'top' if i == 0 else '':<7} {S.human_time(f['time']):>9}  {f['path']}"
+                     + (TRUNCATED_NOTE if f.get("truncated") else "")
                      + (" (shared)" if f["shared"] else ""))
     return lines
 
@@ -89,25 +91,27 @@ def _module_lines(name: str, s: dict) -> list:
 def _partial_reasons(job: dict) -> list:
     """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
     flags, out = int(job.get("partial") or 0), []
-    if flags & 1:
-        out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
-                   "<AGGREGATE> records (totals stay exact)")
-    if flags & 2:
+    if flags & P["FOLDED"]:
+        bound = job.get("memory_bound")
+        bound = f" ({S.human_bytes(bound)}, IOCHAR_MEMORY)" if isinstance(bound, int) and bound > 0 else ""
+        out.append(f"{job.get('folded_files', 0)} files past the memory bound{bound} were folded "
+                   "into <AGGREGATE> records (totals stay exact)")
+    if flags & P["PER_RANK"]:
         out.append("merged from per-rank logs: " + (
             "a rank could not take part in reducing the records at MPI_Finalize"
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
-    if flags & 4:
+    if flags & P["TRACE_TRUNCATED"]:
         out.append("the trace filled its buffer; later calls were counted, not traced")
-    if flags & 8:
+    if flags & P["RECOVERED"]:
         how = {"killed": "killed by a signal", "_exit": "left by _exit",
                "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
         out.append("counters recovered from live files of processes that wrote no log "
                    f"(this one: {how}); a call in flight at the end may be counted in part")
-    if flags & 16:
+    if flags & P["MISSING_RANKS"]:
         out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
-    if flags & 32:
+    if flags & P["IO_URING"]:
         out.append("a process used io_uring: its reads and writes are in no counter")
-    if flags & 64:
+    if flags & P["SHARED_MMAP"]:
         out.append("a recorded file was mapped shared and writable: stores through the mapping "
                    "are in no write counter")
     return out
@@ -117,9 +121,13 @@ def text(rep: dict) -> str:
     job = rep["job"]
     out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
-           f"{S.human_time(job.get('run_time'))} ({_when(job.get('start_time'))} -> "
-           f"{_when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
+           f"{S.human_time(job.get('run_time'))} ({when(job.get('start_time'))} -> "
+           f"{when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
     out += [f"  PARTIAL: {why}" for why in _partial_reasons(job)]
+    if job.get("truncated_paths"):
+        out.append(f"  TRUNCATED: {job['truncated_paths']} file name(s) longer than the path "
+                   "limit were recorded cut (shown with '[truncated]')")
+    out += [f"  WARNING: {w}" for w in html.job_warnings(job)]
     for name, s in rep["modules"].items():
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
@@ -134,7 +142,8 @@ def text(rep: dict) -> str:
         if a.get("where"):
             out.append(f"      at {a['where']}")
     out += callsites.text_lines(rep)
-    return "\n".join(out) + "\n"
+    # every line escaped once, here: names, messages and JOB strings come from the log
+    return "\n".join(escape(line) for line in out) + "\n"
 
 
 def _many(args, cfg) -> int:
@@ -158,12 +167,13 @@ def _many(args, cfg) -> int:
                            f"(jobs: {', '.join(r['id'] for r in rows) or 'none'})")
         write_html(args.html, reps[0], datas[0])
     if len(reps) == 1 and not args.list:  # one job: the usual report
-        sys.stdout.write(json.dumps(reps[0], indent=1) + "\n" if args.json else text(reps[0]))
+        sys.stdout.write(json.dumps(sanitize(reps[0]), indent=1, allow_nan=False) + "\n"
+                         if args.json else text(reps[0]))
     elif args.json:
         doc = {"jobs": [r if args.list else {**r, "report": rep} for r, rep in zip(rows, reps)]}
-        sys.stdout.write(json.dumps(doc, indent=1, default=S._py) + "\n")
+        sys.stdout.write(json.dumps(sanitize(doc), indent=1, default=S._py) + "\n")
     else:
-        sys.stdout.write(cj.table(rows))
+        sys.stdout.write(cj.table(rows))  # fields escaped by jobs.table/banner
         if not args.list:
             for r, rep in zip(rows, reps):
                 sys.stdout.write("\n" + cj.banner(r) + text(rep))
@@ -171,11 +181,15 @@ def _many(args, cfg) -> int:
 
 
 def write_html(out: str, rep: dict, data: dict):
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(html.render(rep, data["series"], data["ranks"], data.get("observed")))
+    """Render the page whole, then write it to a temp file and rename it into place."""
+    write_atomic(out, html.render(rep, data["series"], data["ranks"], data.get("observed")))
 
 
 def main(argv=None) -> int:
+    return run_cli("iochar-report", _main, argv)
+
+
+def _main(argv) -> int:
     p = ArgParser(prog="iochar-report", description="Summarize an iochar log and give advice.")
     p.add_argument("logs", nargs="+", metavar="LOG",
                    help="a log, per-rank logs of one job, or a directory; logs of several "
@@ -187,19 +201,15 @@ def main(argv=None) -> int:
     cj.add_job_arg(p)
     add_version(p)
     args = p.parse_args(argv)
-    try:
-        cfg = advice.config.load(args.config)
-        if not cj.single_file(args.logs) or args.job is not None or args.list:
-            return _many(args, cfg)
-        data = load(args.logs)
-        rep = build(data, cfg)
-        if args.html:
-            write_html(args.html, rep, data)
-    except (LogError, OSError, advice.ConfigError) as e:
-        msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else e
-        print(f"iochar-report: error: {msg}", file=sys.stderr)
-        return 2
-    sys.stdout.write(json.dumps(rep, indent=1) + "\n" if args.json else text(rep))
+    cfg = advice.config.load(args.config)
+    if not cj.single_file(args.logs) or args.job is not None or args.list:
+        return _many(args, cfg)
+    data = load(args.logs)
+    rep = build(data, cfg)
+    out = json.dumps(sanitize(rep), indent=1, allow_nan=False) + "\n" if args.json else text(rep)
+    if args.html:  # rendered whole first, then written to a temp file and renamed
+        write_html(args.html, rep, data)
+    sys.stdout.write(out)
     return 0
 
 

@@ -9,7 +9,7 @@ import time
 
 from .. import __version__, advice
 from .. import summary as S
-from ..cli.report import ArgParser
+from ..cli.common import ArgParser, run_cli
 from . import queries
 from .ingest import ingest
 from .store import Store, StoreError
@@ -192,6 +192,10 @@ COMMANDS = {"ingest": _cmd_ingest, "summary": _cmd_summary, "sql": _cmd_sql,
 
 
 def main(argv=None) -> int:
+    return run_cli(PROG, _main, argv)  # anything unexpected: one line, exit 2
+
+
+def _main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
