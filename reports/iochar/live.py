@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import flags as F
 from . import writer
-from .log import OP, LogError
+from .log import LogError
+from .schema import OP
 
 MAGIC = b"IOCHARLV"
 VERSION = 1
@@ -389,7 +391,7 @@ def recovered_log(path) -> tuple:
             job[f"folded.{m.name}"] = h["folded"][m.id]
             folded += h["folded"][m.id]
     job["folded_files"] = folded
-    job["partial"] = (h["partial"] & 0xFF) | 8 | (2 if mpi else 0)
+    job["partial"] = (h["partial"] & F.RUNTIME_BITS) | F.LIVE | (F.PER_RANK if mpi else 0)
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:

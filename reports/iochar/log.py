@@ -14,14 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .schema import OP, OPS  # noqa: F401  (re-exported: op names by SCHEMA value)
+
 MAGIC = b"IOCHARLG"
 FORMAT_VERSION = 1
 HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
 SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
-OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
-       "TS_START", "TS_END", "MAXT", "MAXT_SIZE", "FAST_RANK", "FAST_BYTES",
-       "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
-OP = {name: i for i, name in enumerate(OPS)}
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
 SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")

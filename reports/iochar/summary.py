@@ -13,12 +13,11 @@ import re
 import numpy as np
 import pandas as pd
 
-# Size bins shared by every module (docs/log-format.md: upper bounds inclusive).
-SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
-             "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
-BIN_UPPER = (100, 1024, 10240, 102400, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30, math.inf)
+from . import schema as R
 
-# The one table mapping each module's counters to the summary's concepts.
+# The one table mapping each module's counters to the summary's concepts (which of a
+# module's totals are "opens", "reads"...: a reading the SCHEMA does not carry; every
+# other grouping comes from the schema's roles, iochar/schema.py).
 # "A+B" sums columns; "X|A+B" takes the first alternative that has a column present.
 # Missing columns count as zero, so a log from an older or newer tool still works.
 MODULE_COUNTERS: dict[str, dict[str, str]] = {
@@ -66,13 +65,6 @@ SPECIAL_PATHS = ("<STDIN>", "<STDOUT>", "<STDERR>")
 # logs): the advice reads them, the per-module I/O summary leaves them out.
 SETTINGS_MODULES = ("LUSTRE",)
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
-
-# Counters that are not additive totals (settings, bins, tables, timestamps, rank stats).
-_NOT_TOTAL = re.compile(r"_F_|_SIZE_(READ|WRITE)_|_ACCESS\d_|_STRIDE\d_|_RANK|_MODE$|"
-                        r"ALIGNMENT|_MAX_|_HINT_|_LAYOUT|_FILTERS|_NDIMS|_NPOINTS|_DATATYPE|"
-                        r"_CHUNK_|_FORMAT|_USE_|_IS_|_DEFLATE|_COLL_METADATA")
-_TOTAL_OPS = (0, 6)  # SUM, BYTES (docs/log-format.md)
-
 
 def counter_map(module: str) -> dict[str, str]:
     """The module's concept->counter expressions; unknown modules get the generic names."""
@@ -149,15 +141,15 @@ def job_block(job: dict) -> dict:
 
 
 def has_bins(df: pd.DataFrame, module: str) -> bool:
-    return any(f"{module}_SIZE_{d}_{b}" in df.columns for d in ("READ", "WRITE") for b in SIZE_BINS)
+    return bool(R.size_bins(df.columns, module))
 
 
 def size_histogram(df: pd.DataFrame, module: str) -> dict:
-    """{"read": {bin: count}, "write": {bin: count}} summed over all records."""
-    out = {}
-    for d in ("READ", "WRITE"):
-        out[d.lower()] = {b: _int(col(df, f"{module}_SIZE_{d}_{b}").sum()) for b in SIZE_BINS}
-    return out
+    """{"read": {bin: count}, "write": {bin: count}} summed over all records, over the
+    bins the log names (smallest first)."""
+    bins = R.size_bins(df.columns, module)
+    return {d.lower(): {b: _int(col(df, f"{module}_SIZE_{d}_{b}").sum()) for b in bins}
+            for d in ("READ", "WRITE")}
 
 
 def top_sizes(df: pd.DataFrame, module: str, k: int = 4, table: str = "ACCESS") -> list[dict]:
@@ -269,12 +261,14 @@ def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame |
 
 
 def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
-    """Every additive counter summed (SUM/BYTES ops when the schema is known)."""
+    """Every counter whose schema role is a total, summed. Without a schema (a frame
+    built by hand) only the counters the concept table names are known to be totals."""
     if schema:
-        names = [n for n, op in schema if op in _TOTAL_OPS and "_SIZE_" not in n]
+        names = R.with_role(schema, R.TOTAL)
     else:
-        names = [c for c in df.columns
-                 if c.startswith(module + "_") and not _NOT_TOTAL.search(c)]
+        names = [n for spec in counter_map(module).values() for n in re.split(r"[+|]", spec)
+                 if n in df.columns and "_F_" not in n]
+        names = [c for c in df.columns if c in set(names)]
     return {n: _int(col(df, n).sum()) for n in names if n in df.columns}
 
 

@@ -6,6 +6,7 @@ import json
 import sys
 
 from .. import advice, callsites, html
+from .. import flags as F
 from .. import summary as S
 from ..log import LogError
 from ..log import open as open_log
@@ -89,26 +90,26 @@ def _module_lines(name: str, s: dict) -> list:
 
 def _partial_reasons(job: dict) -> list:
     """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
-    flags, out = int(job.get("partial") or 0), []
-    if flags & 1:
+    flags, out = int(job.get("partial") or 0), []  # bits named in iochar/flags.py
+    if flags & F.FOLDED:
         out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
                    "<AGGREGATE> records (totals stay exact)")
-    if flags & 2:
+    if flags & F.PER_RANK:
         out.append("merged from per-rank logs: " + (
             "a rank could not take part in reducing the records at MPI_Finalize"
             if job.get("finalized") else "the job did not reach MPI_Finalize"))
-    if flags & 4:
+    if flags & F.TRACE_FULL:
         out.append("the trace filled its buffer; later calls were counted, not traced")
-    if flags & 8:
+    if flags & F.LIVE:
         how = {"killed": "killed by a signal", "_exit": "left by _exit",
                "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
         out.append("counters recovered from live files of processes that wrote no log "
                    f"(this one: {how}); a call in flight at the end may be counted in part")
-    if flags & 16:
+    if flags & F.MISSING_RANKS:
         out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
-    if flags & 32:
+    if flags & F.IO_URING:
         out.append("a process used io_uring: its reads and writes are in no counter")
-    if flags & 64:
+    if flags & F.SHARED_MAP:
         out.append("a recorded file was mapped shared and writable: stores through the mapping "
                    "are in no write counter")
     return out
