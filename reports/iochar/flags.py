@@ -26,3 +26,30 @@ def flags(job: dict) -> int:
     """The JOB's `partial` value as an int (0 when absent or not an integer)."""
     v = job.get("partial", 0)
     return int(v) if isinstance(v, int) else 0
+
+
+def reasons(job: dict) -> list:
+    """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
+    bits, out = int(job.get("partial") or 0), []
+    if bits & FOLDED:
+        out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
+                   "<AGGREGATE> records (totals stay exact)")
+    if bits & PER_RANK:
+        out.append("merged from per-rank logs: " + (
+            "a rank could not take part in reducing the records at MPI_Finalize"
+            if job.get("finalized") else "the job did not reach MPI_Finalize"))
+    if bits & TRACE_FULL:
+        out.append("the trace filled its buffer; later calls were counted, not traced")
+    if bits & LIVE:
+        how = {"killed": "killed by a signal", "_exit": "left by _exit",
+               "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
+        out.append("counters recovered from live files of processes that wrote no log "
+                   f"(this one: {how}); a call in flight at the end may be counted in part")
+    if bits & MISSING_RANKS:
+        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
+    if bits & IO_URING:
+        out.append("a process used io_uring: its reads and writes are in no counter")
+    if bits & SHARED_MAP:
+        out.append("a recorded file was mapped shared and writable: stores through the mapping "
+                   "are in no write counter")
+    return out

@@ -30,7 +30,11 @@ if __name__ == "__main__":  # run as a script: this checkout's package
 import numpy as np  # noqa: E402
 
 import iochar  # noqa: E402
-from iochar import callsites, html  # noqa: E402
+from iochar import (  # noqa: E402
+    callsites,
+    html,
+    jobreport,  # noqa: E402
+)
 from iochar import summary as S  # noqa: E402
 from iochar.callsites import ENTRY_DTYPE, TRACE_DTYPE  # noqa: E402
 from iochar.cli import diff, parser, report  # noqa: E402
@@ -463,7 +467,7 @@ class Context:
 
     def base_report(self, name: str, data):
         if name not in self.base:
-            self.base[name] = report.build(report.load_log(from_bytes(data, name)))
+            self.base[name] = jobreport.build(jobreport.load_log(from_bytes(data, name)))
         return self.base[name]
 
 
@@ -486,8 +490,8 @@ def open_all(data, name: str):
 def report_all(log, name: str, ctx: Context, with_html: bool = False, base: str | None = None):
     """The report tier: summary, advice, text and JSON report, diff against the
     original log (text and JSON), and optionally the HTML page written atomically."""
-    d = report.load_log(log)
-    rep = report.build(d)
+    d = jobreport.load_log(log)
+    rep = jobreport.build(d)
     report.text(rep)
     json.dumps(sanitize(rep), allow_nan=False)
     base = base or name  # the seed this log was made from

@@ -96,7 +96,7 @@ def test_io_uring_flagged(tmp_path):
 
 
 def test_report_caveats_for_unseen_io():
-    from iochar.cli.report import _partial_reasons
+    from iochar.flags import reasons as _partial_reasons
     why = _partial_reasons({"partial": 32 | 64})
     assert any("io_uring" in w for w in why) and any("mapping" in w for w in why)
 

@@ -22,7 +22,7 @@ import pytest
 import crashcorpus
 import iochar
 import readerfuzz as F
-from iochar import html_observed, plots
+from iochar import html_observed, jobreport, plots
 from iochar.cli import diff, parser, report
 
 HERE = Path(__file__).resolve().parent
@@ -98,9 +98,9 @@ def test_series_widths_far_apart_stay_small():
 
 
 def test_nprocs_at_the_bound_reports_without_reindexing_to_it():
-    data = report.load([str(F.CRASHES / "nprocs_max_with_ranks.iochar")])
+    data = jobreport.load([str(F.CRASHES / "nprocs_max_with_ranks.iochar")])
     assert data["job"]["nprocs"] == 1 << 24
-    rep = report.build(data)
+    rep = jobreport.build(data)
     assert rep["job"]["nprocs"] == 1 << 24  # built in bounded time and memory
 
 
