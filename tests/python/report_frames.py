@@ -103,4 +103,13 @@ def good_pattern(nprocs=16, nnodes=4):
     return job(nprocs, nnodes), {"MPIIO": mpiio, "POSIX": posix}, ranks
 
 
-__all__ = ["S", "frame", "good_pattern", "job", "ranks_frame", "run_advice", "write"]
+__all__ = ["S", "frame", "good_pattern", "job", "ranks_frame", "run_advice", "small_writes", "write"]
+
+
+def small_writes(n=20000, size_bin="1K_10K", size=4096, path="/scratch/a.dat"):
+    """One rank writing n accesses of `size` bytes to one file (the small-io case)."""
+    return frame([{"path": path, "rank": 0, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": n * size,
+                   f"POSIX_SIZE_WRITE_{size_bin}": n, "POSIX_ACCESS1_ACCESS": size,
+                   "POSIX_ACCESS1_COUNT": n, "POSIX_SEQ_WRITES": n - 1,
+                   "POSIX_CONSEC_WRITES": n - 1, "POSIX_FILE_ALIGNMENT": 4096,
+                   "POSIX_F_WRITE_TIME": 3.0}])

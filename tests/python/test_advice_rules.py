@@ -4,7 +4,7 @@ import pytest
 
 from iochar import advice
 from iochar.advice import config
-from report_frames import MiB, frame, good_pattern, job, ranks_frame, run_advice
+from report_frames import MiB, frame, good_pattern, job, ranks_frame, run_advice, small_writes
 
 
 def test_good_pattern_fires_nothing():
@@ -16,14 +16,6 @@ def test_every_rule_is_registered_with_a_config_entry():
     ids = [r.ID for r in advice.RULES]
     assert len(ids) == len(set(ids)) == 18
     assert set(ids) == set(config.DEFAULTS) - {"severity"}
-
-
-def small_writes(n=20000, size_bin="1K_10K", size=4096, path="/scratch/a.dat"):
-    return frame([{"path": path, "rank": 0, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": n * size,
-                   f"POSIX_SIZE_WRITE_{size_bin}": n, "POSIX_ACCESS1_ACCESS": size,
-                   "POSIX_ACCESS1_COUNT": n, "POSIX_SEQ_WRITES": n - 1,
-                   "POSIX_CONSEC_WRITES": n - 1, "POSIX_FILE_ALIGNMENT": 4096,
-                   "POSIX_F_WRITE_TIME": 3.0}])
 
 
 def test_small_io_fires_with_exact_evidence():

@@ -14,8 +14,7 @@ from matplotlib import image
 from cdp import Browser
 from iochar import html
 from iochar import summary as S
-from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice
-from test_advice_rules import small_writes
+from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice, small_writes
 from tool import LIB, mpiexec, run, workload
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

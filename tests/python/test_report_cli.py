@@ -5,8 +5,7 @@ import json
 import pytest
 
 from iochar.cli import report
-from report_frames import good_pattern, job, write
-from test_advice_rules import small_writes
+from report_frames import good_pattern, job, small_writes, write
 
 
 @pytest.fixture
