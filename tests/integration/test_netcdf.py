@@ -1,4 +1,4 @@
-"""NetCDF under the tool: the system netCDF-C (tests/nc_serial.c, classic and
+"""NetCDF under the tool: the system netCDF-C (tests/integration/nc_serial.c, classic and
 netCDF-4 files with record variables) and the netCDF4 wheel's private
 libnetcdf + libhdf5 (loaded RTLD_LOCAL) beside h5py's own libhdf5."""
 

@@ -2,7 +2,7 @@
  * (__open_2, __read_chk, __pread_chk, __fprintf_chk, __vfprintf_chk,
  * __printf_chk, __fgets_chk, __fread_chk): `fortify_workload DIR 100`.
  * Built with -O2 -D_FORTIFY_SOURCE=2 (tests/meson.build); the expected
- * counters are in tests/python/test_runtime.py.  Flags and sizes come from
+ * counters are in tests/integration/test_runtime.py.  Flags and sizes come from
  * the command line so the compiler cannot prove them safe (it then calls the
  * plain functions). */
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-"""PnetCDF under the tool (tests/pnc_basic.c; Debian's PnetCDF is built with
+"""PnetCDF under the tool (tests/integration/pnc_basic.c; Debian's PnetCDF is built with
 Open MPI, so this runs from the Open MPI build): exact PNETCDF_FILE/VAR counters."""
 
 import os

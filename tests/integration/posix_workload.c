@@ -1,5 +1,5 @@
 /* POSIX workloads with exactly known I/O: `posix_workload MODE DIR`.
- * Each mode's expected counters are asserted in tests/python/test_posix.py. */
+ * Each mode's expected counters are asserted in tests/integration/test_posix.py. */
 #include <aio.h>
 #include <errno.h>
 #include <fcntl.h>

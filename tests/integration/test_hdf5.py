@@ -1,4 +1,4 @@
-"""HDF5 under the tool: parallel HDF5 from C (tests/h5_parallel.c) and h5py's
+"""HDF5 under the tool: parallel HDF5 from C (tests/integration/h5_parallel.c) and h5py's
 private libhdf5 (loaded RTLD_LOCAL), with exact H5F/H5D counters."""
 
 import os

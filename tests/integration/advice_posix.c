@@ -1,6 +1,6 @@
 /* Serial I/O patterns, each meant to trip one advice rule (or none):
  * `advice_posix MODE` in the current directory. The rules each mode must fire
- * (and no others) are asserted in tests/python/test_advice_real.py; sizes are
+ * (and no others) are asserted in tests/integration/test_advice_real.py; sizes are
  * chosen against the thresholds in reports/iochar/advice/config.py. */
 #include <errno.h>
 #include <fcntl.h>

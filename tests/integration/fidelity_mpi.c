@@ -1,5 +1,5 @@
 /* Shared-record cases of issue 15 with exactly known I/O, on 4 ranks:
- * `fidelity_mpi topk|fold` (asserted in tests/python/test_fidelity_mpi.py). */
+ * `fidelity_mpi topk|fold` (asserted in tests/integration/test_fidelity_mpi.py). */
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>

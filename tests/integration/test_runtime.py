@@ -139,7 +139,7 @@ def test_log_name_pattern(tmp_path):
 
 def test_underscore_exit_still_logs(tmp_path):
     # _exit (what signal handlers call) builds no log: the live file keeps the
-    # counters and the reader recovers them (tests/python/test_abnormal.py)
+    # counters and the reader recovers them (tests/integration/test_abnormal.py)
     p = run([W, "exit", str(tmp_path)], tmp_path)
     assert p.returncode == 0
     assert logs_in(tmp_path) == [] and len(list(tmp_path.glob(".*.live"))) == 1

@@ -1,5 +1,5 @@
 /* MPI I/O patterns for the advice tests: `advice_mpi MODE` in the current
- * directory (tests/python/test_advice_real.py asserts the rules each fires).
+ * directory (tests/integration/test_advice_real.py asserts the rules each fires).
  *   good       every rank 4 x MPI_File_write_at_all of 4 MiB at 4 MiB-aligned,
  *              rank-interleaved offsets, then 4 x MPI_File_read_at_all back:
  *              few, large, aligned, collective; must fire no warning.

@@ -1,6 +1,6 @@
 /* The advice corpus: MPI programs with one planted I/O problem each (and good ones),
  * `advice_corpus MODE` in the current directory, run with 4 ranks.
- * tests/python/advice_corpus.py lists, for each mode, the findings the report must
+ * tests/helpers/advice_corpus.py lists, for each mode, the findings the report must
  * give (id, rank, severity); test_advice_corpus.py runs them and scores the advice.
  *   strided    POSIX: every rank 512 x pwrite of 4 KiB into one shared file,
  *              interleaved with the other ranks (stride 3 x 4 KiB)

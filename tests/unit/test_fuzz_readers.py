@@ -1,6 +1,6 @@
 """The readers never crash and never blow up, whatever the log holds.
 
-A seeded structure-aware fuzz run over real logs (tests/python/readerfuzz.py; cases
+A seeded structure-aware fuzz run over real logs (tests/helpers/readerfuzz.py; cases
 and seed from IOCHAR_FUZZ_CASES / IOCHAR_FUZZ_SEED, longer runs: bench/fuzz_readers.py),
 and the crash corpus (tests/corpus/crashes/, one file per crash kind ever found) through
 every entry point, in process and through the console scripts.
@@ -26,6 +26,7 @@ from iochar import html_observed, jobreport, plots
 from iochar.cli import diff, parser, report
 
 HERE = Path(__file__).resolve().parent
+HELPERS = HERE.parent / "helpers"
 CASES = int(os.environ.get("IOCHAR_FUZZ_CASES", 5000))
 SEED = int(os.environ.get("IOCHAR_FUZZ_SEED", 20261123))
 
@@ -34,8 +35,8 @@ def test_seeded_fuzz_no_crash_bounded_memory():
     """>= 5,000 mutated logs (by default) in one process: LogError or a report, nothing
     else; the process stays under 1 GiB resident."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(HERE.parents[1] / "reports"), str(HERE)]))
-    p = subprocess.run([sys.executable, str(HERE / "readerfuzz.py"), "--cases", str(CASES),
+        [str(HERE.parents[1] / "reports"), str(HELPERS)]))
+    p = subprocess.run([sys.executable, str(HELPERS / "readerfuzz.py"), "--cases", str(CASES),
                         "--seed", str(SEED)], capture_output=True, text=True, env=env,
                        timeout=1800)
     stats = json.loads(p.stdout)

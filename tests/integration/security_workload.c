@@ -1,5 +1,5 @@
 /* Workloads for the shared-directory and abnormal-end tests
- * (tests/python/test_security.py): `security_workload MODE DIR [N]`. */
+ * (tests/integration/test_security.py): `security_workload MODE DIR [N]`. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

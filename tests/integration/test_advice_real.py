@@ -1,5 +1,5 @@
 """Advice on real workloads: known bad and good I/O patterns run under the tool
-(tests/advice_posix.c, tests/advice_mpi.c, h5py and netCDF4 scripts), then
+(tests/integration/advice_posix.c, tests/integration/advice_mpi.c, h5py and netCDF4 scripts), then
 `iochar-report LOG --json`; each test asserts exactly which rules fire (id, module,
 severity) and the counter evidence the workload fixes. The good patterns (few large
 aligned collective MPI-IO accesses; large aligned chunks through h5py) must fire

@@ -1,7 +1,7 @@
 """The crash corpus: one log (or per-rank set) per crash kind the readers once had,
 built from the seeds in tests/corpus/ by changing exactly the fields at fault.
 
-`python tests/python/crashcorpus.py` rewrites tests/corpus/crashes/; the files are
+`python tests/helpers/crashcorpus.py` rewrites tests/corpus/crashes/; the files are
 committed, and test_fuzz_readers.py runs each through every entry point. EXPECT says
 what each must give: a LogError whose message matches, or a report (None).
 """

@@ -1,4 +1,4 @@
-/* MPI jobs that end abnormally (tests/python/test_abnormal.py):
+/* MPI jobs that end abnormally (tests/integration/test_abnormal.py):
  *   mpi_end MODE DIR N
  * Every rank writes N x 100 bytes to DIR/r<rank>.dat, then
  *   exit:  after a barrier, every rank calls exit(0) without MPI_Finalize (the launcher kills

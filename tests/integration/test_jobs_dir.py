@@ -166,7 +166,7 @@ def test_real_jobs_in_one_directory(tmp_path):
     parent, child = jobs[2], jobs[3]
     assert parent["jobid"] == child["jobid"] and parent["id"] != child["id"]
     assert (parent["bytes_written"], child["bytes_written"]) == (20, 60)
-    for j in jobs[:2]:  # the MPI-IO bytes of tests/mpi_workload.c, reduced or merged
+    for j in jobs[:2]:  # the MPI-IO bytes of tests/integration/mpi_workload.c, reduced or merged
         r = subprocess.run([sys.executable, "-m", "iochar.cli.report", str(tmp_path), "--job",
                             j["id"], "--json"], capture_output=True, text=True, env=env,
                            check=True)

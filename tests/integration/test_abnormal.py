@@ -43,7 +43,7 @@ def start_ready(cmd, d, lines=1, lib=LIB):
 
 
 def check_k(log, n, d):
-    """kill_workload's known I/O (tests/kill_workload.c)."""
+    """kill_workload's known I/O (tests/integration/kill_workload.c)."""
     df = log.records("POSIX")
     r = one(df, "/k.dat")
     assert (r["POSIX_WRITES"], r["POSIX_BYTES_WRITTEN"]) == (n, 100 * n)

@@ -6,7 +6,7 @@ SERIES width/nbins/bins, RANKS rows, CALLSITE/TRACE/LOADMAP payloads, section
 counts, lengths, kinds and order; then re-fixes the CRCs and lengths, and runs every
 reader entry point in process. Anything but iochar.LogError is a crash.
 
-Used by tests/python/test_fuzz_readers.py (IOCHAR_FUZZ_CASES, IOCHAR_FUZZ_SEED) and
+Used by tests/unit/test_fuzz_readers.py (IOCHAR_FUZZ_CASES, IOCHAR_FUZZ_SEED) and
 bench/fuzz_readers.py (long runs, crash files kept).
 """
 

@@ -1,5 +1,5 @@
 """iochar-parser --total/--file/--perf and --rank/--path on a real 4-rank MPI job with
-known I/O (tests/mpi_workload.c); test_parser_views.py has --total's combination by op
+known I/O (tests/integration/mpi_workload.c); test_parser_views.py has --total's combination by op
 on a hand-built log."""
 
 import re

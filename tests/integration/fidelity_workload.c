@@ -1,5 +1,5 @@
 /* Issue 15 workloads with exactly known I/O: `fidelity_workload MODE DIR`
- * (asserted in tests/python/test_fidelity.py). */
+ * (asserted in tests/integration/test_fidelity.py). */
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <stdio.h>

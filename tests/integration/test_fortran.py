@@ -1,4 +1,4 @@
-"""MPI-IO from Fortran (tests/mpiio_fortran.f90): one job log, exact MPIIO
+"""MPI-IO from Fortran (tests/integration/mpiio_fortran.f90): one job log, exact MPIIO
 counters.  Open MPI's Fortran bindings call PMPI_* directly, MPICH's call the C
 MPI_* symbols; both must be seen."""
 
@@ -17,7 +17,7 @@ N = 4
 WORKLOAD = workload("mpiio_fortran", build=BUILD_OPENMPI)
 
 
-SOURCE = Path(__file__).resolve().parents[1] / "mpiio_fortran.f90"
+SOURCE = Path(__file__).resolve().parent / "mpiio_fortran.f90"
 
 
 def check(tmp_path, cmd, lib):

@@ -1,4 +1,4 @@
-"""Issue 15 on shared records, 4 ranks under mpiexec.mpich (tests/fidelity_mpi.c):
+"""Issue 15 on shared records, 4 ranks under mpiexec.mpich (tests/integration/fidelity_mpi.c):
 top-4 tables merged whole across ranks, and folded files counted once."""
 
 import pytest

@@ -1,5 +1,5 @@
 """MPI jobs under the tool: MPI-IO counters, the cross-rank reduction, one log per job,
-per-rank fallback logs, and many files per rank (tests/mpi_workload.c, tests/mpi_many.c)."""
+per-rank fallback logs, and many files per rank (tests/integration/mpi_workload.c, tests/integration/mpi_many.c)."""
 
 import re
 import shutil
@@ -112,7 +112,7 @@ def test_exit_without_finalize_per_rank_logs(tmp_path):
     p = run(mpiexec(n) + [workload("mpi_workload"), "exit"], tmp_path)
     # mpiexec.mpich may SIGKILL ranks still exiting once one has left without
     # MPI_Finalize (exit code 9 with or without the tool): the logs are written
-    # before the workload's ranks leave together (tests/mpi_workload.c).
+    # before the workload's ranks leave together (tests/integration/mpi_workload.c).
     assert p.returncode in (0, 9), p.stderr.decode(errors="replace")
     logs = logs_in(tmp_path)
     assert len(logs) == n

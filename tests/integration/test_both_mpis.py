@@ -24,7 +24,7 @@ needs_both = pytest.mark.skipif(
 
 
 def check_mpi_workload(log, tmp_path):
-    """tests/mpi_workload.c's MPI-IO, exactly (N ranks)."""
+    """tests/integration/mpi_workload.c's MPI-IO, exactly (N ranks)."""
     assert log.job["nprocs"] == N
     mp = log.records("MPIIO")
     sh = one(mp, "/shared.dat")

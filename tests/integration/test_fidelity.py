@@ -1,5 +1,5 @@
 """Issue 15: counters mean what Darshan's mean, exact where Darshan is not
-(tests/fidelity_workload.c; the shared-record cases are in test_fidelity_mpi.py)."""
+(tests/integration/fidelity_workload.c; the shared-record cases are in test_fidelity_mpi.py)."""
 
 import shutil
 import struct

@@ -1,4 +1,4 @@
-/* Known I/O, then an abnormal end (tests/python/test_abnormal.py):
+/* Known I/O, then an abnormal end (tests/integration/test_abnormal.py):
  *   kill_workload DIR N MODE [PROG ARGS...]
  * Always first: N write()s of 100 bytes to DIR/k.dat (one run of repeats),
  * N fwrite()s of 10 bytes to DIR/k.txt, N/2 pread()s of 50 bytes of k.dat.
