@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import flags as F
 from . import writer
+from .flags import PARTIAL, RUNTIME_BITS
 from .log import LogError
 from .schema import OP
 
@@ -391,7 +391,7 @@ def recovered_log(path) -> tuple:
             job[f"folded.{m.name}"] = h["folded"][m.id]
             folded += h["folded"][m.id]
     job["folded_files"] = folded
-    job["partial"] = (h["partial"] & F.RUNTIME_BITS) | F.LIVE | (F.PER_RANK if mpi else 0)
+    job["partial"] = (h["partial"] & RUNTIME_BITS) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:

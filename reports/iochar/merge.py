@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import flags as F
+from .flags import PARTIAL, flags
 from .log import LogError, text_column
 from .schema import OP, OPS
 
@@ -53,7 +53,7 @@ def merge_jobs(jobs: list, files: list) -> dict:
         job["end_time"] = max(ends)
     job["partial"] = 0
     for j in jobs:
-        job["partial"] |= F.flags(j)
+        job["partial"] |= flags(j)
         for k, v in j.items():
             if (k == "folded_files" or k.startswith("folded.")) and isinstance(v, int) \
                     and j is not jobs[order[0]]:
@@ -64,7 +64,7 @@ def merge_jobs(jobs: list, files: list) -> dict:
 
 def note_missing_ranks(job: dict, jobs: list) -> None:
     """Per-rank logs of an MPI job that lack some ranks: JOB `missing_ranks` names them
-    ("2,3") and `partial` bit MISSING_RANKS is set."""
+    ("2,3") and `partial` bit MISSING_RANKS (16) is set."""
     ranks = {j.get("rank") for j in jobs}
     nprocs = job.get("nprocs")
     if not all(isinstance(r, int) for r in ranks) or not isinstance(nprocs, int) or \
@@ -73,7 +73,7 @@ def note_missing_ranks(job: dict, jobs: list) -> None:
     missing = [r for r in range(nprocs) if r not in ranks]
     if missing:
         job["missing_ranks"] = ",".join(map(str, missing))
-        job["partial"] = int(job.get("partial") or 0) | F.MISSING_RANKS
+        job["partial"] = int(job.get("partial") or 0) | PARTIAL["MISSING_RANKS"]
 
 
 def topk_tables(schema: list) -> list:

@@ -6,10 +6,10 @@ take every grouping from there (which counters are totals, maxima, timestamps, t
 histogram bins, top-k tables, ranks) instead of keeping lists of their own, so a counter
 added in C shows up in the reports without a Python change.
 
-A counter's role is derived from its op, and from its name for the one thing the op
-does not say (a SUM counter named <MOD>_SIZE_READ_<bin> / _SIZE_WRITE_<bin> is a bin of
-the access-size histogram). When the log's SCHEMA carries an explicit role, `role()` is
-the one function to switch over.
+A schema entry is (name, op) or, from a reader that knows the log's roles, (name, op,
+role). Without a role, `role()` derives it from the op, and from the name for the one
+thing the op does not say (a SUM counter named <MOD>_SIZE_READ_<bin> / _SIZE_WRITE_<bin>
+is a bin of the access-size histogram); every report asks `role()`, nothing else.
 """
 
 from __future__ import annotations
@@ -24,46 +24,45 @@ OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
        "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
 OP = {name: i for i, name in enumerate(OPS)}
 
-# Roles (the issue's list): what a report may do with a counter.
-TOTAL = "total"          # additive count or byte total: summed over records and ranks
-BIN = "histogram bin"    # additive, one bin of the access-size histogram
-MAX = "max"              # largest value (MAX, MAXT: the slowest rank's time)
-MIN = "min"              # smallest non-zero value
-SETTING = "setting"      # any rank's value (modes, hints, layouts)
-TOPK_VALUE = "top-k value"
-TOPK_COUNT = "top-k count"
-TIME = "time"            # cumulative seconds, summed
-TIMESTAMP = "timestamp"  # seconds after the job start (TS_START min, TS_END max)
-RANK = "rank"            # a rank number, or a statistic of the fastest/slowest rank
-VARIANCE = "variance"    # across the ranks of one file: does not combine across files
+# Roles, named as runtime/counters.h's enum iochar_role names them: what a report may
+# do with a counter.
+TOTAL = "TOTAL"            # additive count or bytes: summed over records and ranks
+BIN = "BIN"                # additive, one bin of the access-size histogram
+MAX = "MAX"                # a maximum (MAX, MAXT: the slowest single op)
+MIN = "MIN"                # the smallest non-zero value
+SETTING = "SETTING"        # describes the file or its use (modes, hints, layouts)
+TIMESTAMP = "TIMESTAMP"    # seconds after the job start (TS_START min, TS_END max)
+TIME = "TIME"              # cumulative seconds
+TOPK_VALUE = "TOPK_VALUE"  # value of a top-4 table
+TOPK_COUNT = "TOPK_COUNT"  # count of a top-4 table
+RANK = "RANK"              # a rank number
+RANK_STAT = "RANK_STAT"    # about one rank or op chosen by another counter, a variance
 
-_OP_ROLE = {"SUM": TOTAL, "BYTES": TOTAL, "MAX": MAX, "MAXT": MAX, "MAXT_SIZE": MAX,
-            "MIN_NZ": MIN, "ANY": SETTING, "TOPK_VAL": TOPK_VALUE, "TOPK_CNT": TOPK_COUNT,
-            "TIME": TIME, "TS_START": TIMESTAMP, "TS_END": TIMESTAMP,
-            "FAST_RANK": RANK, "FAST_BYTES": RANK, "FAST_TIME": RANK,
-            "SLOW_RANK": RANK, "SLOW_BYTES": RANK, "SLOW_TIME": RANK,
-            "VAR_TIME": VARIANCE, "VAR_BYTES": VARIANCE}
+_OP_ROLE = {"SUM": TOTAL, "BYTES": TOTAL, "MAX": MAX, "MAXT": MAX, "MIN_NZ": MIN,
+            "ANY": SETTING, "TOPK_VAL": TOPK_VALUE, "TOPK_CNT": TOPK_COUNT, "TIME": TIME,
+            "TS_START": TIMESTAMP, "TS_END": TIMESTAMP, "FAST_RANK": RANK, "SLOW_RANK": RANK}
 _BIN_NAME = re.compile(r"_SIZE_(READ|WRITE)_(\d+[KMG]?)_(\d+[KMG]?|PLUS)\Z")
 _UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def role(name: str, op: int) -> str | None:
-    """The role of one SCHEMA entry; None for an op this reader does not know."""
-    name_op = OPS[op] if 0 <= op < len(OPS) else None
-    r = _OP_ROLE.get(name_op)
-    if r == TOTAL and _BIN_NAME.search(name):
-        return BIN
-    return r
+def role(entry) -> str:
+    """The role of one schema entry: (name, op, role) when the log names its roles,
+    else (name, op), the role derived from the op, and from the name for a bin."""
+    if len(entry) > 2:
+        return entry[2]
+    name, op = entry[0], entry[1]
+    r = _OP_ROLE.get(OPS[op] if 0 <= op < len(OPS) else None, RANK_STAT)
+    return BIN if r == TOTAL and _BIN_NAME.search(name) else r
 
 
-def roles(schema) -> dict[str, str | None]:
-    """{counter: role} for a module's [(name, op)] schema, in log order."""
-    return {n: role(n, op) for n, op in schema}
+def roles(schema) -> dict[str, str]:
+    """{counter: role} for a module's schema, in log order."""
+    return {e[0]: role(e) for e in schema}
 
 
 def with_role(schema, *wanted: str) -> list[str]:
     """Counter names of the schema whose role is one of `wanted`, in log order."""
-    return [n for n, op in schema if role(n, op) in wanted]
+    return [e[0] for e in schema if role(e) in wanted]
 
 
 def bin_bounds(label: str) -> tuple[float, float]:

@@ -22,11 +22,16 @@ def test_ops_match_c_enum():
 
 
 def test_partial_bits_match_c_macros():
-    declared = {k: int(v) for k, v in re.findall(r"#define IOCHAR_PARTIAL_([A-Z_]+)\s+(\d+)", c_text())}
-    assert "TRUNCATED" in declared  # the header declares at least this one today
+    text = c_text()
+    declared = {k: int(v) for k, v in re.findall(r"#define IOCHAR_PARTIAL_([A-Z_]+)\s+(\d+)", text)}
+    declared |= {k: int(v) for k, v in re.findall(r"X\(([A-Z_]+), (\d+)\)\s*/\*", text)
+                 if "IOCHAR_PARTIAL_FLAGS" in text}
+    assert declared  # the C side declares at least the truncated-paths bit
     for name, bit in declared.items():
-        assert F.BITS[name] == bit, name
-    assert sorted(F.BITS.values()) == [1 << i for i in range(8)]
+        name = {"TRUNCATED": "TRUNCATED_PATHS"}.get(name, name)  # the older macro's name
+        assert F.PARTIAL[name] == bit, name
+    assert sorted(F.PARTIAL.values()) == [1 << i for i in range(8)]
+    assert F.partial_names(8 | 128 | 512) == ["RECOVERED", "TRUNCATED_PATHS", "512"]
 
 
 def test_roles_from_ops_and_names():
@@ -36,11 +41,21 @@ def test_roles_from_ops_and_names():
               ("POSIX_ACCESS1_COUNT", R.OP["TOPK_CNT"]), ("POSIX_F_READ_TIME", R.OP["TIME"]),
               ("POSIX_F_OPEN_START_TIMESTAMP", R.OP["TS_START"]),
               ("POSIX_FASTEST_RANK", R.OP["FAST_RANK"]), ("POSIX_MODE", R.OP["ANY"]),
-              ("H5D_CHUNK_SIZE_D1", R.OP["ANY"]), ("POSIX_NEW", 99)]
+              ("H5D_CHUNK_SIZE_D1", R.OP["ANY"]), ("POSIX_F_VARIANCE_RANK_TIME", R.OP["VAR_TIME"]),
+              ("POSIX_NEW", 99)]
     assert list(R.roles(schema).values()) == [
         R.TOTAL, R.TOTAL, R.BIN, R.BIN, R.MAX, R.TOPK_VALUE, R.TOPK_COUNT, R.TIME,
-        R.TIMESTAMP, R.RANK, R.SETTING, R.SETTING, None]
+        R.TIMESTAMP, R.RANK, R.SETTING, R.SETTING, R.RANK_STAT, R.RANK_STAT]
     assert R.with_role(schema, R.TOTAL) == ["POSIX_OPENS", "POSIX_BYTES_READ"]
+    # a log that names its roles: the named role wins over the derived one
+    assert R.with_role([("X_A", R.OP["SUM"], R.SETTING), ("X_B", R.OP["MAX"], R.TOTAL)],
+                       R.TOTAL) == ["X_B"]
+
+
+def test_role_names_match_c_enum():
+    enum = re.findall(r"IOCHAR_ROLE_([A-Z_]+)\s*=\s*\d+", c_text())
+    for name in enum:  # once the C lists declare roles (runtime/counters.h)
+        assert getattr(R, name) == name
 
 
 def test_size_bins_in_order_with_bounds():
