@@ -44,6 +44,8 @@ typedef struct iochar_mount {
   int64_t block_size; /* 0 until first asked */
 } iochar_mount;
 int iochar_mounts(const iochar_mount **out);
+/* Index of the mount holding abs (longest mount point), or -1. */
+int iochar_mount_find(const char *abs);
 
 void iochar_series_reset(void);
 /* Copy module m's series: width, and 4 x nbins int64 (bytes r/w, ops r/w). */
@@ -69,6 +71,7 @@ void iochar_buf_free(iochar_buf *b);
 /* Log building blocks (runtime/log_writer.c); the MPI reducer uses them too. */
 #define IOCHAR_HEADER_SIZE 32
 #define IOCHAR_SECTION_HEADER 48
+#define IOCHAR_FORMAT_VERSION 2 /* docs/log-format.md; readers still read 1 */
 void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections);
 /* Compress raw into one section appended to out; returns 0 or -1. */
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
@@ -82,10 +85,14 @@ size_t iochar_module_rows(int m, iochar_buf *rows, iochar_buf *names);
 size_t iochar_row_size(int m);
 /* Bytes of whole top-k tables at the end of a row (not logged as counters). */
 size_t iochar_row_tail(int m);
-/* Columnar RECORDS payload from rows (docs/log-format.md); returns its length,
- * at most iochar_columns_bound(m, n). */
+/* Columnar RECORDS payload from rows, format 2 (runtime/log_codec.c); returns
+ * its length, at most iochar_columns_bound(m, n); 0 when out of memory. */
 size_t iochar_rows_to_columns(int m, const uint8_t *rows, size_t n, uint8_t *out);
 size_t iochar_columns_bound(int m, size_t n);
+/* NAMES format 2 from format-1 entries (u64 id, u32 len, path) in in[len];
+ * returns its length, at most iochar_names_bound(len, count). */
+size_t iochar_names_encode(const uint8_t *in, size_t len, uint32_t count, uint8_t *out);
+size_t iochar_names_bound(size_t len, uint32_t count);
 /* A rank's load on one record: the sum of its TIME counters and of its BYTES
  * counters (what FASTEST/SLOWEST and the variances compare). */
 void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f, double *time,

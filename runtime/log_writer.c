@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core.h"
 #include "internal.h"
+#include "log_dict.h"
 #include "safefile.h"
 
 double iochar_ts_shift;
@@ -63,7 +64,7 @@ static void put_str16(iochar_buf *b, const char *s) {
 /* ---- header and sections ------------------------------------------------ */
 
 void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections) {
-  uint32_t version = 1, hsize = IOCHAR_HEADER_SIZE;
+  uint32_t version = IOCHAR_FORMAT_VERSION, hsize = IOCHAR_HEADER_SIZE;
   memcpy(out, "IOCHARLG", 8);
   memcpy(out + 8, &version, 4);
   memcpy(out + 12, &hsize, 4);
@@ -73,11 +74,18 @@ void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t
   memcpy(out + 28, &crc, 4);
 }
 
-/* One zlib stream at level 1 with the given strategy. */
-static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen, int strategy) {
+/* One raw deflate stream (the section CRC covers it) against the preset
+ * dictionary: level 9 for small payloads (JOB, SCHEMA, RANKS: cheap, and
+ * where the dictionary pays most), 1 for the big ones. */
+static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen) {
   z_stream zs;
   memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, 1, Z_DEFLATED, 15, 9, strategy) != Z_OK) return -1;
+  int level = rawlen < (64u << 10) ? 9 : 1;
+  if (deflateInit2(&zs, level, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  if (deflateSetDictionary(&zs, iochar_log_dictionary, (uInt)iochar_log_dictionary_len) != Z_OK) {
+    deflateEnd(&zs);
+    return -1;
+  }
   zs.next_in = (Bytef *)(uintptr_t)(raw ? raw : (const void *)"");
   zs.avail_in = (uInt)rawlen;
   zs.next_out = z;
@@ -90,16 +98,20 @@ static int deflate_all(const void *raw, size_t rawlen, uint8_t *z, uLongf *clen,
 
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,
                        const void *raw, size_t rawlen) {
-  uLongf clen = compressBound(rawlen);
-  uint8_t *z = malloc(clen ? clen : 1);
-  if (!z) return -1;
-  /* Level 1; byte-transposed RECORDS columns are runs of zeros and small
-   * values, which run-length matching compresses fastest (text: default). */
-  int strategy = strcmp(kind, "RECORDS") == 0 ? Z_RLE : Z_DEFAULT_STRATEGY;
-  if (rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen, strategy) || clen > UINT32_MAX) {
-    free(z);
+  uint8_t *names = NULL; /* NAMES entries are built as format 1, encoded here */
+  if (strcmp(kind, "NAMES") == 0) {
+    names = malloc(iochar_names_bound(rawlen, count));
+    if (!names) return -1;
+    rawlen = iochar_names_encode(raw, rawlen, count, names);
+    raw = names;
+  }
+  uLongf clen = compressBound(rawlen) + 16;
+  uint8_t *z = malloc(clen);
+  if (!z || rawlen > UINT32_MAX || deflate_all(raw, rawlen, z, &clen) || clen > UINT32_MAX) {
+    free(z), free(names);
     return -1;
   }
+  free(names);
   uint8_t h[IOCHAR_SECTION_HEADER] = {0};
   strncpy((char *)h, kind, 8);
   if (module) strncpy((char *)h + 8, module, 16);
@@ -145,7 +157,7 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   uint32_t n = 0;
   int64_t folded = 0;
   kv_str(&b, "version", IOCHAR_VERSION, &n);
-  kv_i64(&b, "format", 1, &n);
+  kv_i64(&b, "format", IOCHAR_FORMAT_VERSION, &n);
   kv_i64(&b, "nprocs", j->nprocs, &n);
   kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
   kv_i64(&b, "uid", (int64_t)getuid(), &n);
@@ -314,39 +326,6 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
   rows_ctx x = {mi, rows, names, 0};
   if (iochar_modules[mi]) iochar_record_foreach(mi, row_of, &x);
   return x.n;
-}
-
-/* Logged counters of a row (the top-k tail stays in memory). */
-static size_t ncnt_of(int mi) { return iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt; }
-
-/* Columnar with a presence bitmap: an all-zero counter column (most of them,
- * in most jobs) is not stored at all. */
-size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
-  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
-  uint64_t *present = (uint64_t *)out;
-  memset(present, 0, 8 * nw);
-  for (size_t i = 0; i < n; i++) {
-    const uint64_t *row = (const uint64_t *)(rows + i * rs) + 2;
-    for (size_t k = 0; k < ncnt; k++)
-      if (row[k]) present[k / 64] |= 1ull << (k % 64);
-  }
-  /* Each column byte-transposed: all low bytes, then all second bytes...; the
-   * zero high bytes of small counters become long runs (faster, smaller zlib). */
-  uint8_t *p = out + 8 * nw;
-  for (size_t col = 0; col < ncnt + 2; col++) {
-    if (col >= 2 && !(present[(col - 2) / 64] >> ((col - 2) % 64) & 1)) continue;
-    for (size_t i = 0; i < n; i++) {
-      const uint8_t *v = rows + i * rs + 8 * col;
-      for (int b = 0; b < 8; b++) p[(size_t)b * n + i] = v[b];
-    }
-    p += 8 * n;
-  }
-  return (size_t)(p - out);
-}
-
-size_t iochar_columns_bound(int mi, size_t n) {
-  size_t ncnt = ncnt_of(mi);
-  return iochar_row_size(mi) * n + 8 * ((ncnt + 63) / 64);
 }
 
 int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank, uint8_t out[64]) {
@@ -527,7 +506,7 @@ int iochar_log_write_local(const char *path) {
     uint8_t *cols = malloc(iochar_columns_bound(m, nrows[m]));
     if (!cols) goto out;
     size_t clen = iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
-    int e = iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols, clen);
+    int e = !clen || iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols, clen);
     free(cols);
     uint8_t tot[64];
     iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);

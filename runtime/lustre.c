@@ -1,4 +1,5 @@
-/* Lustre layouts from `lustre.lov` bytes (see lustre.h), and mount fs types. */
+/* Lustre layouts from `lustre.lov` bytes (see lustre.h); iochar_fs_type is in
+ * paths.c, next to the mount table. */
 #include "lustre.h"
 
 #include <string.h>
@@ -42,18 +43,4 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
   if ((int64_t)listed > out->stripe_count) return -1;
   out->first_ost = listed ? (int64_t)u32_at(p + head + 20) : -1;
   return 0;
-}
-
-const char *iochar_fs_type(const char *abs) {
-  const iochar_mount *m;
-  int nm = iochar_mounts(&m), best = -1;
-  size_t best_len = 0;
-  for (int i = 0; i < nm; i++) {
-    size_t l = m[i].len;
-    if (l < best_len || strncmp(abs, m[i].point, l) != 0) continue;
-    if (l > 1 && abs[l] != '/' && abs[l] != 0) continue;
-    best = i;
-    best_len = l;
-  }
-  return best < 0 ? "" : m[best].type;
 }

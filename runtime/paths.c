@@ -267,15 +267,7 @@ int iochar_mounts(const iochar_mount **out) {
 }
 
 int64_t iochar_fs_block_size(const char *abs) {
-  int best = -1;
-  size_t best_len = 0;
-  for (int i = 0; i < nmounts; i++) {
-    size_t l = mounts[i].len;
-    if (l < best_len || strncmp(abs, mounts[i].point, l) != 0) continue;
-    if (l > 1 && abs[l] != '/' && abs[l] != 0) continue;
-    best = i;
-    best_len = l;
-  }
+  int best = iochar_mount_find(abs);
   if (best < 0) {
     struct statfs sf;
     return statfs(abs, &sf) == 0 ? (int64_t)sf.f_bsize : 0;

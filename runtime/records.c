@@ -41,11 +41,26 @@ static void *map_anon(size_t n) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* Pages of the arena are faulted in ahead, POPULATE bytes at a time, with
+ * one madvise: on a virtual machine a page fault costs 3-4 us (measured here
+ * under nested virtualisation), a populated page ~2.5 us, and a new record
+ * (~1.5 KiB) is most of the cost of a process's first call on a file name.
+ * Kernels before 5.14 refuse the advice; their pages fault one by one. */
+#define POPULATE (64u << 10)
+static size_t arena_populated;
+
 static void *arena_alloc(size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (arena_used + n > arena_size || iochar_live_reserve(arena_used + n)) return NULL;
   void *p = arena + arena_used;
   arena_used += n;
+  if (arena_used > arena_populated && arena_populated < arena_size) {
+    size_t from = arena_populated, len = POPULATE;
+    while (from + len < arena_used) len += POPULATE;
+    if (from + len > arena_size) len = arena_size - from;
+    madvise(arena + from, len, MADV_POPULATE_WRITE);
+    arena_populated = from + len;
+  }
   return p;
 }
 

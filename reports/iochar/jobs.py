@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .log import HEADER, SECTION, LogError, _ascii_field, _parse_job, _payload
+from .log import HEADER, SECTION, LogError, _ascii_field, _parse_job, _payload, inflater_for
 from .log import open as open_log
 
 CLOCK_SLACK = 5.0  # seconds: node clocks of one job may disagree by this much
@@ -36,7 +36,7 @@ def read_job(path: Path) -> dict:
         data, _ = live.recovered_log(path)
     if len(data) < HEADER.size:
         raise LogError(f"{name}: truncated file or not an iochar log")
-    magic, _, hsize, total, nsec, crc = HEADER.unpack_from(data)
+    magic, version, hsize, total, nsec, crc = HEADER.unpack_from(data)
     if magic != b"IOCHARLG" or zlib.crc32(data[:28]) != crc:
         raise LogError(f"{name}: bad magic or header CRC: not an iochar log")
     if total != len(data):
@@ -52,7 +52,8 @@ def read_job(path: Path) -> dict:
         if _ascii_field(kind_b, f"{name}: section {k} kind") == "JOB":
             if start + clen > len(data) or ulen > max(clen, 1) * 1032:
                 break
-            buf = _payload(data[start:start + clen], pcrc, ulen, f"{name}: section {k} (JOB)")
+            buf = _payload(data[start:start + clen], pcrc, ulen, f"{name}: section {k} (JOB)",
+                           inflater_for(version))
             return _parse_job(buf, count, f"{name}: section {k} (JOB)")
         off = start + clen
     raise LogError(f"{name}: no JOB section")

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import codec
 from .schema import OP, OPS  # noqa: F401  (re-exported: op names by SCHEMA value)
 
 MAGIC = b"IOCHARLG"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
 HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
 SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
@@ -92,11 +93,18 @@ def _ascii_field(raw: bytes, what: str) -> str:
     return s.decode()
 
 
-def _payload(comp, crc: int, ulen: int, what: str) -> bytes:
-    """Check a section's CRC and inflate its payload to exactly ulen bytes."""
+def inflater_for(version: int):
+    """The decompressor factory of a log's format version (1: zlib streams,
+    2: raw deflate against codec.DICTIONARY)."""
+    return codec.decompressor if version >= 2 else zlib.decompressobj
+
+
+def _payload(comp, crc: int, ulen: int, what: str, inflater=zlib.decompressobj) -> bytes:
+    """Check a section's CRC and inflate its payload to exactly ulen bytes
+    (format 1: zlib streams; 2: raw deflate against codec.DICTIONARY)."""
     if zlib.crc32(comp) != crc:
         raise LogError(f"{what} CRC mismatch")
-    d = zlib.decompressobj()
+    d = inflater()
     try:
         out = d.decompress(comp, ulen + 1)
     except zlib.error as e:
@@ -199,7 +207,11 @@ def _parse_names(buf: bytes, count: int, what: str):
     ids = raw[starts[:, None] + np.arange(8)].copy().view("<u8").ravel() if count else \
         np.empty(0, np.uint64)
     ends = np.append(starts[1:], n).tolist()
-    names = [buf[s + 12:e] for s, e in zip(offs, ends)]
+    return _names_checked(ids, [buf[s + 12:e] for s, e in zip(offs, ends)], what)
+
+
+def _names_checked(ids: np.ndarray, names: list, what: str):
+    """NAMES (ids, path bytes) of either format -> (ids, paths, truncated ids)."""
     truncated = set()
     for i, b in enumerate(names):
         if b"\0" in b:  # real paths never hold a NUL: only the truncation marker may
@@ -296,7 +308,9 @@ class _Part:
         _, version, hsize, total, nsec, crc = HEADER.unpack_from(data)
         if zlib.crc32(data[:28]) != crc:
             self._fail("header CRC mismatch")
-        if version != FORMAT_VERSION:
+        self.version = version
+        inflater = inflater_for(version)
+        if version not in (1, FORMAT_VERSION):
             self._fail(f"unsupported format version {version} (this reader knows {FORMAT_VERSION})")
         if size < total:
             self._fail(f"truncated file: expected {total} bytes got {size}")
@@ -330,7 +344,7 @@ class _Part:
             self._check_size(kind, module, count, ulen, where)
             item = (kind, module, count, view[start:start + clen], pcrc, ulen, where)
             if kind == "SCHEMA":  # needed now to check the sizes of later RECORDS
-                self._section(*item[:3], _payload(*item[3:]), where)
+                self._section(*item[:3], _payload(*item[3:], inflater), where)
             else:
                 todo.append(item)
             off = start + clen
@@ -340,9 +354,9 @@ class _Part:
         # small ones do not pay for starting threads
         if sum(len(it[3]) for it in todo) > PARALLEL_BYTES:
             with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-                bufs = list(pool.map(lambda it: _payload(*it[3:]), todo))
+                bufs = list(pool.map(lambda it: _payload(*it[3:], inflater), todo))
         else:
-            bufs = [_payload(*it[3:]) for it in todo]
+            bufs = [_payload(*it[3:], inflater) for it in todo]
         for item, buf in zip(todo, bufs):
             self._section(*item[:3], buf, item[-1])
         if self.job is None:
@@ -382,6 +396,8 @@ class _Part:
         if kind == "RECORDS":
             if module not in self.schemas:
                 self._fail(f"{where}: RECORDS before the module's SCHEMA")
+            if self.version >= 2:  # encoded columns: sizes are checked when decoded
+                return
             _, n_int, n_float, _ = self.schemas[module]
             words, ncnt = _present_words(n_int + n_float), n_int + n_float
             body = ulen - 8 * words - 16 * count
@@ -402,7 +418,11 @@ class _Part:
         elif kind == "MOUNTS":
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
-            self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
+            if self.version >= 2:
+                ids, raw = self._decoded(codec.decode_names, buf, count, where)
+                self.names.append(_names_checked(ids, raw, f"{self.name}: {where}"))
+            else:
+                self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
         elif kind == "SCHEMA":
             schema = _parse_schema(buf, count, f"{self.name}: {where}")
             if module in self.schemas and self.schemas[module] != schema:
@@ -410,6 +430,8 @@ class _Part:
             if module not in self.schemas:
                 self.schemas[module] = schema
                 self.modules.append(module)
+        elif kind == "RECORDS" and self.version >= 2:
+            self.records.setdefault(module, []).append(self._records_v2(module, count, buf, where))
         elif kind == "RECORDS":
             _, n_int, n_float, _ = self.schemas[module]
             present = _present_mask(buf, n_int + n_float)
@@ -450,6 +472,28 @@ class _Part:
                 self.topk_ids.setdefault(module, []).append(ids)
             self.extra.append((kind, module, count, buf))
 
+    def _decoded(self, fn, *args):
+        try:
+            return fn(*args[:-1], f"{self.name}: {args[-1]}")
+        except codec.CodecError as e:
+            raise LogError(str(e)) from None
+
+    def _records_v2(self, module, count, buf, where):
+        """Format 2 RECORDS: presence bitmap, then encoded columns, decoded now
+        into an int64 (2 + present, count) array (floats as their bits)."""
+        _, n_int, n_float, _ = self.schemas[module]
+        words = _present_words(n_int + n_float)
+        if len(buf) < 8 * words:
+            self._fail(f"{where}: payload shorter than its presence bitmap")
+        present = _present_mask(buf, n_int + n_float)
+        if not count and present.any():
+            self._fail(f"{where}: columns marked present in an empty section")
+        kinds = np.concatenate([np.zeros(2 + n_int, bool), np.ones(n_float, bool)])
+        floating = kinds[np.concatenate([[True, True], present])]
+        body = self._decoded(codec.decode_columns, buf, 8 * words, len(floating), count,
+                             floating, where)
+        return count, present, body
+
     def frame(self, module: str, names: pd.Series) -> pd.DataFrame:
         """This file's rows of one module: rank, record_id, path, counters."""
         _, n_int, n_float, cols = self.schemas[module]
@@ -463,9 +507,12 @@ class _Part:
             if not count:
                 continue
             # columnar: ids, ranks, then only the counters marked present
-            # each column is byte-transposed (8 planes of `count` bytes)
-            planes = np.frombuffer(buf, dtype=np.uint8, offset=8 * words).reshape(-1, 8, count)
-            body = np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<i8")[..., 0]
+            if isinstance(buf, np.ndarray):  # format 2, decoded when parsed
+                body = buf
+            else:  # format 1: each column byte-transposed (8 planes of `count` bytes)
+                planes = np.frombuffer(buf, dtype=np.uint8, offset=8 * words)
+                planes = planes.reshape(-1, 8, count)
+                body = np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<i8")[..., 0]
             sl = slice(at, at + count)
             ids[sl], ranks[sl] = body[0].view(np.uint64), body[1]
             cols_i, cols_f = np.flatnonzero(present[:n_int]), np.flatnonzero(present[n_int:])

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
+from . import codec
 from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, SECTION, SERIES_KEYS, record_dtype
 
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
@@ -26,9 +27,11 @@ def fnv1a64(path: str | bytes) -> int:
     return h
 
 
-def section(kind: str, module: str, count: int, payload: bytes, level: int = 1) -> bytes:
-    """One section: 48-byte header then the zlib-compressed payload."""
-    comp = zlib.compress(payload, level)
+def section(kind: str, module: str, count: int, payload: bytes, level: int = 1,
+            version: int = FORMAT_VERSION) -> bytes:
+    """One section: 48-byte header then the compressed payload (format 1: a zlib
+    stream at `level`; 2: raw deflate against the preset dictionary)."""
+    comp = zlib.compress(payload, level) if version < 2 else codec.compress(payload)
     head = SECTION.pack(kind.encode(), module.encode(), count, zlib.crc32(comp),
                         len(payload), len(comp), 0)[:44]
     return head + struct.pack("<I", zlib.crc32(head)) + comp
@@ -90,9 +93,10 @@ def records_array(records, schema: list, n_int: int) -> np.ndarray:
     return arr
 
 
-def columnar(rows: np.ndarray) -> bytes:
+def columnar(rows: np.ndarray, version: int = FORMAT_VERSION) -> bytes:
     """RECORDS payload: presence bitmap, record ids, ranks, then each counter column
-    that is non-zero somewhere (docs/log-format.md)."""
+    that is non-zero somewhere (docs/log-format.md); format 2 encodes each column
+    (codec.encode_columns), format 1 stores it as 8 byte planes."""
     counters = np.concatenate([rows["ints"], rows["floats"].view(np.int64)], axis=1).T
     ncnt = counters.shape[0]
     present = counters.any(axis=1) if len(rows) else np.zeros(ncnt, bool)
@@ -103,6 +107,10 @@ def columnar(rows: np.ndarray) -> bytes:
         return head
     body = np.vstack([rows["record_id"].view(np.int64), rows["rank"], counters[present]])
     body = np.ascontiguousarray(body).astype("<i8")
+    if version >= 2:
+        n_int = rows["ints"].shape[1]
+        kinds = np.concatenate([np.zeros(2 + n_int, bool), np.ones(ncnt - n_int, bool)])
+        return head + codec.encode_columns(body, kinds[np.concatenate([[True, True], present])])
     # byte-transposed columns: (ncols, count, 8) -> (ncols, 8, count)
     planes = body.view(np.uint8).reshape(body.shape[0], len(rows), 8).transpose(0, 2, 1)
     return head + np.ascontiguousarray(planes).tobytes()
@@ -124,14 +132,15 @@ def _n_int(schema: list, n_int: int | None) -> int:
 
 
 def encode_log(job: dict, modules: dict, names: dict | None = None, series=None, ranks=None,
-               mounts=None, extra_sections=(), chunk: int | None = None, level: int = 1) -> bytes:
+               mounts=None, extra_sections=(), chunk: int | None = None, level: int = 1,
+               version: int = FORMAT_VERSION) -> bytes:
     """The bytes of a log. modules: {name: {"schema": [(counter, op)], "records": rows,
     optional "n_int", "version", "topk": (ids, tables) as topk_payload}}; series:
     {module: dict or [dict] (width, bytes_read, bytes_written, reads, writes)};
     ranks: {module: DataFrame/structured array};
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
     [(kind, module, count, payload)]; chunk: split NAMES/RECORDS into sections of this
-    many entries (as an MPI job's ranks do)."""
+    many entries (as an MPI job's ranks do); version: 2, or 1 for an old-format log."""
     secs = [("JOB", "", len(job), job_payload(job))]
     if mounts is not None:
         rows = mounts.itertuples(index=False) if isinstance(mounts, pd.DataFrame) else mounts
@@ -148,8 +157,8 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
     paths = list(names.values())
     step = chunk or max(len(ids), 1)
     for i in range(0, len(ids), step):
-        secs.append(("NAMES", "", len(ids[i:i + step]),
-                     names_payload(ids[i:i + step], paths[i:i + step])))
+        enc = names_payload if version < 2 else codec.encode_names
+        secs.append(("NAMES", "", len(ids[i:i + step]), enc(ids[i:i + step], paths[i:i + step])))
     for mod, spec in modules.items():
         schema = [(n, int(op)) for n, op in spec["schema"]]
         n_int = _n_int(schema, spec.get("n_int"))
@@ -159,7 +168,7 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
         step = chunk or max(len(arr), 1)
         for i in range(0, max(len(arr), 1), step):
             part = arr[i:i + step]
-            secs.append(("RECORDS", mod, len(part), columnar(part)))
+            secs.append(("RECORDS", mod, len(part), columnar(part, version)))
         if spec.get("topk") is not None:  # (ids, tables): a per-rank log's whole tables
             ids, tabs = spec["topk"]
             secs.append(("TOPK", mod, len(ids), topk_payload(ids, tabs)))
@@ -176,9 +185,9 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
     for kind, mod, count, payload in extra_sections:
         secs.append((kind, mod, count, payload))
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:  # zlib releases the GIL
-        secs = list(pool.map(lambda s: section(*s, level=level), secs))
+        secs = list(pool.map(lambda s: section(*s, level=level, version=version), secs))
     total = HEADER.size + sum(map(len, secs))
-    head = HEADER.pack(MAGIC, FORMAT_VERSION, HEADER.size, total, len(secs), 0)[:28]
+    head = HEADER.pack(MAGIC, version, HEADER.size, total, len(secs), 0)[:28]
     return b"".join([head, struct.pack("<I", zlib.crc32(head)), *secs])
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import iochar
 from iochar import live
+from iochar.flags import PARTIAL
 from iochar.log import OP
 from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, one, run, workload
 
@@ -65,7 +66,7 @@ def test_sigkill_leaves_counts_up_to_last_call(tmp_path):
     assert logs_in(tmp_path) == []
     log = iochar.open(str(tmp_path))
     check_k(log, n, tmp_path)
-    assert log.job["partial"] & 8 and log.job["recovered"] == 1
+    assert log.job["partial"] & PARTIAL["RECOVERED"] and log.job["recovered"] == 1
     assert log.job["ended_by"] == "killed"
     # the same through the parser CLI, and as a written log
     out = subprocess.run([sys.executable, "-m", "iochar.cli.parser", str(tmp_path)],
@@ -128,7 +129,7 @@ def _sigterm_runs(tmp_path, runs, sig, seed):
             w, by = int(r["POSIX_WRITES"]), int(r["POSIX_BYTES_WRITTEN"])
             # the call in flight when the signal landed may be counted in part
             ok = w >= 10 and 1000 + 4096 * (w - 11) <= by <= 1000 + 4096 * (w - 10) and \
-                log.job["partial"] & 8
+                log.job["partial"] & PARTIAL["RECOVERED"]
             stats["unrecoverable"] += not ok
         except (iochar.LogError, AssertionError):
             stats["unrecoverable"] += 1
@@ -212,7 +213,7 @@ def test_mpi_abort_rank2(tmp_path):
     assert len(lv) == 3
     log = iochar.open(str(tmp_path))
     mpi_counts(log, n, 4)
-    assert log.job["nprocs"] == 4 and log.job["partial"] & 8 and "missing_ranks" not in log.job
+    assert log.job["nprocs"] == 4 and log.job["partial"] & PARTIAL["RECOVERED"] and "missing_ranks" not in log.job
     two = iochar.open(str(logs[0]))
     assert two.job["ended_by"] == "MPI_Abort" and two.job["abort_code"] == 5
     rep = subprocess.run([sys.executable, "-m", "iochar.cli.report", str(tmp_path)],
@@ -231,7 +232,7 @@ def test_missing_rank_is_named(tmp_path):
     hs = {live.header_of(x)["rank"]: x for x in lv}
     hs[3].unlink()
     log = iochar.open(str(tmp_path))
-    assert log.job["missing_ranks"] == "3" and log.job["partial"] & 16
+    assert log.job["missing_ranks"] == "3" and log.job["partial"] & PARTIAL["MISSING_RANKS"]
     rep = subprocess.run([sys.executable, "-m", "iochar.cli.report", str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert "rank 3" in rep or "ranks 3" in rep

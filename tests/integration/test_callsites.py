@@ -10,6 +10,7 @@ import pytest
 
 import iochar
 from iochar import callsites
+from iochar.flags import PARTIAL
 from tool import LIB, one, run_log, workload
 from tool import run as tool_run
 
@@ -100,7 +101,7 @@ def test_trace_truncated_keeps_first_rows(tmp_path):
     obs = callsites.from_log(log)
     t = obs.trace
     assert len(t) == 20 and obs.trace_dropped == 126 - 20
-    assert log.job["partial"] & 4
+    assert log.job["partial"] & PARTIAL["TRACE_TRUNCATED"]
     # the first 20: open input, 10 writes, close, open ckpt, 7 checkpoint writes
     assert list(t["op"][:12]) == ["meta"] + ["write"] * 10 + ["meta"]
     w = t[(t["op"] == "write") & t["path"].str.endswith("/ckpt.dat")]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import iochar
+from iochar.flags import PARTIAL
 from iochar.log import OP, LogError
 from iochar.writer import encode_log
 from tool import one, run_log, workload
@@ -85,19 +86,19 @@ def test_cp_moves_bytes_through_copy_file_range(tmp_path):
 def test_mmap_counted_and_shared_writes_flagged(tmp_path, mode, mmaps, flag):
     _, log, df = posix(tmp_path, mode)
     assert one(df, "/map.dat")["POSIX_MMAPS"] == mmaps
-    assert log.job["partial"] & (64 | 32) == flag
+    assert log.job["partial"] & (PARTIAL["SHARED_MMAP"] | PARTIAL["IO_URING"]) == flag
 
 
 def test_io_uring_flagged(tmp_path):
     p, log, df = posix(tmp_path, "uring")
     assert one(df, "/uring.dat")["POSIX_BYTES_WRITTEN"] == 10
     ok = b"io_uring_setup ok" in p.stdout  # a kernel may forbid io_uring
-    assert log.job["partial"] & 32 == (32 if ok else 0)
+    assert log.job["partial"] & PARTIAL["IO_URING"] == (PARTIAL["IO_URING"] if ok else 0)
 
 
 def test_report_caveats_for_unseen_io():
     from iochar.flags import reasons as _partial_reasons
-    why = _partial_reasons({"partial": 32 | 64})
+    why = _partial_reasons({"partial": PARTIAL["IO_URING"] | PARTIAL["SHARED_MMAP"]})
     assert any("io_uring" in w for w in why) and any("mapping" in w for w in why)
 
 

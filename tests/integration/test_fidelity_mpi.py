@@ -4,6 +4,7 @@ top-4 tables merged whole across ranks, and folded files counted once."""
 import pytest
 
 import iochar
+from iochar.flags import PARTIAL
 from tool import logs_in, mpiexec, one, run, workload
 
 W = workload("fidelity_mpi")
@@ -40,7 +41,7 @@ def test_topk_merged_whole_in_the_reduction(tmp_path):
 def test_topk_merged_whole_from_per_rank_logs(tmp_path):
     # a rank failing in the reduction makes every rank write its own log
     log = run_mpi(tmp_path, "topk", env={"IOCHAR_TEST_FAULT": "merge:1"})
-    assert len(log.files) == NP and log.job["partial"] & 2
+    assert len(log.files) == NP and log.job["partial"] & PARTIAL["PER_RANK"]
     many = check_topk(log.records("POSIX"))
     # the reader merges whole tables with no bound: exact, not approximate
     assert many["POSIX_ACCESS_APPROX"] == 0
@@ -54,4 +55,4 @@ def test_folded_files_counted_once_across_ranks(tmp_path, nfiles):
     assert 0 < kept < nfiles
     # every rank folds the same files: each is one file, not one per rank
     assert log.job["folded_files"] == log.job["folded.POSIX"] == nfiles - kept
-    assert log.job["partial"] & 1
+    assert log.job["partial"] & PARTIAL["FOLDED"]

@@ -14,6 +14,7 @@ import pytest
 import iochar
 from iochar import jobs as J
 from iochar.cli import diff, parser, report
+from iochar.flags import PARTIAL
 from report_frames import frame, job, write
 from tool import LIB, logs_in, mpiexec, run, workload
 
@@ -43,7 +44,7 @@ def many_jobs(d: Path) -> Path:
                   job() | {"jobid": "200", "pid": 200 + 10 * step + r, "rank": r,
                            "exe": "/home/u/sim", "cmdline": "/home/u/sim",
                            "start_time": start + 0.1 * r, "end_time": start + 100,
-                           "partial": 2, "finalized": 0},
+                           "partial": PARTIAL["PER_RANK"], "finalized": 0},
                   {"POSIX": posix(f"/d/s{step}.{r}", r, 1000 * step * (r + 1), 0.125 * (r + 1))})
     return d
 

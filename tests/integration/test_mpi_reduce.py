@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import iochar
+from iochar.flags import PARTIAL
 from tool import BUILD_OPENMPI, logs_in, mpiexec, one, run, run_log, workload
 
 pytestmark = pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="no MPICH")
@@ -120,7 +121,7 @@ def test_exit_without_finalize_per_rank_logs(tmp_path):
     assert len({re.sub(r"\.rank\d+\.iochar$", "", x.name) for x in logs}) == 1  # one job name
     log = iochar.open(str(tmp_path))
     check_workload(log, n)
-    assert log.job["partial"] & 2 and log.job["finalized"] == 0
+    assert log.job["partial"] & PARTIAL["PER_RANK"] and log.job["finalized"] == 0
 
 
 @pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
@@ -137,7 +138,7 @@ def test_rank_failing_in_reduction_leaves_per_rank_logs(tmp_path, phase):
     assert not list(tmp_path.glob("*.tmp*"))
     log = iochar.open(str(tmp_path))
     check_workload(log, n)
-    assert log.job["partial"] & 2 and log.job["finalized"] == 1
+    assert log.job["partial"] & PARTIAL["PER_RANK"] and log.job["finalized"] == 1
     rep = subprocess.run([sys.executable, "-m", "iochar.cli.report", str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert "a rank could not take part in reducing the records" in rep

@@ -5,6 +5,7 @@ import re
 import subprocess
 
 import iochar
+from iochar.flags import PARTIAL
 from tool import LIB, logs_in, one, run, run_log, workload
 
 W = workload("posix_workload")
@@ -100,7 +101,7 @@ def test_memory_bound_folds_exactly(tmp_path):
     agg = one(df, "<AGGREGATE>")
     kept = len(df) - 1
     assert agg["POSIX_OPENS"] == 500 - kept
-    assert log.job["partial"] & 1
+    assert log.job["partial"] & PARTIAL["FOLDED"]
     assert log.job["folded_files"] == 500 - kept
     assert 0 < kept < 500
 
@@ -144,7 +145,7 @@ def test_underscore_exit_still_logs(tmp_path):
     assert p.returncode == 0
     assert logs_in(tmp_path) == [] and len(list(tmp_path.glob(".*.live"))) == 1
     log = iochar.open(str(tmp_path))
-    assert log.job["ended_by"] == "_exit" and log.job["partial"] & 8
+    assert log.job["ended_by"] == "_exit" and log.job["partial"] & PARTIAL["RECOVERED"]
     r = one(log.records("POSIX"), "/quick.dat")
     assert r["POSIX_BYTES_WRITTEN"] == 7
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import iochar
+from iochar.flags import PARTIAL
 from tool import BUILD, logs_in, mpiexec, run, workload
 
 W = workload("security_workload")
@@ -146,7 +147,7 @@ def test_fd2_reused_by_a_data_file(tmp_path):
     job = iochar.open(str(lg)).job
     (line,) = job["warnings"].splitlines()
     assert line.startswith("memory bound of 16384 bytes (IOCHAR_MEMORY) reached")
-    assert job["partial"] & 1
+    assert job["partial"] & PARTIAL["FOLDED"]
 
 
 def test_warning_on_own_stderr_once_and_kept(tmp_path):
@@ -193,17 +194,18 @@ def test_names_past_the_path_limit_recorded_truncated(tmp_path):
     assert got == {"near": 100, "deep": 50, "at": 30}
     # names over 4095 bytes: the 5 deepest directories and the 3 files
     assert log.job["truncated_paths"] == 8
-    assert log.job["partial"] & 128
+    assert log.job["partial"] & PARTIAL["TRUNCATED_PATHS"]
 
 
 def test_ulimit_fsize_changes_nothing(tmp_path):
-    """`ulimit -f 64` and a log larger than 64 KiB: same exit status and
-    stdout as without the tool, no SIGXFSZ, no temporary left, one warning."""
+    """`ulimit -f 8` and a log larger than 8 KiB (1,000 records: ~20 KiB in
+    format 2): same exit status and stdout as without the tool, no SIGXFSZ, no
+    temporary left, one warning."""
     out = {}
     for mode in ("bare", "tool"):
         d = tmp_path / mode
         d.mkdir()
-        p = run(["bash", "-c", 'ulimit -f 64; exec "$0" status-many "$1" 1000', W, str(d)], d,
+        p = run(["bash", "-c", 'ulimit -f 8; exec "$0" status-many "$1" 1000', W, str(d)], d,
                 env={"IOCHAR_LOGFILE": str(d / "job.iochar")}, preload=mode == "tool")
         out[mode] = p
         assert p.returncode == 7, p.stderr

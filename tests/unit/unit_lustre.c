@@ -20,10 +20,11 @@ static int failures;
 static iochar_mount mt[] = {{"/", "ext4", 1, 0},
                             {"/lus", "lustre", 4, 0},
                             {"/lus/scratch", "lustre", 12, 0},
-                            {"/lusx", "nfs", 5, 0}};
+                            {"/lusx", "nfs", 5, 0},
+                            {"/data/ssd", "xfs", 9, 0}};
 int iochar_mounts(const iochar_mount **out) {
   *out = mt;
-  return 4;
+  return 5;
 }
 
 static void put32(unsigned char *p, unsigned v) {
@@ -97,6 +98,18 @@ int main(void) {
   EXPECT(strcmp(iochar_fs_type("/lusx/a"), "nfs"), 0);
   EXPECT(strcmp(iochar_fs_type("/lustre2/a"), "ext4"), 0);
   EXPECT(strcmp(iochar_fs_type("/lus"), "lustre"), 0);
+  /* the per-thread directory cache: a directory of the same length is not
+   * taken for the cached one; a directory holding a mount point is never
+   * cached (its files may be mount points) */
+  EXPECT(strcmp(iochar_fs_type("/lusx/b"), "nfs"), 0);
+  EXPECT(strcmp(iochar_fs_type("/lusx/c"), "nfs"), 0);
+  EXPECT(strcmp(iochar_fs_type("/lusy/a"), "ext4"), 0);
+  EXPECT(strcmp(iochar_fs_type("/lus/scratch/b"), "lustre"), 0);
+  EXPECT(strcmp(iochar_fs_type("/lus/b"), "lustre"), 0);
+  EXPECT(strcmp(iochar_fs_type("/data/f"), "ext4"), 0);
+  EXPECT(strcmp(iochar_fs_type("/data/ssd"), "xfs"), 0);
+  EXPECT(strcmp(iochar_fs_type("/data/ssd/f"), "xfs"), 0);
+  EXPECT(strcmp(iochar_fs_type("/data/g"), "ext4"), 0);
 
   if (failures) return 1;
   printf("unit_lustre: all passed\n");

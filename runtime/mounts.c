@@ -1,0 +1,58 @@
+/* Which mount holds a path: longest matching mount point, whole components
+ * only, with a per-thread cache of the last directory (the table itself is
+ * read at start-up by paths.c and never changes). */
+#include <string.h>
+
+#include "internal.h"
+#include "lustre.h"
+
+static int mount_scan(const iochar_mount *mounts, int nmounts, const char *abs) {
+  int best = -1;
+  size_t best_len = 0;
+  for (int i = 0; i < nmounts; i++) {
+    size_t l = mounts[i].len;
+    if (l < best_len || strncmp(abs, mounts[i].point, l) != 0) continue;
+    if (l > 1 && abs[l] != '/' && abs[l] != 0) continue;
+    best = i;
+    best_len = l;
+  }
+  return best;
+}
+
+/* The last directory this thread looked up and its mount: files of one
+ * directory (the common case: a job's outputs) then cost one compare instead
+ * of a scan of every mount point (~20 strncmp, 500-1000 instructions per new
+ * file).  Only a directory no mount point sits directly in is cached, so any
+ * file in it is on the directory's mount; the table never changes after
+ * start-up. */
+#define DIR_CACHE 240
+static __thread struct {
+  char dir[DIR_CACHE];
+  size_t len;
+  int mount;
+} last_dir __attribute__((tls_model("initial-exec")));
+
+int iochar_mount_find(const char *abs) {
+  const iochar_mount *mounts;
+  int nmounts = iochar_mounts(&mounts);
+  const char *slash = strrchr(abs, '/');
+  size_t dlen = slash ? (size_t)(slash - abs) : 0;
+  if (dlen && dlen < DIR_CACHE && last_dir.len == dlen && memcmp(last_dir.dir, abs, dlen) == 0)
+    return last_dir.mount;
+  int best = mount_scan(mounts, nmounts, abs);
+  if (!dlen || dlen >= DIR_CACHE) return best;
+  for (int i = 0; i < nmounts; i++) /* a mount point dir/NAME: do not cache dir */
+    if (mounts[i].len > dlen && memcmp(mounts[i].point, abs, dlen) == 0 &&
+        mounts[i].point[dlen] == '/' && !strchr(mounts[i].point + dlen + 1, '/'))
+      return best;
+  memcpy(last_dir.dir, abs, dlen);
+  last_dir.len = dlen, last_dir.mount = best;
+  return best;
+}
+
+const char *iochar_fs_type(const char *abs) {
+  const iochar_mount *m;
+  iochar_mounts(&m);
+  int i = iochar_mount_find(abs);
+  return i < 0 ? "" : m[i].type;
+}
