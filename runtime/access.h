@@ -55,34 +55,6 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
  * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
 void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
-/* The layout of a module whose records see metadata calls only (H5F, NC_FILE,
- * PNETCDF_FILE): every data counter absent, meta time at index `meta`. */
-#define IOCHAR_NO2 \
-  { -1, -1 }
-#define IOCHAR_META_LAYOUT(meta)                                                                \
-  {                                                                                             \
-    .ops = IOCHAR_NO2, .bytes = IOCHAR_NO2, .max_byte = IOCHAR_NO2, .consec = IOCHAR_NO2,       \
-    .seq = IOCHAR_NO2, .size_bin0 = IOCHAR_NO2, .max_time_size = IOCHAR_NO2, .rw_switches = -1, \
-    .access1 = -1, .stride1 = -1, .file_not_aligned = -1, .file_alignment = -1,                 \
-    .mem_not_aligned = -1, .mem_alignment = -1, .f_time = {-1, -1, (meta)},                     \
-    .f_max_time = IOCHAR_NO2, .f_start = IOCHAR_NO2, .f_end = IOCHAR_NO2,                       \
-  }
-
-/* The layout of a dataset or variable module (H5D, NC_VAR, PNETCDF_VAR): ops
- * R and W, bytes, size bins, top-4 sizes, times and timestamps under prefix P;
- * no file offsets (the library maps them), so no pattern counters. */
-#define IOCHAR_VAR_LAYOUT(P, R, W, switches)                                                  \
-  {                                                                                           \
-    .ops = {P##_##R, P##_##W}, .bytes = {P##_BYTES_READ, P##_BYTES_WRITTEN},                  \
-    .max_byte = IOCHAR_NO2, .consec = IOCHAR_NO2, .seq = IOCHAR_NO2,                          \
-    .size_bin0 = {P##_SIZE_READ_0_100, P##_SIZE_WRITE_0_100}, .max_time_size = IOCHAR_NO2,    \
-    .rw_switches = (switches), .access1 = P##_ACCESS1_ACCESS, .stride1 = -1,                  \
-    .file_not_aligned = -1, .file_alignment = -1, .mem_not_aligned = -1, .mem_alignment = -1, \
-    .f_time = {P##_F_READ_TIME, P##_F_WRITE_TIME, P##_F_META_TIME}, .f_max_time = IOCHAR_NO2, \
-    .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                     \
-    .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP},                           \
-  }
-
 /* Per-record state of the shared accounting; modules put it first in theirs. */
 typedef struct iochar_rw_state {
   /* I/O-over-time bytes and ops not yet added to the module's series: they

@@ -9,6 +9,41 @@
 #include "core.h"
 
 iochar_config iochar_cfg;
+iochar_env iochar_envs;
+
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+static const char *env_set(const char *name) { /* NULL when unset or empty */
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+void iochar_config_env(void) {
+  iochar_env *e = &iochar_envs;
+  /* The launchers' rank variables: set for MPI processes before MPI_Init. */
+  static const char *const ranks[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                      "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+    const char *v = env_set(ranks[i]);
+    if (v) {
+      e->launcher_rank = atoi(v);
+      break;
+    }
+  }
+  e->user = env_set("USER");
+  if (!e->user) e->user = env_set("LOGNAME");
+  const char *live = getenv("IOCHAR_LIVE");
+  e->live_off = live && !strcmp(live, "0");
+  e->callsites = env_on("IOCHAR_CALLSITES");
+  e->trace = env_on("IOCHAR_TRACE");
+  e->callsites_sample = env_set("IOCHAR_CALLSITES_SAMPLE");
+  e->trace_memory = env_set("IOCHAR_TRACE_MEMORY");
+  e->exclude_pattern = env_set("IOCHAR_EXCLUDE_PATTERN");
+  e->python_trees[0] = getenv("VIRTUAL_ENV");
+  e->python_trees[1] = getenv("CONDA_PREFIX");
+}
 
 static const char *const default_exclude[] = {
     "/proc/",  "/sys/", "/dev/",  "/etc/",  "/usr/", "/lib/",
@@ -87,6 +122,13 @@ int iochar_config_load(void) {
                &iochar_cfg.nexclude);
   add_prefixes(getenv("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
                &iochar_cfg.ninclude);
+  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"};
+  for (size_t i = 0; i < sizeof batch / sizeof *batch && !iochar_cfg.batch_jobid; i++)
+    iochar_cfg.batch_jobid = getenv(batch[i]);
+  /* The MPI shutdown's knobs (reducer/): tests and measurements only. */
+  iochar_cfg.timing = (v = getenv("IOCHAR_TIMING")) && *v == '1';
+  iochar_cfg.collective_write = (v = getenv("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
+  iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
   return 0;
 }
 

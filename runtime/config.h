@@ -12,6 +12,12 @@ typedef struct iochar_config {
   const char *logfile; /* IOCHAR_LOGFILE */
   const char *logdir;  /* IOCHAR_LOGDIR */
   uint64_t memory;     /* IOCHAR_MEMORY, bytes */
+  /* The batch system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID: the first
+   * set), NULL outside a batch job. */
+  const char *batch_jobid;
+  int timing;             /* IOCHAR_TIMING=1: the MPI shutdown's phase times */
+  int collective_write;   /* IOCHAR_COLLECTIVE_WRITE: 1 / 0, -1 by the rank count */
+  const char *test_fault; /* IOCHAR_TEST_FAULT=phase:rank (tests of the fallback) */
   int nexclude, ninclude;
   const char *exclude[IOCHAR_MAX_PREFIXES];
   size_t exclude_len[IOCHAR_MAX_PREFIXES];
@@ -20,6 +26,22 @@ typedef struct iochar_config {
 } iochar_config;
 
 extern iochar_config iochar_cfg;
+
+/* The environment the rest of the runtime needs, read once by
+ * iochar_config_env() before anything else (warnings included): after it,
+ * no file but config.c calls getenv. */
+typedef struct iochar_env {
+  int launcher_rank;            /* PMI_RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID */
+  const char *user;             /* USER, else LOGNAME; NULL when neither is set */
+  int live_off;                 /* IOCHAR_LIVE=0 */
+  int callsites, trace;         /* IOCHAR_CALLSITES, IOCHAR_TRACE: set and not "0" */
+  const char *callsites_sample; /* IOCHAR_CALLSITES_SAMPLE, as given */
+  const char *trace_memory;     /* IOCHAR_TRACE_MEMORY, as given */
+  const char *exclude_pattern;  /* IOCHAR_EXCLUDE_PATTERN */
+  const char *python_trees[2];  /* VIRTUAL_ENV, CONDA_PREFIX */
+} iochar_env;
+extern iochar_env iochar_envs;
+void iochar_config_env(void);
 
 #define IOCHAR_DEFAULT_MEMORY (32u << 20) /* ~20,000 POSIX files */
 

@@ -24,7 +24,6 @@ static pid_t owner_pid;
 __thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
 struct timespec iochar_mono0;
 iochar_job iochar_job_info;
-int (*iochar_mpi_shutdown)(void);
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
 
 void *iochar_resolve(const char *name, const void *self) {
@@ -55,15 +54,12 @@ static void job_identity(iochar_job *j) {
   read_small("/proc/self/cmdline", j->cmdline, sizeof j->cmdline);
   if (gethostname(j->hostname, sizeof j->hostname) != 0) strcpy(j->hostname, "unknown");
   j->hostname[sizeof j->hostname - 1] = 0;
-  const char *id = getenv("SLURM_JOB_ID");
-  if (!id) id = getenv("PBS_JOBID");
-  if (!id) id = getenv("LSB_JOBID");
+  const char *id = iochar_cfg.batch_jobid;
   if (id && *id)
     snprintf(j->jobid, sizeof j->jobid, "%s", id);
   else
     snprintf(j->jobid, sizeof j->jobid, "%d", (int)getpid());
-  const char *u = getenv("USER");
-  if (!u || !*u) u = getenv("LOGNAME");
+  const char *u = iochar_envs.user;
   struct passwd pw, *pwp = NULL;
   char pwbuf[1024];
   if ((!u || !*u) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -142,7 +138,6 @@ static void at_fork_child(void) {
   iochar_job_info.nprocs = 1;
   iochar_job_info.log_pid = (int)getpid();
   owner_pid = getpid();
-  iochar_mpi_shutdown = NULL;
   start_clocks();
   iochar_live_sync_job();
 }
@@ -184,7 +179,8 @@ __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
-  iochar_warn_init(); /* before anything can warn: what fd 2 is at start */
+  iochar_config_env(); /* the environment, read once (runtime/config.c) */
+  iochar_warn_init();  /* before anything can warn: what fd 2 is at start */
   iochar_real_vfork = dlsym(RTLD_NEXT, "vfork");
   real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
   /* A set-user-ID (or capability-raising) program runs with its caller's

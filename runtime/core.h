@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "flags.h"
 
 #define IOCHAR_VERSION "0.1.0"
 #define IOCHAR_PATH_MAX 4096
@@ -46,6 +47,17 @@ typedef struct iochar_rw_layout {
   int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
   int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
 } iochar_rw_layout;
+/* Fill L from module prefix P's counter lists by the names above (each field
+ * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
+ * <P>_<writes>, NULL: none).  runtime/layout.c */
+void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_counter_def *ints,
+                              uint32_t n_int, const iochar_counter_def *flts, uint32_t n_flt,
+                              const char *reads, const char *writes);
+/* A wrapper file's layouts, built before the runtime starts (its constructor
+ * runs at the default priority, after this one): IOCHAR_LAYOUTS { ... } */
+#define IOCHAR_LAYOUTS __attribute__((constructor(101))) static void iochar_layouts_init(void)
+#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes) \
+  iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, writes)
 
 typedef struct iochar_module {
   const char *name;
@@ -284,12 +296,12 @@ typedef struct iochar_job {
   int abort_code;          /* MPI_Abort's error code */
 } iochar_job;
 extern iochar_job iochar_job_info;
-/* JOB `partial` bit: some names were longer than the path limit and are
- * recorded truncated (JOB `truncated_paths` counts them). */
-#define IOCHAR_PARTIAL_TRUNCATED 128
 
-/* MPI hooks: the MPI wrapper sets these so the core can shut down through it. */
-extern int (*iochar_mpi_shutdown)(void); /* reduced write at MPI_Finalize */
+/* This process's log, once: the serial log, or a per-rank log for an MPI job
+ * that never reached MPI_Finalize (at exit, or from the MPI runtime). */
+void iochar_shutdown(void);
+/* MPI_Abort(code): this rank's log first, the live file marked aborted. */
+void iochar_abort_log(int code);
 /* Optional extra sections (call sites, trace) appended to a local log. */
 struct iochar_buf;
 extern int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);

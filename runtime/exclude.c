@@ -124,15 +124,15 @@ static void exclude_interpreter_trees(void) {
         iochar_path_resolve(AT_FDCWD, argv0, abs, sizeof abs) == 0)
       add_tree_of_program(abs);
   }
-  add_python_tree(getenv("VIRTUAL_ENV"));
-  add_python_tree(getenv("CONDA_PREFIX"));
+  add_python_tree(iochar_envs.python_trees[0]); /* VIRTUAL_ENV */
+  add_python_tree(iochar_envs.python_trees[1]); /* CONDA_PREFIX */
 }
 
 /* At start-up (iochar_paths_init, after the cwd is known). */
 void iochar_exclude_init(void) {
   exclude_interpreter_trees();
-  const char *p = getenv("IOCHAR_EXCLUDE_PATTERN");
-  if (!p || !*p) return;
+  const char *p = iochar_envs.exclude_pattern;
+  if (!p) return;
   int rc = regcomp(&pattern, p, REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
     char why[128];

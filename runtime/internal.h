@@ -99,6 +99,30 @@ void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f,
                       int64_t *bytes);
 /* Per-rank totals (one RANKS row) of module m from rows. */
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
+/* One module's I/O-over-time bins for the SERIES section (nbins 0: none). */
+typedef struct iochar_series_part {
+  double width;
+  uint32_t nbins;
+  int64_t bins[4 * IOCHAR_SERIES_BINS];
+} iochar_series_part;
+/* What a log, or one MPI rank's part of it, holds (runtime/log_sections.c). */
+typedef struct iochar_log_parts {
+  int head;                         /* JOB, MOUNTS, SCHEMA: serial log, rank 0 */
+  const int *present;               /* [IOCHAR_MOD_COUNT]: modules with rows in the log */
+  const iochar_buf *names;          /* NAMES entries ... */
+  uint32_t nnames;                  /* ... and their count (0: no section) */
+  const iochar_buf *records;        /* [IOCHAR_MOD_COUNT]: RECORDS rows ... */
+  const size_t *nrecords;           /* ... and their counts */
+  const iochar_buf *rank_rows;      /* [IOCHAR_MOD_COUNT]: this rank's own rows ... */
+  const size_t *nrank_rows;         /* ... their counts (RANKS: their totals) */
+  int rank;                         /* whose RANKS row */
+  const iochar_buf *rank_totals;    /* or, when not NULL: RANKS rows made already ... */
+  const size_t *nrank_totals;       /* ... and their counts */
+  int topk;                         /* TOPK of the RECORDS rows (per-rank logs) */
+  const iochar_series_part *series; /* [IOCHAR_MOD_COUNT] or NULL */
+} iochar_log_parts;
+/* Append the sections of p to body (*nsec counts them); 0 or -1. */
+int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p);
 /* Write the whole log of this process (serial or per-rank fallback). */
 int iochar_log_write_local(const char *path);
 /* Final path of this process's log. */

@@ -220,8 +220,7 @@ void iochar_live_on(size_t used) {
    * file size limit (ulimit -f) is below the file's size: growing past it
    * would raise SIGXFSZ in the application. */
   struct rlimit fs;
-  if ((getenv("IOCHAR_LIVE") && !strcmp(getenv("IOCHAR_LIVE"), "0")) ||
-      (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) ||
+  if (iochar_envs.live_off || (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) ||
       (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
        fs.rlim_cur < map_size)) {
     live_failed = 1;

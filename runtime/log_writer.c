@@ -189,8 +189,8 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
   kv_i64(&b, "partial",
-         j->partial | (j->per_rank_log ? 2 : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED : 0),
+         j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
          &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);
@@ -228,9 +228,15 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
       iochar_buf_u8(&b, m->flts[i].op);
     }
     int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt, b.p, b.len);
+    /* ROLES: one byte per counter, schema order (a kind of its own, so that
+     * readers that predate it skip it). */
+    b.len = 0;
+    for (uint32_t i = 0; i < m->n_int; i++) iochar_buf_u8(&b, m->ints[i].role);
+    for (uint32_t i = 0; i < m->n_flt; i++) iochar_buf_u8(&b, m->flts[i].role);
+    if (!rc) rc = iochar_section_add(out, "ROLES", m->name, m->n_int + m->n_flt, b.p, b.len);
     iochar_buf_free(&b);
     if (rc) return -1;
-    (*nsec)++;
+    (*nsec) += 2;
   }
   return 0;
 }
@@ -465,24 +471,6 @@ static int write_file(const char *path, const iochar_buf *b) {
   return iochar_log_publish(fd, tmp, path);
 }
 
-/* TOPK (per-rank logs only): each record's whole top-k tables, so that a
- * reader merging per-rank logs merges them as the MPI reduction does. */
-static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows, size_t n) {
-  size_t tail = iochar_row_tail(m), rs = iochar_row_size(m);
-  if (!tail || !n) return 0;
-  iochar_buf b = {0};
-  iochar_buf_u32(&b, IOCHAR_TOPK_SLOTS);
-  iochar_buf_u32(&b, (uint32_t)(tail / (16 * IOCHAR_TOPK_SLOTS)));
-  for (size_t i = 0; i < n; i++) {
-    iochar_buf_put(&b, rows + i * rs, 8);
-    iochar_buf_put(&b, rows + (i + 1) * rs - tail, tail);
-  }
-  int e = iochar_section_add(body, "TOPK", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
-  iochar_buf_free(&b);
-  if (!e) (*nsec)++;
-  return e;
-}
-
 int iochar_log_write_local(const char *path) {
   iochar_buf body = {0};
   int nsec = 0, present[IOCHAR_MOD_COUNT] = {0}, rc = -1;
@@ -493,42 +481,29 @@ int iochar_log_write_local(const char *path) {
     nrows[m] = iochar_module_rows(m, &rows[m], &names);
     present[m] = nrows[m] > 0;
   }
-  if (iochar_job_sections(&body, &nsec) || iochar_schema_sections(&body, &nsec, present)) goto out;
-  if (names.len) {
-    uint32_t cnt = 0;
-    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) cnt += (uint32_t)nrows[m];
-    if (iochar_section_add(&body, "NAMES", NULL, cnt, names.p, names.len)) goto out;
-    nsec++;
-  }
+  iochar_series_part *series = malloc(sizeof(iochar_series_part) * IOCHAR_MOD_COUNT);
+  if (!series) goto out;
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
-    if (!present[m]) continue;
-    const char *mn = iochar_modules[m]->name;
-    uint8_t *cols = malloc(iochar_columns_bound(m, nrows[m]));
-    if (!cols) goto out;
-    size_t clen = iochar_rows_to_columns(m, rows[m].p, nrows[m], cols);
-    int e = !clen || iochar_section_add(&body, "RECORDS", mn, (uint32_t)nrows[m], cols, clen);
-    free(cols);
-    uint8_t tot[64];
-    iochar_rank_totals(m, rows[m].p, nrows[m], iochar_job_info.rank, tot);
-    if (e || iochar_section_add(&body, "RANKS", mn, 1, tot, 64)) goto out;
-    nsec += 2;
-    if (iochar_job_info.per_rank_log && topk_section(&body, &nsec, m, rows[m].p, nrows[m]))
-      goto out;
-    double width;
-    int64_t bins[4 * IOCHAR_SERIES_BINS];
-    int nb = iochar_series_get(m, &width, bins, IOCHAR_SERIES_BINS);
-    if (nb) {
-      iochar_buf s = {0};
-      iochar_buf_f64(&s, width);
-      iochar_buf_u32(&s, (uint32_t)nb);
-      iochar_buf_u32(&s, 0);
-      iochar_buf_put(&s, bins, sizeof bins);
-      e = iochar_section_add(&body, "SERIES", mn, (uint32_t)nb, s.p, s.len);
-      iochar_buf_free(&s);
-      if (e) goto out;
-      nsec++;
-    }
+    int nb =
+        present[m] ? iochar_series_get(m, &series[m].width, series[m].bins, IOCHAR_SERIES_BINS) : 0;
+    series[m].nbins = (uint32_t)nb;
   }
+  uint32_t nnames = 0;
+  for (int m = 0; m < IOCHAR_MOD_COUNT && names.len; m++) nnames += (uint32_t)nrows[m];
+  iochar_log_parts parts = {.head = 1,
+                            .present = present,
+                            .names = &names,
+                            .nnames = nnames,
+                            .records = rows,
+                            .nrecords = nrows,
+                            .rank_rows = rows,
+                            .nrank_rows = nrows,
+                            .rank = iochar_job_info.rank,
+                            .topk = iochar_job_info.per_rank_log,
+                            .series = series};
+  int e = iochar_log_sections(&body, &nsec, &parts);
+  free(series);
+  if (e) goto out;
   if (iochar_extra_sections && iochar_extra_sections(&body, &nsec)) goto out;
   if (body.failed) goto out;
   {

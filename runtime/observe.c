@@ -31,16 +31,11 @@ static void at_fork_child(void) {
   if (iochar_trace_on) iochar_trace_reset();
 }
 
-static int env_on(const char *name) {
-  const char *v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0;
-}
-
 void iochar_observe_init(void) {
-  if (env_on("IOCHAR_CALLSITES")) {
+  if (iochar_envs.callsites) {
     int every = IOCHAR_CS_SAMPLE;
-    const char *v = getenv("IOCHAR_CALLSITES_SAMPLE");
-    if (v && *v) {
+    const char *v = iochar_envs.callsites_sample;
+    if (v) {
       every = atoi(v);
       if (every < 1 || every > 65535) {
         iochar_warn_once(IOCHAR_WARN_CALLSITES_SAMPLE,
@@ -51,10 +46,10 @@ void iochar_observe_init(void) {
     }
     iochar_callsites_on = iochar_callsites_init(every) == 0;
   }
-  if (env_on("IOCHAR_TRACE")) {
+  if (iochar_envs.trace) {
     uint64_t bytes = IOCHAR_TRACE_DEFAULT;
-    const char *v = getenv("IOCHAR_TRACE_MEMORY");
-    if (v && *v) {
+    const char *v = iochar_envs.trace_memory;
+    if (v) {
       uint64_t b = iochar_parse_size(v);
       if (b)
         bytes = b;

@@ -131,7 +131,7 @@ static void note_folded(int mi, uint64_t id) {
     }
   }
   iochar_job_info.folded_files[mi]++;
-  iochar_job_info.partial |= 1;
+  iochar_job_info.partial |= IOCHAR_PARTIAL_FOLDED;
 }
 
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]) {

@@ -54,7 +54,7 @@ void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len, doubl
   uint64_t i = atomic_fetch_add_explicit(&next_row, 1, memory_order_relaxed);
   if (i >= cap) {
     if (atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed) == 0)
-      __atomic_fetch_or(&iochar_job_info.partial, 4, __ATOMIC_RELAXED);
+      __atomic_fetch_or(&iochar_job_info.partial, IOCHAR_PARTIAL_TRACE_TRUNCATED, __ATOMIC_RELAXED);
     return;
   }
   iochar_trace_row *w = &rows[i];
@@ -96,7 +96,8 @@ int iochar_trace_sections(iochar_buf *out, int *nsections) {
     iochar_buf_put(&b, &w, sizeof w);
     kept++;
   }
-  if (lost) __atomic_fetch_or(&iochar_job_info.partial, 4, __ATOMIC_RELAXED);
+  if (lost)
+    __atomic_fetch_or(&iochar_job_info.partial, IOCHAR_PARTIAL_TRACE_TRUNCATED, __ATOMIC_RELAXED);
   int rc = b.failed || kept > UINT32_MAX
                ? -1
                : iochar_section_add(out, "TRACE", NULL, (uint32_t)kept, b.p, b.len);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "core.h"
 
 static uint64_t warned;
@@ -38,17 +39,6 @@ const char *iochar_warn_describe(enum iochar_warning key) {
   return (unsigned)key < IOCHAR_WARN_COUNT ? describe[key] : "unknown warning";
 }
 
-/* The launchers' rank variables: set for MPI processes before MPI_Init. */
-static int rank_from_env(void) {
-  static const char *const vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                                     "SLURM_PROCID"};
-  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-    const char *v = getenv(vars[i]);
-    if (v && *v) return atoi(v);
-  }
-  return 0;
-}
-
 /* The tool's own fstat calls reach our wrapper, which passes them straight
  * through while iochar_in_tool is set (it records nothing, changes nothing). */
 static int stat_fd2(struct stat *st) {
@@ -68,7 +58,7 @@ void iochar_warn_init(void) {
     err0.mode = st.st_mode;
     err0.ok = 1;
   }
-  quiet = rank_from_env() > 0;
+  quiet = iochar_envs.launcher_rank > 0; /* the launcher's rank (runtime/config.c) */
   errno = e;
 }
 

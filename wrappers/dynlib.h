@@ -70,6 +70,47 @@ static inline void iochar_dl_leave(iochar_dlinst *outer) { iochar_dl_current = o
 /* Handle-map key of id in copy I. */
 static inline uint64_t iochar_dl_key(const iochar_dlinst *I, uint64_t id) { return id ^ I->salt; }
 
+/* One wrapped call into such a library, around the real call:
+ *
+ *   iochar_dlcall c;
+ *   __typeof__(&f) real = iochar_dlcall_begin(&c, &set, FN_f, __builtin_return_address(0),
+ *                                             &depth);
+ *   if (!real) return <the library's "not available" error>;
+ *   int ret = real(args);
+ *   if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_step(c.I, ret, ..., c.t0, c.t1));
+ *   return ret;
+ *
+ * begin finds the copy the caller binds to and its real function (NULL: none),
+ * and starts the clock unless the tool is not recording or the call is nested
+ * in another of the library's wrapped calls (*depth, per thread); end stops
+ * it and says whether to record. */
+typedef struct iochar_dlcall {
+  iochar_dlinst *I, *outer;
+  int *depth; /* non-NULL: this call is recorded */
+  double t0, t1;
+} iochar_dlcall;
+static inline void *iochar_dlcall_begin(iochar_dlcall *c, iochar_dlset *S, int fi, const void *ra,
+                                        int *depth) {
+  c->I = iochar_dl_instance(S, fi, ra);
+  void *real = c->I ? iochar_dl_fn(S, c->I, fi) : NULL;
+  if (!real) return NULL;
+  c->outer = iochar_dl_enter(c->I);
+  c->depth = iochar_active() && !*depth ? depth : NULL;
+  if (c->depth) {
+    (*depth)++;
+    c->t0 = iochar_now();
+  }
+  return real;
+}
+static inline int iochar_dlcall_end(iochar_dlcall *c) {
+  if (c->depth) {
+    c->t1 = iochar_now();
+    (*c->depth)--;
+  }
+  iochar_dl_leave(c->outer);
+  return c->depth != NULL;
+}
+
 /* Declaration helpers for a module's function list. */
 #define IOCHAR_DL_ENUM(name) FN_##name,
 #define IOCHAR_DL_NAME(name) #name,

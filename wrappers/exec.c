@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#include "interpose.h"
+#include "../runtime/interpose.h"
 
 void iochar_exec_prepare(void); /* runtime/core.c */
 void iochar_exec_failed(void);

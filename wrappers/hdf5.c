@@ -6,18 +6,20 @@
 #include <sys/types.h>
 
 #include "../runtime/access.h"
+#include "../runtime/interpose.h"
 #include "dynlib.h"
 #include "hdf5_counters.h"
-#include "interpose.h"
 
 static const iochar_counter_def f_ints[] = {H5F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def f_flts[] = {H5F_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_ints[] = {H5D_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def d_flts[] = {H5D_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(H5F_F_META_TIME);
-
-static const iochar_rw_layout d_layout = IOCHAR_VAR_LAYOUT(H5D, READS, WRITES, H5D_RW_SWITCHES);
+static iochar_rw_layout f_layout, d_layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  IOCHAR_LAYOUT_INIT(&f_layout, H5F, f_ints, f_flts, NULL, NULL);
+  IOCHAR_LAYOUT_INIT(&d_layout, H5D, d_ints, d_flts, "READS", "WRITES");
+}
 
 const iochar_module iochar_mod_h5f =
     IOCHAR_MODULE_DEF(H5F, f_ints, f_flts, iochar_rw_state, &f_layout);
@@ -440,142 +442,276 @@ static void record_chunk_rw(iochar_dlinst *I, hid_t d, const hsize_t *offset, in
 
 #define H5_API __attribute__((visibility("default")))
 
-/* The shape of every wrapper: find the copy the caller binds to, pass through
- * when not recording or nested, else clock, real call, clock, record. */
-#define H5_BODY(type, name, args, record)                                             \
-  iochar_dlinst *I = iochar_dl_instance(&h5, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? H5(I, name) : NULL;                                    \
-  if (!real) return (type)-1;                                                         \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                         \
-  if (!iochar_active() || h5_depth) {                                                 \
-    __typeof__(real args) r_ = real args;                                             \
-    iochar_dl_leave(outer_);                                                          \
-    return r_;                                                                        \
-  }                                                                                   \
-  h5_depth++;                                                                         \
-  double t0 = iochar_now();                                                           \
-  type ret = real args;                                                               \
-  double t1 = iochar_now();                                                           \
-  h5_depth--;                                                                         \
-  iochar_dl_leave(outer_);                                                            \
-  IOCHAR_RECORD(record);                                                              \
-  return ret
+/* The caller's copy of the library and its real function (NULL: none);
+ * the clock runs unless not recording or nested (iochar_dlcall_begin). */
+static inline void *h5_begin(iochar_dlcall *c, int fi, const void *ra) {
+  return iochar_dlcall_begin(c, &h5, fi, ra, &h5_depth);
+}
 
 H5_API hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl) {
-  H5_BODY(hid_t, H5Fcreate, (name, flags, fcpl, fapl), record_file_open(I, ret, name, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fcreate) real = h5_begin(&c, FN_H5Fcreate, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(name, flags, fcpl, fapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_open(c.I, ret, name, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl) {
-  H5_BODY(hid_t, H5Fopen, (name, flags, fapl), record_file_open(I, ret, name, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fopen) real = h5_begin(&c, FN_H5Fopen, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(name, flags, fapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_open(c.I, ret, name, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Fclose(hid_t f) {
-  H5_BODY(herr_t, H5Fclose, (f), if (ret >= 0) record_file_close(I, f, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fclose) real = h5_begin(&c, FN_H5Fclose, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(f);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret >= 0) record_file_close(c.I, f, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Fflush(hid_t obj, int scope) {
-  H5_BODY(herr_t, H5Fflush, (obj, scope), record_file_flush(I, obj, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fflush) real = h5_begin(&c, FN_H5Fflush, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(obj, scope);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_flush(c.I, obj, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
                         hid_t dcpl, hid_t dapl) {
-  H5_BODY(hid_t, H5Dcreate2, (loc, name, type, space, lcpl, dcpl, dapl),
-          record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dcreate2) real = h5_begin(&c, FN_H5Dcreate2, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, name, type, space, lcpl, dcpl, dapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl) {
-  H5_BODY(hid_t, H5Dcreate_anon, (loc, type, space, dcpl, dapl), record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dcreate_anon) real = h5_begin(&c, FN_H5Dcreate_anon, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, type, space, dcpl, dapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl) {
-  H5_BODY(hid_t, H5Dopen2, (loc, name, dapl), record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dopen2) real = h5_begin(&c, FN_H5Dopen2, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, name, dapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl) {
-  H5_BODY(hid_t, H5Dcreate1, (loc, name, type, space, dcpl), record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dcreate1) real = h5_begin(&c, FN_H5Dcreate1, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, name, type, space, dcpl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dopen1(hid_t loc, const char *name) {
-  H5_BODY(hid_t, H5Dopen1, (loc, name), record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dopen1) real = h5_begin(&c, FN_H5Dopen1, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, name);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl) {
-  H5_BODY(hid_t, H5Oopen, (loc, name, lapl), record_obj_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Oopen) real = h5_begin(&c, FN_H5Oopen, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(loc, name, lapl);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_obj_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dread(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf) {
-  H5_BODY(herr_t, H5Dread, (d, mt, ms, fs, dxpl, buf),
-          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dread) real = h5_begin(&c, FN_H5Dread, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, mt, ms, fs, dxpl, buf);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_dset_rw(c.I, d, mt, fs, dxpl, 0, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dwrite(hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf) {
-  H5_BODY(herr_t, H5Dwrite, (d, mt, ms, fs, dxpl, buf),
-          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dwrite) real = h5_begin(&c, FN_H5Dwrite, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, mt, ms, fs, dxpl, buf);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_dset_rw(c.I, d, mt, fs, dxpl, 1, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dwrite_chunk(hid_t d, hid_t dxpl, uint32_t filters, const hsize_t *offset,
                              size_t size, const void *buf) {
-  H5_BODY(herr_t, H5Dwrite_chunk, (d, dxpl, filters, offset, size, buf),
-          record_chunk_rw(I, d, offset, 1, (int64_t)size, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dwrite_chunk) real = h5_begin(&c, FN_H5Dwrite_chunk, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, dxpl, filters, offset, size, buf);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_chunk_rw(c.I, d, offset, 1, (int64_t)size, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dread_chunk(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
                             void *buf) {
-  H5_BODY(herr_t, H5Dread_chunk, (d, dxpl, offset, filters, buf),
-          record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dread_chunk) real = h5_begin(&c, FN_H5Dread_chunk, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, dxpl, offset, filters, buf);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_chunk_rw(c.I, d, offset, 0, -1, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dread_chunk1(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
                              void *buf) {
-  H5_BODY(herr_t, H5Dread_chunk1, (d, dxpl, offset, filters, buf),
-          record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dread_chunk1) real = h5_begin(&c, FN_H5Dread_chunk1, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, dxpl, offset, filters, buf);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_chunk_rw(c.I, d, offset, 0, -1, ret, c.t0, c.t1));
+  return ret;
 }
 /* With buf NULL it only reports the size a read needs: no data moves. */
 H5_API herr_t H5Dread_chunk2(hid_t d, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
                              void *buf, size_t *buf_size) {
-  H5_BODY(herr_t, H5Dread_chunk2, (d, dxpl, offset, filters, buf, buf_size),
-          if (buf) record_chunk_rw(I, d, offset, 0, -1, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dread_chunk2) real = h5_begin(&c, FN_H5Dread_chunk2, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, dxpl, offset, filters, buf, buf_size);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(if (buf) record_chunk_rw(c.I, d, offset, 0, -1, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dflush(hid_t d) {
-  H5_BODY(herr_t, H5Dflush, (d), record_dset_flush(I, d, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dflush) real = h5_begin(&c, FN_H5Dflush, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_flush(c.I, d, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dclose(hid_t d) {
-  H5_BODY(herr_t, H5Dclose, (d), if (ret >= 0) record_dset_close(I, d, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dclose) real = h5_begin(&c, FN_H5Dclose, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret >= 0) record_dset_close(c.I, d, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Oclose(hid_t o) {
-  H5_BODY(herr_t, H5Oclose, (o), if (ret >= 0) record_obj_close(I, o, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Oclose) real = h5_begin(&c, FN_H5Oclose, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(o);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret >= 0) record_obj_close(c.I, o, c.t0, c.t1));
+  return ret;
 }
 /* h5py closes every object by dropping its last reference. */
 H5_API int H5Idec_ref(hid_t id) {
-  H5_BODY(int, H5Idec_ref, (id), if (ret == 0) record_obj_close(I, id, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Idec_ref) real = h5_begin(&c, FN_H5Idec_ref, __builtin_return_address(0));
+  if (!real) return (int)-1;
+  int ret = real(id);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret == 0) record_obj_close(c.I, id, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dset_extent(hid_t d, const hsize_t size[]) {
-  H5_BODY(herr_t, H5Dset_extent, (d, size), record_dset_extent(I, d, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dset_extent) real = h5_begin(&c, FN_H5Dset_extent, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, size);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_extent(c.I, d, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dextend(hid_t d, const hsize_t size[]) {
-  H5_BODY(herr_t, H5Dextend, (d, size), record_dset_extent(I, d, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dextend) real = h5_begin(&c, FN_H5Dextend, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(d, size);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_extent(c.I, d, ret, c.t0, c.t1));
+  return ret;
 }
 
 #define SRC app_file, app_func, app_line
 H5_API hid_t H5Fcreate_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
                              hid_t es) {
-  H5_BODY(hid_t, H5Fcreate_async, (SRC, name, flags, fcpl, fapl, es),
-          record_file_open(I, ret, name, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fcreate_async) real = h5_begin(&c, FN_H5Fcreate_async, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(SRC, name, flags, fcpl, fapl, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_open(c.I, ret, name, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Fopen_async(ASYNC_SRC, const char *name, unsigned flags, hid_t fapl, hid_t es) {
-  H5_BODY(hid_t, H5Fopen_async, (SRC, name, flags, fapl, es),
-          record_file_open(I, ret, name, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fopen_async) real = h5_begin(&c, FN_H5Fopen_async, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(SRC, name, flags, fapl, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_open(c.I, ret, name, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Fclose_async(ASYNC_SRC, hid_t f, hid_t es) {
-  H5_BODY(herr_t, H5Fclose_async, (SRC, f, es), if (ret >= 0) record_file_close(I, f, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fclose_async) real = h5_begin(&c, FN_H5Fclose_async, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(SRC, f, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret >= 0) record_file_close(c.I, f, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Fflush_async(ASYNC_SRC, hid_t obj, int scope, hid_t es) {
-  H5_BODY(herr_t, H5Fflush_async, (SRC, obj, scope, es), record_file_flush(I, obj, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Fflush_async) real = h5_begin(&c, FN_H5Fflush_async, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(SRC, obj, scope, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_flush(c.I, obj, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dcreate_async(ASYNC_SRC, hid_t loc, const char *name, hid_t type, hid_t space,
                              hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es) {
-  H5_BODY(hid_t, H5Dcreate_async, (SRC, loc, name, type, space, lcpl, dcpl, dapl, es),
-          record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dcreate_async) real = h5_begin(&c, FN_H5Dcreate_async, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(SRC, loc, name, type, space, lcpl, dcpl, dapl, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API hid_t H5Dopen_async(ASYNC_SRC, hid_t loc, const char *name, hid_t dapl, hid_t es) {
-  H5_BODY(hid_t, H5Dopen_async, (SRC, loc, name, dapl, es), record_dset_open(I, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dopen_async) real = h5_begin(&c, FN_H5Dopen_async, __builtin_return_address(0));
+  if (!real) return (hid_t)-1;
+  hid_t ret = real(SRC, loc, name, dapl, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_dset_open(c.I, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dread_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf,
                             hid_t es) {
-  H5_BODY(herr_t, H5Dread_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-          record_dset_rw(I, d, mt, fs, dxpl, 0, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dread_async) real = h5_begin(&c, FN_H5Dread_async, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(SRC, d, mt, ms, fs, dxpl, buf, es);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_dset_rw(c.I, d, mt, fs, dxpl, 0, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dwrite_async(ASYNC_SRC, hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl,
                              const void *buf, hid_t es) {
-  H5_BODY(herr_t, H5Dwrite_async, (SRC, d, mt, ms, fs, dxpl, buf, es),
-          record_dset_rw(I, d, mt, fs, dxpl, 1, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dwrite_async) real = h5_begin(&c, FN_H5Dwrite_async, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(SRC, d, mt, ms, fs, dxpl, buf, es);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_dset_rw(c.I, d, mt, fs, dxpl, 1, ret, c.t0, c.t1));
+  return ret;
 }
 H5_API herr_t H5Dclose_async(ASYNC_SRC, hid_t d, hid_t es) {
-  H5_BODY(herr_t, H5Dclose_async, (SRC, d, es), if (ret >= 0) record_dset_close(I, d, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&H5Dclose_async) real = h5_begin(&c, FN_H5Dclose_async, __builtin_return_address(0));
+  if (!real) return (herr_t)-1;
+  herr_t ret = real(SRC, d, es);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(if (ret >= 0) record_dset_close(c.I, d, c.t0, c.t1));
+  return ret;
 }

@@ -1,25 +1,21 @@
-/* MPI-IO interception through PMPI: MPI_Init/MPI_Finalize, the MPI_File_*
- * calls, and the request completions that end nonblocking MPI-IO.
+/* MPI-IO interception through PMPI: the MPI_File_* calls and the request
+ * completions that end nonblocking MPI-IO.  The MPI runtime they stand on
+ * (PMPI table, MPI_Init/Finalize/Abort, the shutdown) is reducer/'s.
  *
  * No libmpi is linked: every PMPI_* entry is resolved at run time, so the
  * library still loads in programs without MPI.  MPICH's Fortran bindings call
  * the C MPI_File_* symbols, so these wrappers serve Fortran programs too.
  * Offsets are not recorded for MPI-IO (no counter needs them; the byte
  * offsets the library really touches are in the POSIX records below it). */
-#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../reducer/pmpi.h"
+#include "../reducer/mpi_wrap.h"
 #include "../runtime/access.h"
-#include "../runtime/config.h"
-#include "../runtime/internal.h"
-#include "../runtime/live.h"
-#include "interpose.h"
-#include "mpi_names.h"
 #include "mpiio_counters.h"
 
 static const iochar_counter_def ints[] = {MPIIO_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -27,25 +23,15 @@ static const iochar_counter_def flts[] = {MPIIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
 /* One layout per call kind: they differ only in which op counter moves. */
 enum { K_INDEP, K_COLL, K_SPLIT, K_NB };
-#define MPIIO_LAYOUT(R, W)                                                                    \
-  {                                                                                           \
-    .ops = {R, W}, .bytes = {MPIIO_BYTES_READ, MPIIO_BYTES_WRITTEN}, .max_byte = {-1, -1},    \
-    .consec = {-1, -1}, .seq = {-1, -1},                                                      \
-    .size_bin0 = {MPIIO_SIZE_READ_0_100, MPIIO_SIZE_WRITE_0_100},                             \
-    .max_time_size = {MPIIO_MAX_READ_TIME_SIZE, MPIIO_MAX_WRITE_TIME_SIZE},                   \
-    .rw_switches = MPIIO_RW_SWITCHES, .access1 = MPIIO_ACCESS1_ACCESS, .stride1 = -1,         \
-    .file_not_aligned = -1, .file_alignment = -1, .mem_not_aligned = -1, .mem_alignment = -1, \
-    .f_time = {MPIIO_F_READ_TIME, MPIIO_F_WRITE_TIME, MPIIO_F_META_TIME},                     \
-    .f_max_time = {MPIIO_F_MAX_READ_TIME, MPIIO_F_MAX_WRITE_TIME},                            \
-    .f_start = {MPIIO_F_READ_START_TIMESTAMP, MPIIO_F_WRITE_START_TIMESTAMP},                 \
-    .f_end = {MPIIO_F_READ_END_TIMESTAMP, MPIIO_F_WRITE_END_TIMESTAMP},                       \
-  }
-static const iochar_rw_layout layouts[4] = {
-    [K_INDEP] = MPIIO_LAYOUT(MPIIO_INDEP_READS, MPIIO_INDEP_WRITES),
-    [K_COLL] = MPIIO_LAYOUT(MPIIO_COLL_READS, MPIIO_COLL_WRITES),
-    [K_SPLIT] = MPIIO_LAYOUT(MPIIO_SPLIT_READS, MPIIO_SPLIT_WRITES),
-    [K_NB] = MPIIO_LAYOUT(MPIIO_NB_READS, MPIIO_NB_WRITES),
-};
+static iochar_rw_layout layouts[4]; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  static const char *const ops[4][2] = {[K_INDEP] = {"INDEP_READS", "INDEP_WRITES"},
+                                        [K_COLL] = {"COLL_READS", "COLL_WRITES"},
+                                        [K_SPLIT] = {"SPLIT_READS", "SPLIT_WRITES"},
+                                        [K_NB] = {"NB_READS", "NB_WRITES"}};
+  for (int k = 0; k < 4; k++)
+    IOCHAR_LAYOUT_INIT(&layouts[k], MPIIO, ints, flts, ops[k][0], ops[k][1]);
+}
 
 typedef struct mpiio_state {
   iochar_rw_state rw; /* first: the shared accounting's part */
@@ -58,86 +44,6 @@ const iochar_module iochar_mod_mpiio =
                       .more_ops = {{MPIIO_COLL_READS, MPIIO_SPLIT_READS, MPIIO_NB_READS},
                                    {MPIIO_COLL_WRITES, MPIIO_SPLIT_WRITES, MPIIO_NB_WRITES}});
 
-/* ---- PMPI resolution ------------------------------------------------------ */
-
-iochar_pmpi_table iochar_pmpi;
-
-#ifdef OPEN_MPI
-iochar_ompi_handles iochar_ompi;
-
-static int load_ompi_handles(void) {
-  static const char *const sym[] = {
-      "ompi_mpi_comm_world",    "ompi_mpi_comm_null", "ompi_mpi_info_null",
-      "ompi_mpi_byte",          "ompi_mpi_int",       "ompi_mpi_double",
-      "ompi_mpi_uint64_t",      "ompi_mpi_int64_t",   "ompi_mpi_op_sum",
-      "ompi_mpi_op_min",        "ompi_mpi_op_max",    "ompi_mpi_op_bor",
-      "ompi_mpi_errors_return", "ompi_request_null",  "ompi_mpi_file_null",
-      "ompi_mpi_datatype_null"};
-  _Static_assert(sizeof sym / sizeof *sym == sizeof iochar_ompi / sizeof(void *), "handles");
-  void **h = (void **)&iochar_ompi;
-  int ok = 1;
-  for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
-    h[i] = dlsym(RTLD_DEFAULT, sym[i]);
-    ok &= h[i] != NULL;
-  }
-  if (!ok)
-    iochar_warn_once(IOCHAR_WARN_SYMBOL,
-                     "cannot find Open MPI's predefined handles; MPI-IO not recorded");
-  return ok;
-}
-#else
-static int load_ompi_handles(void) { return 1; }
-#endif
-
-int iochar_pmpi_load(void) {
-  static int state; /* 0 not tried, 1 ok, -1 missing */
-  if (state) return state > 0 ? 0 : -1;
-  int ok = load_ompi_handles();
-#define LOAD(n)                                                                \
-  iochar_pmpi.n = (__typeof__(iochar_pmpi.n))iochar_resolve("PMPI_" #n, NULL); \
-  ok &= iochar_pmpi.n != NULL;
-  IOCHAR_PMPI_FUNCS(LOAD)
-#undef LOAD
-  state = ok ? 1 : -1;
-  return ok ? 0 : -1;
-}
-
-#ifdef OPEN_MPI
-/* Open MPI's Fortran bindings (mpif.h, use mpi, use mpi_f08) call PMPI_x, not
- * MPI_x: the wrapper answers to both names.  Open MPI's own libraries call
- * no PMPI_File_* (ROMIO's PMPI_Wait* calls on its message requests are not
- * in the pending map, so they pass through), so nothing is counted twice. */
-#define PMPI_TWIN(name) \
-  extern __typeof__(name) P##name __attribute__((alias(#name), visibility("default")));
-#else /* MPICH's Fortran bindings call the C MPI_x symbols */
-#define PMPI_TWIN(name)
-#endif
-
-/* MPI_WRAP(ret, MPI_x, (params)): the wrapper of MPI_x; PREAL(MPI_x) is PMPI_x. */
-#ifdef IOCHAR_MPI_TABLE
-/* The dispatcher exports only the names of wrappers/mpi_names.h: a wrapper
- * missing from that list would never be called, so it does not compile. */
-#define LISTED(n) iochar_listed_##n = 1,
-enum { IOCHAR_MPI_NAMES(LISTED) IOCHAR_MPI_NAMES_C(LISTED) };
-#undef LISTED
-#define MPI_LISTED(name) _Static_assert(iochar_listed_##name, #name " is not in mpi_names.h");
-#else
-#define MPI_LISTED(name)
-#endif
-
-#define MPI_WRAP(ret, name, params)        \
-  MPI_LISTED(name)                         \
-  static __typeof__(&P##name) real_##name; \
-  PMPI_TWIN(name)                          \
-  __attribute__((visibility("default"))) ret name params
-
-#define PREAL(name)                                                                          \
-  ({                                                                                         \
-    if (__builtin_expect(real_##name == 0, 0))                                               \
-      real_##name = (__typeof__(real_##name))iochar_resolve("P" #name, (const void *)&name); \
-    real_##name;                                                                             \
-  })
-
 static inline uint64_t hkey(const void *h, size_t n) {
   uint64_t k = 0;
   memcpy(&k, h, n < 8 ? n : 8);
@@ -148,7 +54,16 @@ static inline uint64_t hkey(const void *h, size_t n) {
 
 /* ---- handles: MPI_File -> record, MPI_Request -> pending operation ------- */
 
+#define NPENDING 4096
 static iochar_hmap *files, *requests;
+
+/* The maps come with the first MPI file opened after MPI_Init (a program
+ * that opens none pays for none). */
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+static void maps_create(void) {
+  requests = iochar_hmap_create(NPENDING);
+  files = iochar_hmap_create(1 << 15);
+}
 
 typedef struct pending {
   iochar_record *rec;
@@ -157,7 +72,6 @@ typedef struct pending {
   int dir;
 } pending;
 
-#define NPENDING 4096
 static pending pending_items[NPENDING];
 static iochar_pool pool = IOCHAR_POOL_OF(pending_items);
 static atomic_int npending; /* 0: completion wrappers pass straight through */
@@ -310,7 +224,9 @@ static void record_hints(iochar_record *r, MPI_File fh) {
 static void record_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI_File fh,
                         double t0, double t1) {
   char abs[IOCHAR_PATH_MAX];
-  if (!files || iochar_pmpi_load()) return;
+  if (!iochar_job_info.mpi_initialized || iochar_pmpi_load()) return;
+  pthread_once(&maps_once, maps_create);
+  if (!files) return;
   if (iochar_path_resolve(AT_FDCWD, strip_fs_prefix(name), abs, sizeof abs) ||
       iochar_path_excluded(abs))
     return;
@@ -353,74 +269,6 @@ static void record_split_end(iochar_record *r, int dir, double t1) {
   int64_t len = s->split_len[dir];
   iochar_spin_unlock(&r->lock);
   if (t0 > 0) record_done(r, dir, t0, len, t1);
-}
-
-/* ---- init and finalize ---------------------------------------------------- */
-
-void iochar_shutdown(void); /* runtime/core.c: this process's log, once */
-
-static void after_init(int ret) {
-  iochar_job *j = &iochar_job_info;
-  if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
-  iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
-  iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
-  iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
-  int len = 0;
-  char v[MPI_MAX_LIBRARY_VERSION_STRING];
-  if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {
-    v[len < (int)sizeof v ? len : (int)sizeof v - 1] = 0;
-    char *nl = strchr(v, '\n');
-    if (nl) *nl = 0;
-    size_t n = strlen(v) < sizeof j->mpi_version ? strlen(v) : sizeof j->mpi_version - 1;
-    memcpy(j->mpi_version, v, n);
-    j->mpi_version[n] = 0;
-  }
-  /* One log name per job: every rank's (fallback logs too) carries rank 0's pid. */
-  int pid = j->log_pid;
-  iochar_pmpi.Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  j->log_pid = pid;
-  if (!getenv("SLURM_JOB_ID") && !getenv("PBS_JOBID") && !getenv("LSB_JOBID"))
-    snprintf(j->jobid, sizeof j->jobid, "%d", pid); /* no batch id: rank 0's pid */
-  files = iochar_hmap_create(1 << 15);
-  requests = iochar_hmap_create(NPENDING);
-  j->mpi_initialized = 1;
-  iochar_records_live_now(); /* a rank killed from here on leaves its counters */
-  /* A job that leaves without MPI_Finalize writes per-rank logs: at exit,
-   * before handlers the application registered before MPI_Init (a crash
-   * handler may synchronise there) and long before the library destructors. */
-  atexit(iochar_shutdown);
-}
-
-MPI_WRAP(int, MPI_Init, (int *argc, char ***argv)) {
-  iochar_in_tool++; /* the MPI library's own start-up I/O is not the app's */
-  int ret = PREAL(MPI_Init)(argc, argv);
-  iochar_in_tool--;
-  IOCHAR_RECORD(after_init(ret));
-  return ret;
-}
-
-MPI_WRAP(int, MPI_Init_thread, (int *argc, char ***argv, int req, int *prov)) {
-  iochar_in_tool++; /* the MPI library's own start-up I/O is not the app's */
-  int ret = PREAL(MPI_Init_thread)(argc, argv, req, prov);
-  iochar_in_tool--;
-  IOCHAR_RECORD(after_init(ret));
-  return ret;
-}
-
-MPI_WRAP(int, MPI_Finalize, (void)) {
-  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
-    IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
-  return PREAL(MPI_Finalize)();
-}
-
-void iochar_abort_log(int code); /* runtime/core.c */
-
-/* The calling rank writes its own log; the launcher kills the others, whose
- * live files keep their counters (the reader names the ranks it lacks). */
-MPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {
-  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
-    IOCHAR_RECORD(iochar_abort_log(errorcode));
-  return PREAL(MPI_Abort)(comm, errorcode);
 }
 
 /* ---- open, close, metadata ---------------------------------------------- */
@@ -673,15 +521,3 @@ MULTI(MPI_Waitsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
 MULTI(MPI_Testsome, (int n, MPI_Request rq[], int *out, int idx[], MPI_Status st[]),
       (n, rq, out, idx, st), if (ret == MPI_SUCCESS) done_some(h, *out, idx, t1))
-
-#ifdef IOCHAR_MPI_TABLE
-/* -Dmpi=both: this MPI's wrappers in wrappers/mpi_names.h's order, the one
- * symbol of this copy the dispatcher sees (meson.build makes the rest of the
- * copy local, so the MPICH and the Open MPI copies link side by side). */
-#define TABLE_ENTRY(n) (const void *)&n,
-const void *const IOCHAR_MPI_TABLE[IOCHAR_MPI_NNAMES] = {IOCHAR_MPI_NAMES(TABLE_ENTRY)
-#if MPI_VERSION >= 4
-                                                             IOCHAR_MPI_NAMES_C(TABLE_ENTRY)
-#endif
-};
-#endif

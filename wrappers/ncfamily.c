@@ -79,3 +79,32 @@ int64_t ncf_format_code(int f) {
   static const int64_t code[] = {0, 1, 2, 4, 3, 5};
   return f >= 1 && f <= 5 ? code[f] : 0;
 }
+
+/* ---- record steps (called with iochar_in_tool set) ----------------------- */
+
+void ncf_opened(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1) {
+  if (fs) iochar_meta_event(fs->rec, F->f_layout, idx, F->open_ts[0], F->open_ts[1], t0, t1);
+}
+
+void ncf_file_meta(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1) {
+  if (fs) iochar_meta_event(fs->rec, F->f_layout, idx, -1, -1, t0, t1);
+}
+
+void ncf_closed(const ncf_family *F, uint64_t key, double t0, double t1) {
+  iochar_record *r = ncf_file_close(F->maps, key);
+  if (r) iochar_meta_event(r, F->f_layout, -1, F->close_ts[0], F->close_ts[1], t0, t1);
+}
+
+void ncf_var_meta(const ncf_family *F, ncf_var *v, double t0, double t1) {
+  if (v) iochar_meta_event(v->rec, F->v_layout, -1, -1, -1, t0, t1);
+}
+
+void ncf_access(const ncf_family *F, ncf_var *v, int dir, int64_t len, int strided, int also,
+                double t0, double t1) {
+  iochar_record *r = v->rec;
+  iochar_spin_lock(&r->lock);
+  iochar_rw_account(r, F->v_layout, r->state, dir, -1, len, NULL, t0, t1);
+  if (also >= 0) r->c[also]++;
+  r->c[F->strided] += strided;
+  iochar_spin_unlock(&r->lock);
+}

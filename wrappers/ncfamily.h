@@ -5,6 +5,7 @@
 #ifndef IOCHAR_NCFAMILY_H
 #define IOCHAR_NCFAMILY_H
 
+#include "../runtime/access.h"
 #include "../runtime/core.h"
 
 typedef struct ncf_var {
@@ -39,6 +40,27 @@ ncf_var *ncf_var_new(uint64_t key, int module, const char *name);
 ncf_var *ncf_var_publish(ncf_maps *m, ncf_file *fs, ncf_var *v);
 /* A closed file: forget it and its variables; its record, NULL if unknown. */
 iochar_record *ncf_file_close(ncf_maps *m, uint64_t key);
+
+/* The record steps both libraries share, given what differs between their
+ * modules: the file and variable layouts and counter indices. */
+typedef struct ncf_family {
+  ncf_maps *maps;
+  const iochar_rw_layout *f_layout, *v_layout;
+  int open_ts[2], close_ts[2]; /* the file module's F_OPEN/F_CLOSE START and END */
+  int strided;                 /* the variable module's STRIDED_ACCESSES */
+} ncf_family;
+/* An open or create (fs NULL: not recorded): counter idx, open timestamps. */
+void ncf_opened(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1);
+/* A file-level call counted in idx (-1: none), timed as metadata. */
+void ncf_file_meta(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1);
+/* Close or abort of the file under key: forgotten with its variables. */
+void ncf_closed(const ncf_family *F, uint64_t key, double t0, double t1);
+/* A definition or setting call on a variable, timed as its metadata. */
+void ncf_var_meta(const ncf_family *F, ncf_var *v, double t0, double t1);
+/* One access of len bytes (-1: the call failed); `also` (>= 0) is one more
+ * counter to bump (PnetCDF's mode counters). */
+void ncf_access(const ncf_family *F, ncf_var *v, int dir, int64_t len, int strided, int also,
+                double t0, double t1);
 
 /* NC_FORMAT_* (1 classic, 2 64-bit offset, 3 netCDF-4, 4 netCDF-4 classic,
  * 5 CDF5; PnetCDF's are the same) to the FORMAT counter's code. */

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../runtime/access.h"
+#include "../runtime/interpose.h"
 #include "dynlib.h"
-#include "interpose.h"
 #include "ncfamily.h"
 #include "netcdf_counters.h"
 
@@ -17,8 +17,11 @@ static const iochar_counter_def f_flts[] = {NC_FILE_F_COUNTERS(IOCHAR_DEF_ENTRY)
 static const iochar_counter_def v_ints[] = {NC_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {NC_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(NC_FILE_F_META_TIME);
-static const iochar_rw_layout v_layout = IOCHAR_VAR_LAYOUT(NC_VAR, GETS, PUTS, -1);
+static iochar_rw_layout f_layout, v_layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  IOCHAR_LAYOUT_INIT(&f_layout, NC_FILE, f_ints, f_flts, NULL, NULL);
+  IOCHAR_LAYOUT_INIT(&v_layout, NC_VAR, v_ints, v_flts, "GETS", "PUTS");
+}
 
 const iochar_module iochar_mod_nc_file =
     IOCHAR_MODULE_DEF(NC_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);
@@ -137,6 +140,12 @@ static __thread int nc_depth __attribute__((tls_model("initial-exec")));
 
 /* ---- handle state -------------------------------------------------------- */
 static ncf_maps maps;
+static const ncf_family fam = {&maps,
+                               &f_layout,
+                               &v_layout,
+                               {NC_FILE_F_OPEN_START_TIMESTAMP, NC_FILE_F_OPEN_END_TIMESTAMP},
+                               {NC_FILE_F_CLOSE_START_TIMESTAMP, NC_FILE_F_CLOSE_END_TIMESTAMP},
+                               NC_VAR_STRIDED_ACCESSES};
 
 static uint64_t file_key(iochar_dlinst *I, int ncid) {
   return iochar_dl_key(I, (uint32_t)(ncid & ~NC_GROUP_MASK));
@@ -221,29 +230,18 @@ static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
 
-static void file_meta(iochar_record *r, int idx, double t0, double t1) {
-  iochar_meta_event(r, &f_layout, idx, -1, -1, t0, t1);
-}
-
 static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
                         double t0, double t1) {
-  ncf_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
-  if (!fs) return;
-  iochar_meta_event(fs->rec, &f_layout, idx, NC_FILE_F_OPEN_START_TIMESTAMP,
-                    NC_FILE_F_OPEN_END_TIMESTAMP, t0, t1);
+  ncf_opened(&fam, ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL, idx, t0, t1);
 }
 
 static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  ncf_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
-  if (fs) file_meta(fs->rec, idx, t0, t1);
+  ncf_file_meta(&fam, ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL, idx, t0, t1);
 }
 
 /* Close (or abort): the file and its variables are forgotten. */
 static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  iochar_record *r = ncf_file_close(&maps, file_key(I, ncid));
-  if (r)
-    iochar_meta_event(r, &f_layout, -1, NC_FILE_F_CLOSE_START_TIMESTAMP,
-                      NC_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
+  ncf_closed(&fam, file_key(I, ncid), t0, t1);
 }
 
 /* nc_def_var and the chunking/deflate settings: (re)read the settings. */
@@ -252,8 +250,7 @@ static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0
   ncf_var *v = var_track(I, ncid, varid);
   if (!v) return;
   var_settings(I, ncid, varid, v);
-  iochar_record *r = v->rec;
-  iochar_meta_event(r, &v_layout, -1, -1, -1, t0, t1);
+  ncf_var_meta(&fam, v, t0, t1);
 }
 static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
                            double t1) {
@@ -287,97 +284,170 @@ static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind, 
   int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
   int strided = 0;
   for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
-  iochar_record *r = v->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_rw_account(r, &v_layout, r->state, dir, -1, len, NULL, t0, t1);
-  r->c[NC_VAR_STRIDED_ACCESSES] += strided;
-  iochar_spin_unlock(&r->lock);
+  ncf_access(&fam, v, dir, len, strided, -1, t0, t1);
 }
 
 /* ---- wrappers ------------------------------------------------------------ */
 
 #define NC_API __attribute__((visibility("default")))
 
-/* Find the copy the caller binds to; pass through when not recording or
- * nested; else clock, real call, clock, record. */
-#define NC_BODY(name, args, record)                                                    \
-  iochar_dlinst *I = iochar_dl_instance(&ncl, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? NC(I, name) : NULL;                                     \
-  if (!real) return NC_ENOTBUILT;                                                      \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                          \
-  if (!iochar_active() || nc_depth) {                                                  \
-    __typeof__(real args) r_ = real args;                                              \
-    iochar_dl_leave(outer_);                                                           \
-    return r_;                                                                         \
-  }                                                                                    \
-  nc_depth++;                                                                          \
-  double t0 = iochar_now();                                                            \
-  int ret = real args;                                                                 \
-  double t1 = iochar_now();                                                            \
-  nc_depth--;                                                                          \
-  iochar_dl_leave(outer_);                                                             \
-  IOCHAR_RECORD(record);                                                               \
-  return ret
+/* The caller's copy of the library and its real function (NULL: none);
+ * the clock runs unless not recording or nested (iochar_dlcall_begin). */
+static inline void *nc_begin(iochar_dlcall *c, int fi, const void *ra) {
+  return iochar_dlcall_begin(c, &ncl, fi, ra, &nc_depth);
+}
 
 NC_API int nc_create(const char *path, int cmode, int *ncidp) {
-  NC_BODY(nc_create, (path, cmode, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_create) real = nc_begin(&c, FN_nc_create, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, cmode, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint, int *ncidp) {
-  NC_BODY(nc__create, (path, cmode, initialsz, hint, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc__create) real = nc_begin(&c, FN_nc__create, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, cmode, initialsz, hint, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info,
                          int *ncidp) {
-  NC_BODY(nc_create_par, (path, cmode, comm, info, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_CREATES, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_create_par) real = nc_begin(&c, FN_nc_create_par, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, cmode, comm, info, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_open(const char *path, int mode, int *ncidp) {
-  NC_BODY(nc_open, (path, mode, ncidp), record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_open) real = nc_begin(&c, FN_nc_open, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, mode, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
-  NC_BODY(nc__open, (path, mode, hint, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc__open) real = nc_begin(&c, FN_nc__open, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, mode, hint, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp) {
-  NC_BODY(nc_open_par, (path, mode, comm, info, ncidp),
-          record_open(I, ret, path, ncidp, NC_FILE_OPENS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_open_par) real = nc_begin(&c, FN_nc_open_par, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(path, mode, comm, info, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_redef(int ncid) {
-  NC_BODY(nc_redef, (ncid), record_file_meta(I, ncid, ret, NC_FILE_REDEFS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_redef) real = nc_begin(&c, FN_nc_redef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, NC_FILE_REDEFS, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_enddef(int ncid) {
-  NC_BODY(nc_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_enddef) real = nc_begin(&c, FN_nc_enddef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree,
                       size_t r_align) {
-  NC_BODY(nc__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-          record_file_meta(I, ncid, ret, -1, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc__enddef) real = nc_begin(&c, FN_nc__enddef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, h_minfree, v_align, v_minfree, r_align);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_sync(int ncid) {
-  NC_BODY(nc_sync, (ncid), record_file_meta(I, ncid, ret, NC_FILE_SYNCS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_sync) real = nc_begin(&c, FN_nc_sync, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, NC_FILE_SYNCS, c.t0, c.t1));
+  return ret;
 }
-NC_API int nc_close(int ncid) { NC_BODY(nc_close, (ncid), record_close(I, ncid, t0, t1)); }
-NC_API int nc_abort(int ncid) { NC_BODY(nc_abort, (ncid), record_close(I, ncid, t0, t1)); }
+NC_API int nc_close(int ncid) {
+  iochar_dlcall c;
+  __typeof__(&nc_close) real = nc_begin(&c, FN_nc_close, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  return ret;
+}
+NC_API int nc_abort(int ncid) {
+  iochar_dlcall c;
+  __typeof__(&nc_abort) real = nc_begin(&c, FN_nc_abort, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  return ret;
+}
 NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
                       int *varidp) {
-  NC_BODY(nc_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
-          record_def_var(I, ncid, varidp, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_def_var) real = nc_begin(&c, FN_nc_def_var, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, name, xtype, ndims, dimidsp, varidp);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def_var(c.I, ncid, varidp, ret, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks) {
-  NC_BODY(nc_def_var_chunking, (ncid, varid, storage, chunks),
-          record_def(I, ncid, varid, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_def_var_chunking) real =
+      nc_begin(&c, FN_nc_def_var_chunking, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, storage, chunks);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def(c.I, ncid, varid, ret, c.t0, c.t1));
+  return ret;
 }
 NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level) {
-  NC_BODY(nc_def_var_deflate, (ncid, varid, shuffle, deflate, level),
-          record_def(I, ncid, varid, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&nc_def_var_deflate) real =
+      nc_begin(&c, FN_nc_def_var_deflate, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, shuffle, deflate, level);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def(c.I, ncid, varid, ret, c.t0, c.t1));
+  return ret;
 }
 
-#define NC_DATA_WRAP(f, put, get, T)                                                              \
-  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                                     \
-    NC_BODY(put, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 1, NCK_##f, ret, t0, t1)); \
-  }                                                                                               \
-  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                                           \
-    NC_BODY(get, (ncid, varid, NCA_##f buf), record_rw(I, ncid, varid, 0, NCK_##f, ret, t0, t1)); \
+#define NC_DATA_WRAP(f, put, get, T)                                             \
+  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                    \
+    iochar_dlcall c;                                                             \
+    __typeof__(&put) real = nc_begin(&c, FN_##put, __builtin_return_address(0)); \
+    if (!real) return NC_ENOTBUILT;                                              \
+    int ret = real(ncid, varid, NCA_##f buf);                                    \
+    if (iochar_dlcall_end(&c))                                                   \
+      IOCHAR_RECORD(record_rw(c.I, ncid, varid, 1, NCK_##f, ret, c.t0, c.t1));   \
+    return ret;                                                                  \
+  }                                                                              \
+  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                          \
+    iochar_dlcall c;                                                             \
+    __typeof__(&get) real = nc_begin(&c, FN_##get, __builtin_return_address(0)); \
+    if (!real) return NC_ENOTBUILT;                                              \
+    int ret = real(ncid, varid, NCA_##f buf);                                    \
+    if (iochar_dlcall_end(&c))                                                   \
+      IOCHAR_RECORD(record_rw(c.I, ncid, varid, 0, NCK_##f, ret, c.t0, c.t1));   \
+    return ret;                                                                  \
   }
 NC_DATA(NC_DATA_WRAP)

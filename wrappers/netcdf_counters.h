@@ -28,15 +28,15 @@
   IOCHAR_SIZE_BINS(X, NC_VAR, READ)                                          \
   IOCHAR_SIZE_BINS(X, NC_VAR, WRITE)                                         \
   IOCHAR_TOP4(X, NC_VAR, ACCESS) /* access sizes in bytes */                 \
-  X(NC_VAR_NDIMS, MAX)                                                       \
-  X(NC_VAR_IS_RECORD_VAR, MAX) /* 1: a dimension is unlimited */             \
-  X(NC_VAR_DATATYPE_SIZE, MAX) /* bytes per element in the file */           \
-  X(NC_VAR_CHUNK_SIZE_D1, ANY) /* netCDF-4 chunk dims; 0 contiguous */       \
+  X(NC_VAR_NDIMS, SET_MAX)                                                   \
+  X(NC_VAR_IS_RECORD_VAR, SET_MAX) /* 1: a dimension is unlimited */         \
+  X(NC_VAR_DATATYPE_SIZE, SET_MAX) /* bytes per element in the file */       \
+  X(NC_VAR_CHUNK_SIZE_D1, ANY)     /* netCDF-4 chunk dims; 0 contiguous */   \
   X(NC_VAR_CHUNK_SIZE_D2, ANY)                                               \
   X(NC_VAR_CHUNK_SIZE_D3, ANY)                                               \
   X(NC_VAR_CHUNK_SIZE_D4, ANY)                                               \
   X(NC_VAR_CHUNK_SIZE_D5, ANY)                                               \
-  X(NC_VAR_DEFLATE_LEVEL, MAX) /* 0: no deflate filter */                    \
+  X(NC_VAR_DEFLATE_LEVEL, SET_MAX) /* 0: no deflate filter */                \
   IOCHAR_RANK_STATS(X, NC_VAR)
 
 #define NC_VAR_F_COUNTERS(X)                                    \

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../runtime/access.h"
+#include "../runtime/interpose.h"
 #include "dynlib.h"
-#include "interpose.h"
 #include "ncfamily.h"
 #include "pnetcdf_counters.h"
 
@@ -16,8 +16,11 @@ static const iochar_counter_def f_flts[] = {PNETCDF_FILE_F_COUNTERS(IOCHAR_DEF_E
 static const iochar_counter_def v_ints[] = {PNETCDF_VAR_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def v_flts[] = {PNETCDF_VAR_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout f_layout = IOCHAR_META_LAYOUT(PNETCDF_FILE_F_META_TIME);
-static const iochar_rw_layout v_layout = IOCHAR_VAR_LAYOUT(PNETCDF_VAR, GETS, PUTS, -1);
+static iochar_rw_layout f_layout, v_layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS {
+  IOCHAR_LAYOUT_INIT(&f_layout, PNETCDF_FILE, f_ints, f_flts, NULL, NULL);
+  IOCHAR_LAYOUT_INIT(&v_layout, PNETCDF_VAR, v_ints, v_flts, "GETS", "PUTS");
+}
 
 const iochar_module iochar_mod_pnetcdf_file =
     IOCHAR_MODULE_DEF(PNETCDF_FILE, f_ints, f_flts, iochar_rw_state, &f_layout);
@@ -158,6 +161,13 @@ static __thread int pnc_depth __attribute__((tls_model("initial-exec")));
 
 /* ---- handle state -------------------------------------------------------- */
 static ncf_maps maps;
+static const ncf_family fam = {
+    &maps,
+    &f_layout,
+    &v_layout,
+    {PNETCDF_FILE_F_OPEN_START_TIMESTAMP, PNETCDF_FILE_F_OPEN_END_TIMESTAMP},
+    {PNETCDF_FILE_F_CLOSE_START_TIMESTAMP, PNETCDF_FILE_F_CLOSE_END_TIMESTAMP},
+    PNETCDF_VAR_STRIDED_ACCESSES};
 
 static uint64_t file_key(iochar_dlinst *I, int ncid) { return iochar_dl_key(I, (uint32_t)ncid); }
 static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
@@ -224,21 +234,13 @@ static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
 
 /* ---- record steps (called with iochar_in_tool set) ----------------------- */
 
-static void file_meta(iochar_record *r, int idx, double t0, double t1) {
-  iochar_meta_event(r, &f_layout, idx, -1, -1, t0, t1);
-}
-
 static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
                         double t0, double t1) {
-  ncf_file *fs = ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL;
-  if (!fs) return;
-  iochar_meta_event(fs->rec, &f_layout, idx, PNETCDF_FILE_F_OPEN_START_TIMESTAMP,
-                    PNETCDF_FILE_F_OPEN_END_TIMESTAMP, t0, t1);
+  ncf_opened(&fam, ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL, idx, t0, t1);
 }
 
 static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  ncf_file *fs = ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL;
-  if (fs) file_meta(fs->rec, idx, t0, t1);
+  ncf_file_meta(&fam, ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL, idx, t0, t1);
 }
 
 /* Waits complete nonblocking I/O: their time is wait time, not meta time. */
@@ -253,18 +255,12 @@ static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t
 }
 
 static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  iochar_record *r = ncf_file_close(&maps, file_key(I, ncid));
-  if (r)
-    iochar_meta_event(r, &f_layout, -1, PNETCDF_FILE_F_CLOSE_START_TIMESTAMP,
-                      PNETCDF_FILE_F_CLOSE_END_TIMESTAMP, t0, t1);
+  ncf_closed(&fam, file_key(I, ncid), t0, t1);
 }
 
 static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
                            double t1) {
-  ncf_var *v = ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL;
-  if (!v) return;
-  iochar_record *r = v->rec;
-  iochar_meta_event(r, &v_layout, -1, -1, -1, t0, t1);
+  ncf_var_meta(&fam, ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL, t0, t1);
 }
 
 /* Elements a call accesses.  varn: num boxes (counts NULL, or a NULL
@@ -301,12 +297,7 @@ static void account(ncf_var *v, int dir, int mode, int64_t len, int strided, dou
   static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
                                     {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
                                     {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
-  iochar_record *r = v->rec;
-  iochar_spin_lock(&r->lock);
-  iochar_rw_account(r, &v_layout, r->state, dir, -1, len, NULL, t0, t1);
-  r->c[by_mode[mode][dir]]++;
-  r->c[PNETCDF_VAR_STRIDED_ACCESSES] += strided;
-  iochar_spin_unlock(&r->lock);
+  ncf_access(&fam, v, dir, len, strided, by_mode[mode][dir], t0, t1);
 }
 
 static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
@@ -336,68 +327,112 @@ static void record_vard(iochar_dlinst *I, int ncid, int varid, int dir, int mode
 
 #define PNC_API __attribute__((visibility("default")))
 
-#define PNC_BODY(name, args, record)                                                    \
-  iochar_dlinst *I = iochar_dl_instance(&pncl, FN_##name, __builtin_return_address(0)); \
-  __typeof__(&name) real = I ? PNC(I, name) : NULL;                                     \
-  if (!real) return NC_ENOTBUILT;                                                       \
-  iochar_dlinst *outer_ = iochar_dl_enter(I);                                           \
-  if (!iochar_active() || pnc_depth) {                                                  \
-    int r_ = real args;                                                                 \
-    iochar_dl_leave(outer_);                                                            \
-    return r_;                                                                          \
-  }                                                                                     \
-  pnc_depth++;                                                                          \
-  double t0 = iochar_now();                                                             \
-  int ret = real args;                                                                  \
-  double t1 = iochar_now();                                                             \
-  pnc_depth--;                                                                          \
-  iochar_dl_leave(outer_);                                                              \
-  IOCHAR_RECORD(record);                                                                \
-  return ret
+/* The caller's copy of the library and its real function (NULL: none);
+ * the clock runs unless not recording or nested (iochar_dlcall_begin). */
+static inline void *pnc_begin(iochar_dlcall *c, int fi, const void *ra) {
+  return iochar_dlcall_begin(c, &pncl, fi, ra, &pnc_depth);
+}
 
 PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handle info,
                          int *ncidp) {
-  PNC_BODY(ncmpi_create, (comm, path, cmode, info, ncidp),
-           record_open(I, ret, path, ncidp, PNETCDF_FILE_CREATES, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_create) real = pnc_begin(&c, FN_ncmpi_create, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(comm, path, cmode, info, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, PNETCDF_FILE_CREATES, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp) {
-  PNC_BODY(ncmpi_open, (comm, path, omode, info, ncidp),
-           record_open(I, ret, path, ncidp, PNETCDF_FILE_OPENS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_open) real = pnc_begin(&c, FN_ncmpi_open, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(comm, path, omode, info, ncidp);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, PNETCDF_FILE_OPENS, c.t0, c.t1));
+  return ret;
 }
-PNC_API int ncmpi_close(int ncid) { PNC_BODY(ncmpi_close, (ncid), record_close(I, ncid, t0, t1)); }
+PNC_API int ncmpi_close(int ncid) {
+  iochar_dlcall c;
+  __typeof__(&ncmpi_close) real = pnc_begin(&c, FN_ncmpi_close, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  return ret;
+}
 PNC_API int ncmpi_enddef(int ncid) {
-  PNC_BODY(ncmpi_enddef, (ncid), record_file_meta(I, ncid, ret, -1, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_enddef) real = pnc_begin(&c, FN_ncmpi_enddef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                           MPI_Offset r_align) {
-  PNC_BODY(ncmpi__enddef, (ncid, h_minfree, v_align, v_minfree, r_align),
-           record_file_meta(I, ncid, ret, -1, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi__enddef) real = pnc_begin(&c, FN_ncmpi__enddef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, h_minfree, v_align, v_minfree, r_align);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_redef(int ncid) {
-  PNC_BODY(ncmpi_redef, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_REDEFS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_redef) real = pnc_begin(&c, FN_ncmpi_redef, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, PNETCDF_FILE_REDEFS, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_sync(int ncid) {
-  PNC_BODY(ncmpi_sync, (ncid), record_file_meta(I, ncid, ret, PNETCDF_FILE_SYNCS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_sync) real = pnc_begin(&c, FN_ncmpi_sync, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, PNETCDF_FILE_SYNCS, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]) {
-  PNC_BODY(ncmpi_wait, (ncid, count, reqs, statuses),
-           record_wait(I, ncid, PNETCDF_FILE_INDEP_WAITS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_wait) real = pnc_begin(&c, FN_ncmpi_wait, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, count, reqs, statuses);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_wait(c.I, ncid, PNETCDF_FILE_INDEP_WAITS, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_wait_all(int ncid, int count, int reqs[], int statuses[]) {
-  PNC_BODY(ncmpi_wait_all, (ncid, count, reqs, statuses),
-           record_wait(I, ncid, PNETCDF_FILE_COLL_WAITS, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_wait_all) real = pnc_begin(&c, FN_ncmpi_wait_all, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, count, reqs, statuses);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_wait(c.I, ncid, PNETCDF_FILE_COLL_WAITS, c.t0, c.t1));
+  return ret;
 }
 PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
                           int *varidp) {
-  PNC_BODY(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp),
-           record_def_var(I, ncid, varidp, ret, t0, t1));
+  iochar_dlcall c;
+  __typeof__(&ncmpi_def_var) real = pnc_begin(&c, FN_ncmpi_def_var, __builtin_return_address(0));
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, name, xtype, ndims, dimidsp, varidp);
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def_var(c.I, ncid, varidp, ret, c.t0, c.t1));
+  return ret;
 }
 
 #define PNC_VARD(name, BT, dir, mode)                                                      \
   PNC_API int name(int ncid, int varid, mpi_handle filetype, BT *buf, MPI_Offset bufcount, \
                    mpi_handle buftype) {                                                   \
-    PNC_BODY(name, (ncid, varid, filetype, buf, bufcount, buftype),                        \
-             record_vard(I, ncid, varid, dir, mode, filetype, ret, t0, t1));               \
+    iochar_dlcall c;                                                                       \
+    __typeof__(&name) real = pnc_begin(&c, FN_##name, __builtin_return_address(0));        \
+    if (!real) return NC_ENOTBUILT;                                                        \
+    int ret = real(ncid, varid, filetype, buf, bufcount, buftype);                         \
+    if (iochar_dlcall_end(&c))                                                             \
+      IOCHAR_RECORD(record_vard(c.I, ncid, varid, dir, mode, filetype, ret, c.t0, c.t1));  \
+    return ret;                                                                            \
   }
 // clang-format off
 PNC_VARD(ncmpi_put_vard, const void, 1, INDEP)
@@ -408,7 +443,12 @@ PNC_VARD(ncmpi_get_vard_all, void, 0, COLL)
 
 #define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                                         \
   PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \
-    PNC_BODY(name, (ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb),             \
-             record_rw(I, ncid, varid, dir, mode, PNCK_##f, ret, t0, t1));                \
+    iochar_dlcall c;                                                                      \
+    __typeof__(&name) real = pnc_begin(&c, FN_##name, __builtin_return_address(0));       \
+    if (!real) return NC_ENOTBUILT;                                                       \
+    int ret = real(ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb);              \
+    if (iochar_dlcall_end(&c))                                                            \
+      IOCHAR_RECORD(record_rw(c.I, ncid, varid, dir, mode, PNCK_##f, ret, c.t0, c.t1));   \
+    return ret;                                                                           \
   }
 PNC_DATA(PNC_WRAP)

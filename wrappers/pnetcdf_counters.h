@@ -36,9 +36,9 @@
   IOCHAR_SIZE_BINS(X, PNETCDF_VAR, READ)                                          \
   IOCHAR_SIZE_BINS(X, PNETCDF_VAR, WRITE)                                         \
   IOCHAR_TOP4(X, PNETCDF_VAR, ACCESS) /* access sizes in bytes */                 \
-  X(PNETCDF_VAR_NDIMS, MAX)                                                       \
-  X(PNETCDF_VAR_IS_RECORD_VAR, MAX) /* 1: the first dimension is unlimited */     \
-  X(PNETCDF_VAR_DATATYPE_SIZE, MAX) /* bytes per element in the file */           \
+  X(PNETCDF_VAR_NDIMS, SET_MAX)                                                   \
+  X(PNETCDF_VAR_IS_RECORD_VAR, SET_MAX) /* 1: the first dimension is unlimited */ \
+  X(PNETCDF_VAR_DATATYPE_SIZE, SET_MAX) /* bytes per element in the file */       \
   IOCHAR_RANK_STATS(X, PNETCDF_VAR)
 
 #define PNETCDF_VAR_F_COUNTERS(X)                                            \

@@ -11,33 +11,15 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
+#include "../runtime/interpose.h"
 #include "../runtime/lustre.h"
-#include "interpose.h"
 #include "posix_counters.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout layout = {
-    .ops = {POSIX_READS, POSIX_WRITES},
-    .bytes = {POSIX_BYTES_READ, POSIX_BYTES_WRITTEN},
-    .max_byte = {POSIX_MAX_BYTE_READ, POSIX_MAX_BYTE_WRITTEN},
-    .consec = {POSIX_CONSEC_READS, POSIX_CONSEC_WRITES},
-    .seq = {POSIX_SEQ_READS, POSIX_SEQ_WRITES},
-    .size_bin0 = {POSIX_SIZE_READ_0_100, POSIX_SIZE_WRITE_0_100},
-    .max_time_size = {POSIX_MAX_READ_TIME_SIZE, POSIX_MAX_WRITE_TIME_SIZE},
-    .rw_switches = POSIX_RW_SWITCHES,
-    .access1 = POSIX_ACCESS1_ACCESS,
-    .stride1 = POSIX_STRIDE1_STRIDE,
-    .file_not_aligned = POSIX_FILE_NOT_ALIGNED,
-    .file_alignment = POSIX_FILE_ALIGNMENT,
-    .mem_not_aligned = POSIX_MEM_NOT_ALIGNED,
-    .mem_alignment = POSIX_MEM_ALIGNMENT,
-    .f_time = {POSIX_F_READ_TIME, POSIX_F_WRITE_TIME, POSIX_F_META_TIME},
-    .f_max_time = {POSIX_F_MAX_READ_TIME, POSIX_F_MAX_WRITE_TIME},
-    .f_start = {POSIX_F_READ_START_TIMESTAMP, POSIX_F_WRITE_START_TIMESTAMP},
-    .f_end = {POSIX_F_READ_END_TIMESTAMP, POSIX_F_WRITE_END_TIMESTAMP},
-};
+static iochar_rw_layout layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS { IOCHAR_LAYOUT_INIT(&layout, POSIX, ints, flts, "READS", "WRITES"); }
 
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
@@ -218,39 +200,47 @@ static void record_path_meta(int dirfd, const char *path, int idx, double t0, do
   }
 
 /* The shape of every open wrapper: guard, clock, real call, clock, record. */
-#define OPEN_CALL(name, call, dirfd, flags, mode)                                \
-  if (!iochar_active()) return IOCHAR_REAL(name) call;                           \
-  double t0 = iochar_now();                                                      \
-  int fd = IOCHAR_REAL(name) call;                                               \
-  double t1 = iochar_now();                                                      \
-  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
-  return fd
-
-#define DEFINE_OPEN(name)                                        \
-  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {   \
-    mode_t mode = 0;                                             \
-    OPEN_MODE(flags, mode);                                      \
-    OPEN_CALL(name, (path, flags, mode), AT_FDCWD, flags, mode); \
+#define DEFINE_OPEN(name)                                                             \
+  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                        \
+    mode_t mode = 0;                                                                  \
+    OPEN_MODE(flags, mode);                                                           \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);                \
+    double t0 = iochar_now();                                                         \
+    int fd = IOCHAR_REAL(name)(path, flags, mode);                                    \
+    double t1 = iochar_now();                                                         \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
+    return fd;                                                                        \
   }
 // clang-format off
 DEFINE_OPEN(open)
 DEFINE_OPEN(open64)
 // clang-format on
 
-#define DEFINE_OPENAT(name)                                               \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) { \
-    mode_t mode = 0;                                                      \
-    OPEN_MODE(flags, mode);                                               \
-    OPEN_CALL(name, (dirfd, path, flags, mode), dirfd, flags, mode);      \
+#define DEFINE_OPENAT(name)                                                        \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
+    mode_t mode = 0;                                                               \
+    OPEN_MODE(flags, mode);                                                        \
+    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);      \
+    double t0 = iochar_now();                                                      \
+    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                          \
+    double t1 = iochar_now();                                                      \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
+    return fd;                                                                     \
   }
 // clang-format off
 DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
 // clang-format on
 
-#define DEFINE_CREAT(name)                                                       \
-  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                      \
-    OPEN_CALL(name, (path, mode), AT_FDCWD, O_CREAT | O_WRONLY | O_TRUNC, mode); \
+#define DEFINE_CREAT(name)                                                                        \
+  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                                       \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                                   \
+    double t0 = iochar_now();                                                                     \
+    int fd = IOCHAR_REAL(name)(path, mode);                                                       \
+    double t1 = iochar_now();                                                                     \
+    if (fd >= 0)                                                                                  \
+      IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, t0, t1)); \
+    return fd;                                                                                    \
   }
 // clang-format off
 DEFINE_CREAT(creat)
@@ -272,67 +262,160 @@ IOCHAR_WRAP(int, close, (int fd)) {
 
 /* ---- data --------------------------------------------------------------- */
 
-/* The shape of every data wrapper: guard, clock, real call, clock, record. */
-#define DATA_CALL(name, dir, off, buf, call)                        \
-  iochar_fdesc *d = iochar_fd_get(fd);                              \
-  if (!d || !iochar_active()) return IOCHAR_REAL(name) call;        \
-  uint64_t k0 = iochar_ticks();                                     \
-  ssize_t ret = IOCHAR_REAL(name) call;                             \
-  uint64_t k1 = iochar_ticks();                                     \
-  (dir ? record_write : record_read)(fd, d, off, ret, buf, k0, k1); \
-  return ret
+/* Every data wrapper: the descriptor's state when this call is recorded
+ * (NULL: pass straight through), then clock, real call, clock, record. */
+static inline iochar_fdesc *data_fd(int fd) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  return d && iochar_active() ? d : NULL;
+}
 
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
-  DATA_CALL(read, 0, -1, buf, (fd, buf, n));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(read)(fd, buf, n);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(read)(fd, buf, n);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, -1, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, write, (int fd, const void *buf, size_t n)) {
-  DATA_CALL(write, 1, -1, buf, (fd, buf, n));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(write)(fd, buf, n);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(write)(fd, buf, n);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, -1, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)) {
-  DATA_CALL(pread, 0, off, buf, (fd, buf, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pread)(fd, buf, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pread)(fd, buf, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off)) {
-  DATA_CALL(pwrite, 1, off, buf, (fd, buf, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwrite)(fd, buf, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwrite)(fd, buf, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off)) {
-  DATA_CALL(pread64, 0, off, buf, (fd, buf, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pread64)(fd, buf, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pread64)(fd, buf, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off)) {
-  DATA_CALL(pwrite64, 1, off, buf, (fd, buf, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwrite64)(fd, buf, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwrite64)(fd, buf, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }
 
 /* Vector calls: the first buffer decides memory alignment. */
 #define IOV0(iov, n) ((n) > 0 ? (iov)[0].iov_base : NULL)
 IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)) {
-  DATA_CALL(readv, 0, -1, IOV0(iov, n), (fd, iov, n));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(readv)(fd, iov, n);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(readv)(fd, iov, n);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, -1, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
-  DATA_CALL(writev, 1, -1, IOV0(iov, n), (fd, iov, n));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(writev)(fd, iov, n);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(writev)(fd, iov, n);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, -1, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)) {
-  DATA_CALL(preadv, 0, off, IOV0(iov, n), (fd, iov, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(preadv)(fd, iov, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(preadv)(fd, iov, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off)) {
-  DATA_CALL(pwritev, 1, off, IOV0(iov, n), (fd, iov, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwritev)(fd, iov, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwritev)(fd, iov, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off)) {
-  DATA_CALL(preadv64, 0, off, IOV0(iov, n), (fd, iov, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(preadv64)(fd, iov, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(preadv64)(fd, iov, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off)) {
-  DATA_CALL(pwritev64, 1, off, IOV0(iov, n), (fd, iov, n, off));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwritev64)(fd, iov, n, off);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwritev64)(fd, iov, n, off);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 /* v2: offset -1 means the current file offset. */
 IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
-  DATA_CALL(preadv2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(preadv2)(fd, iov, n, off, fl);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(preadv2)(fd, iov, n, off, fl);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
-  DATA_CALL(pwritev2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwritev2)(fd, iov, n, off, fl);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwritev2)(fd, iov, n, off, fl);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
-  DATA_CALL(preadv64v2, 0, off, IOV0(iov, n), (fd, iov, n, off, fl));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(preadv64v2)(fd, iov, n, off, fl);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(preadv64v2)(fd, iov, n, off, fl);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
-  DATA_CALL(pwritev64v2, 1, off, IOV0(iov, n), (fd, iov, n, off, fl));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(pwritev64v2)(fd, iov, n, off, fl);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(pwritev64v2)(fd, iov, n, off, fl);
+  uint64_t k1 = iochar_ticks();
+  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  return ret;
 }
 
 /* ---- offsets ------------------------------------------------------------ */
@@ -388,7 +471,7 @@ FD_META(__fxstat64, POSIX_STATS, (int v, int fd, struct stat64 *st), (v, fd, st)
 static void record_mmap(iochar_record *r, int prot, int fl, double t0, double t1) {
   record_meta(r, POSIX_MMAPS, t0, t1);
   if ((fl & MAP_SHARED) && (prot & PROT_WRITE))
-    __atomic_fetch_or(&iochar_job_info.partial, 64, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&iochar_job_info.partial, IOCHAR_PARTIAL_SHARED_MMAP, __ATOMIC_RELAXED);
 }
 
 #define DEFINE_MMAP(name, type)                                                        \
@@ -651,18 +734,28 @@ ssize_t __read_chk(int, void *, size_t, size_t);
 ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
 ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
 
-#define DEFINE_OPEN_2(name)                               \
-  IOCHAR_WRAP(int, name, (const char *path, int flags)) { \
-    OPEN_CALL(name, (path, flags), AT_FDCWD, flags, 0);   \
+#define DEFINE_OPEN_2(name)                                                        \
+  IOCHAR_WRAP(int, name, (const char *path, int flags)) {                          \
+    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags);                   \
+    double t0 = iochar_now();                                                      \
+    int fd = IOCHAR_REAL(name)(path, flags);                                       \
+    double t1 = iochar_now();                                                      \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1)); \
+    return fd;                                                                     \
   }
 // clang-format off
 DEFINE_OPEN_2(__open_2)
 DEFINE_OPEN_2(__open64_2)
 // clang-format on
 
-#define DEFINE_OPENAT_2(name)                                        \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) { \
-    OPEN_CALL(name, (dirfd, path, flags), dirfd, flags, 0);          \
+#define DEFINE_OPENAT_2(name)                                                   \
+  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
+    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags);         \
+    double t0 = iochar_now();                                                   \
+    int fd = IOCHAR_REAL(name)(dirfd, path, flags);                             \
+    double t1 = iochar_now();                                                   \
+    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1)); \
+    return fd;                                                                  \
   }
 // clang-format off
 DEFINE_OPENAT_2(__openat_2)
@@ -670,11 +763,29 @@ DEFINE_OPENAT_2(__openat64_2)
 // clang-format on
 
 IOCHAR_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t len)) {
-  DATA_CALL(__read_chk, 0, -1, buf, (fd, buf, n, len));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(__read_chk)(fd, buf, n, len);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(__read_chk)(fd, buf, n, len);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, -1, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t len)) {
-  DATA_CALL(__pread_chk, 0, off, buf, (fd, buf, n, off, len));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(__pread_chk)(fd, buf, n, off, len);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(__pread_chk)(fd, buf, n, off, len);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }
 IOCHAR_WRAP(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t len)) {
-  DATA_CALL(__pread64_chk, 0, off, buf, (fd, buf, n, off, len));
+  iochar_fdesc *d = data_fd(fd);
+  if (!d) return IOCHAR_REAL(__pread64_chk)(fd, buf, n, off, len);
+  uint64_t k0 = iochar_ticks();
+  ssize_t ret = IOCHAR_REAL(__pread64_chk)(fd, buf, n, off, len);
+  uint64_t k1 = iochar_ticks();
+  record_read(fd, d, off, ret, buf, k0, k1);
+  return ret;
 }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "posix_counters.h"
 
 extern const iochar_rw_layout *const iochar_posix_layout;
@@ -73,7 +73,8 @@ IOCHAR_WRAP(ssize_t, sendfile64, (int out, int in, off64_t *offp, size_t n)) {
  * raw system call (glibc's syscall()) or liburing, when liburing is a shared
  * library (a static liburing issuing its own system calls is not seen). */
 static void uring_used(long ret) {
-  if (ret >= 0) __atomic_fetch_or(&iochar_job_info.partial, 32, __ATOMIC_RELAXED);
+  if (ret >= 0)
+    __atomic_fetch_or(&iochar_job_info.partial, IOCHAR_PARTIAL_IO_URING, __ATOMIC_RELAXED);
 }
 
 /* Every argument of a system call fits a long (x86-64, aarch64 ABI). */

@@ -8,32 +8,14 @@
 #include <unistd.h>
 
 #include "../runtime/access.h"
-#include "interpose.h"
+#include "../runtime/interpose.h"
 #include "stdio_counters.h"
 
 static const iochar_counter_def ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {STDIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static const iochar_rw_layout layout = {
-    .ops = {STDIO_READS, STDIO_WRITES},
-    .bytes = {STDIO_BYTES_READ, STDIO_BYTES_WRITTEN},
-    .max_byte = {STDIO_MAX_BYTE_READ, STDIO_MAX_BYTE_WRITTEN},
-    .consec = {STDIO_CONSEC_READS, STDIO_CONSEC_WRITES},
-    .seq = {STDIO_SEQ_READS, STDIO_SEQ_WRITES},
-    .size_bin0 = {STDIO_SIZE_READ_0_100, STDIO_SIZE_WRITE_0_100},
-    .max_time_size = {STDIO_MAX_READ_TIME_SIZE, STDIO_MAX_WRITE_TIME_SIZE},
-    .rw_switches = STDIO_RW_SWITCHES,
-    .access1 = STDIO_ACCESS1_ACCESS,
-    .stride1 = -1,
-    .file_not_aligned = -1,
-    .file_alignment = -1,
-    .mem_not_aligned = -1,
-    .mem_alignment = -1,
-    .f_time = {STDIO_F_READ_TIME, STDIO_F_WRITE_TIME, STDIO_F_META_TIME},
-    .f_max_time = {STDIO_F_MAX_READ_TIME, STDIO_F_MAX_WRITE_TIME},
-    .f_start = {STDIO_F_READ_START_TIMESTAMP, STDIO_F_WRITE_START_TIMESTAMP},
-    .f_end = {STDIO_F_READ_END_TIMESTAMP, STDIO_F_WRITE_END_TIMESTAMP},
-};
+static iochar_rw_layout layout; /* from the counter lists (runtime/layout.c) */
+IOCHAR_LAYOUTS { IOCHAR_LAYOUT_INIT(&layout, STDIO, ints, flts, "READS", "WRITES"); }
 
 const iochar_module iochar_mod_stdio =
     IOCHAR_MODULE_DEF(STDIO, ints, flts, iochar_rw_state, &layout);
@@ -281,22 +263,17 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
 
 /* ---- data --------------------------------------------------------------- */
 
-/* Guard, clock, real call, clock, then the bytes the call moved. */
-/* Guard, then either the buffered path (no clock) or clock, real call, clock;
- * then the bytes the call moved. */
-#define STDIO_DATA(name, fp, dir, call, bytes_expr, predict)         \
-  stream *s = iochar_active() ? stream_get(fp) : NULL;               \
-  if (!s) return IOCHAR_REAL(name) call;                             \
-  if (predict) {                                                     \
-    __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call; \
-    record_untimed(s, dir, (bytes_expr));                            \
-    return ret;                                                      \
-  }                                                                  \
-  double t0 = iochar_now();                                          \
-  __typeof__(IOCHAR_REAL(name) call) ret = IOCHAR_REAL(name) call;   \
-  double t1 = iochar_now();                                          \
-  record_rw(s, dir, (bytes_expr), t0, t1);                           \
-  return ret
+/* Every data wrapper: the stream's state when this call is recorded (NULL:
+ * pass straight through); then, unless the call is predicted to stay in the
+ * stream's buffer (no clock for those), clock, real call, clock; then the
+ * bytes the call moved (record_data). */
+static inline stream *stdio_stream(FILE *fp) { return iochar_active() ? stream_get(fp) : NULL; }
+static inline void record_data(stream *s, int dir, int64_t bytes, int timed, double t0, double t1) {
+  if (timed)
+    record_rw(s, dir, bytes, t0, t1);
+  else
+    record_untimed(s, dir, bytes);
+}
 
 /* Formatted output: assume no flush when 256 bytes of buffer are free. */
 #define FMT_ROOM 256
@@ -308,39 +285,93 @@ IOCHAR_WRAP(int, fclose, (FILE * fp)) {
  * out-of-line calls are seen. */
 #undef fread_unlocked /* <stdio.h> may define these two as macros */
 #undef fwrite_unlocked
-#define DEFINE_FREAD(name)                                                                   \
-  IOCHAR_WRAP(size_t, name, (void *p, size_t sz, size_t n, FILE *fp)) {                      \
-    STDIO_DATA(name, fp, 0, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz *n)); \
+#define DEFINE_FREAD(name)                                              \
+  IOCHAR_WRAP(size_t, name, (void *p, size_t sz, size_t n, FILE *fp)) { \
+    stream *s = stdio_stream(fp);                                       \
+    if (!s) return IOCHAR_REAL(name)(p, sz, n, fp);                     \
+    int timed = !(buffered(s, fp, 0, sz * n));                          \
+    double t0 = timed ? iochar_now() : 0;                               \
+    size_t ret = IOCHAR_REAL(name)(p, sz, n, fp);                       \
+    double t1 = timed ? iochar_now() : 0;                               \
+    record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);              \
+    return ret;                                                         \
   }
-#define DEFINE_FWRITE(name)                                                                  \
-  IOCHAR_WRAP(size_t, name, (const void *p, size_t sz, size_t n, FILE *fp)) {                \
-    STDIO_DATA(name, fp, 1, (p, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 1, sz *n)); \
+#define DEFINE_FWRITE(name)                                                   \
+  IOCHAR_WRAP(size_t, name, (const void *p, size_t sz, size_t n, FILE *fp)) { \
+    stream *s = stdio_stream(fp);                                             \
+    if (!s) return IOCHAR_REAL(name)(p, sz, n, fp);                           \
+    int timed = !(buffered(s, fp, 1, sz * n));                                \
+    double t0 = timed ? iochar_now() : 0;                                     \
+    size_t ret = IOCHAR_REAL(name)(p, sz, n, fp);                             \
+    double t1 = timed ? iochar_now() : 0;                                     \
+    record_data(s, 1, (int64_t)(ret * sz), timed, t0, t1);                    \
+    return ret;                                                               \
   }
-#define DEFINE_GETC(name)                                                     \
-  IOCHAR_WRAP(int, name, (FILE * fp)) {                                       \
-    STDIO_DATA(name, fp, 0, (fp), ret == EOF ? 0 : 1, buffered(s, fp, 0, 1)); \
+#define DEFINE_GETC(name)                                 \
+  IOCHAR_WRAP(int, name, (FILE * fp)) {                   \
+    stream *s = stdio_stream(fp);                         \
+    if (!s) return IOCHAR_REAL(name)(fp);                 \
+    int timed = !(buffered(s, fp, 0, 1));                 \
+    double t0 = timed ? iochar_now() : 0;                 \
+    int ret = IOCHAR_REAL(name)(fp);                      \
+    double t1 = timed ? iochar_now() : 0;                 \
+    record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1); \
+    return ret;                                           \
   }
-#define DEFINE_PUTC(name)                                                         \
-  IOCHAR_WRAP(int, name, (int c, FILE *fp)) {                                     \
-    STDIO_DATA(name, fp, 1, (c, fp), ret == EOF ? -1 : 1, buffered(s, fp, 1, 1)); \
+#define DEFINE_PUTC(name)                                  \
+  IOCHAR_WRAP(int, name, (int c, FILE *fp)) {              \
+    stream *s = stdio_stream(fp);                          \
+    if (!s) return IOCHAR_REAL(name)(c, fp);               \
+    int timed = !(buffered(s, fp, 1, 1));                  \
+    double t0 = timed ? iochar_now() : 0;                  \
+    int ret = IOCHAR_REAL(name)(c, fp);                    \
+    double t1 = timed ? iochar_now() : 0;                  \
+    record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1); \
+    return ret;                                            \
   }
-#define DEFINE_GETCHAR(name)                                                      \
-  IOCHAR_WRAP(int, name, (void)) {                                                \
-    STDIO_DATA(name, stdin, 0, (), ret == EOF ? 0 : 1, buffered(s, stdin, 0, 1)); \
+#define DEFINE_GETCHAR(name)                              \
+  IOCHAR_WRAP(int, name, (void)) {                        \
+    stream *s = stdio_stream(stdin);                      \
+    if (!s) return IOCHAR_REAL(name)();                   \
+    int timed = !(buffered(s, stdin, 0, 1));              \
+    double t0 = timed ? iochar_now() : 0;                 \
+    int ret = IOCHAR_REAL(name)();                        \
+    double t1 = timed ? iochar_now() : 0;                 \
+    record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1); \
+    return ret;                                           \
   }
-#define DEFINE_PUTCHAR(name)                                                          \
-  IOCHAR_WRAP(int, name, (int c)) {                                                   \
-    STDIO_DATA(name, stdout, 1, (c), ret == EOF ? -1 : 1, buffered(s, stdout, 1, 1)); \
+#define DEFINE_PUTCHAR(name)                               \
+  IOCHAR_WRAP(int, name, (int c)) {                        \
+    stream *s = stdio_stream(stdout);                      \
+    if (!s) return IOCHAR_REAL(name)(c);                   \
+    int timed = !(buffered(s, stdout, 1, 1));              \
+    double t0 = timed ? iochar_now() : 0;                  \
+    int ret = IOCHAR_REAL(name)(c);                        \
+    double t1 = timed ? iochar_now() : 0;                  \
+    record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1); \
+    return ret;                                            \
   }
-#define DEFINE_FGETS(name)                                                \
-  IOCHAR_WRAP(char *, name, (char *buf, int n, FILE *fp)) {               \
-    STDIO_DATA(name, fp, 0, (buf, n, fp), ret ? (int64_t)strlen(buf) : 0, \
-               buffered_line(s, fp, n));                                  \
+#define DEFINE_FGETS(name)                                            \
+  IOCHAR_WRAP(char *, name, (char *buf, int n, FILE *fp)) {           \
+    stream *s = stdio_stream(fp);                                     \
+    if (!s) return IOCHAR_REAL(name)(buf, n, fp);                     \
+    int timed = !(buffered_line(s, fp, n));                           \
+    double t0 = timed ? iochar_now() : 0;                             \
+    char *ret = IOCHAR_REAL(name)(buf, n, fp);                        \
+    double t1 = timed ? iochar_now() : 0;                             \
+    record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1); \
+    return ret;                                                       \
   }
-#define DEFINE_FPUTS(name)                                                     \
-  IOCHAR_WRAP(int, name, (const char *str, FILE *fp)) {                        \
-    STDIO_DATA(name, fp, 1, (str, fp), ret == EOF ? -1 : (int64_t)strlen(str), \
-               buffered(s, fp, 1, strlen(str)));                               \
+#define DEFINE_FPUTS(name)                                                    \
+  IOCHAR_WRAP(int, name, (const char *str, FILE *fp)) {                       \
+    stream *s = stdio_stream(fp);                                             \
+    if (!s) return IOCHAR_REAL(name)(str, fp);                                \
+    int timed = !(buffered(s, fp, 1, strlen(str)));                           \
+    double t0 = timed ? iochar_now() : 0;                                     \
+    int ret = IOCHAR_REAL(name)(str, fp);                                     \
+    double t1 = timed ? iochar_now() : 0;                                     \
+    record_data(s, 1, ret == EOF ? -1 : (int64_t)strlen(str), timed, t0, t1); \
+    return ret;                                                               \
   }
 // clang-format off
 DEFINE_FREAD(fread)
@@ -367,22 +398,54 @@ DEFINE_FPUTS(fputs)
 DEFINE_FPUTS(fputs_unlocked)
 // clang-format on
 IOCHAR_WRAP(int, getw, (FILE * fp)) {
-  STDIO_DATA(getw, fp, 0, (fp), ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int),
-             buffered(s, fp, 0, sizeof(int)));
+  stream *s = stdio_stream(fp);
+  if (!s) return IOCHAR_REAL(getw)(fp);
+  int timed = !(buffered(s, fp, 0, sizeof(int)));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(getw)(fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, ferror(fp) || feof(fp) ? 0 : (int64_t)sizeof(int), timed, t0, t1);
+  return ret;
 }
 IOCHAR_WRAP(int, putw, (int w, FILE *fp)) {
-  STDIO_DATA(putw, fp, 1, (w, fp), ret == EOF ? -1 : (int64_t)sizeof(int),
-             buffered(s, fp, 1, sizeof(int)));
+  stream *s = stdio_stream(fp);
+  if (!s) return IOCHAR_REAL(putw)(w, fp);
+  int timed = !(buffered(s, fp, 1, sizeof(int)));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(putw)(w, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret == EOF ? -1 : (int64_t)sizeof(int), timed, t0, t1);
+  return ret;
 }
 IOCHAR_WRAP(int, puts, (const char *str)) {
-  STDIO_DATA(puts, stdout, 1, (str), ret == EOF ? -1 : (int64_t)strlen(str) + 1,
-             buffered(s, stdout, 1, strlen(str) + 1));
+  stream *s = stdio_stream(stdout);
+  if (!s) return IOCHAR_REAL(puts)(str);
+  int timed = !(buffered(s, stdout, 1, strlen(str) + 1));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(puts)(str);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret == EOF ? -1 : (int64_t)strlen(str) + 1, timed, t0, t1);
+  return ret;
 }
 IOCHAR_WRAP(int, vfprintf, (FILE * fp, const char *fmt, va_list ap)) {
-  STDIO_DATA(vfprintf, fp, 1, (fp, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
+  stream *s = stdio_stream(fp);
+  if (!s) return IOCHAR_REAL(vfprintf)(fp, fmt, ap);
+  int timed = !(buffered(s, fp, 1, FMT_ROOM));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(vfprintf)(fp, fmt, ap);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret, timed, t0, t1);
+  return ret;
 }
 IOCHAR_WRAP(int, vprintf, (const char *fmt, va_list ap)) {
-  STDIO_DATA(vprintf, stdout, 1, (fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM));
+  stream *s = stdio_stream(stdout);
+  if (!s) return IOCHAR_REAL(vprintf)(fmt, ap);
+  int timed = !(buffered(s, stdout, 1, FMT_ROOM));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(vprintf)(fmt, ap);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret, timed, t0, t1);
+  return ret;
 }
 
 /* Variadic forms: one body for fprintf, printf and their checked forms; each
@@ -532,19 +595,46 @@ size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
 
 IOCHAR_WRAP(int, __vfprintf_chk, (FILE * fp, int flag, const char *fmt, va_list ap)) {
-  STDIO_DATA(__vfprintf_chk, fp, 1, (fp, flag, fmt, ap), ret, buffered(s, fp, 1, FMT_ROOM));
+  stream *s = stdio_stream(fp);
+  if (!s) return IOCHAR_REAL(__vfprintf_chk)(fp, flag, fmt, ap);
+  int timed = !(buffered(s, fp, 1, FMT_ROOM));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(__vfprintf_chk)(fp, flag, fmt, ap);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret, timed, t0, t1);
+  return ret;
 }
 IOCHAR_WRAP(int, __vprintf_chk, (int flag, const char *fmt, va_list ap)) {
-  STDIO_DATA(__vprintf_chk, stdout, 1, (flag, fmt, ap), ret, buffered(s, stdout, 1, FMT_ROOM));
+  stream *s = stdio_stream(stdout);
+  if (!s) return IOCHAR_REAL(__vprintf_chk)(flag, fmt, ap);
+  int timed = !(buffered(s, stdout, 1, FMT_ROOM));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = IOCHAR_REAL(__vprintf_chk)(flag, fmt, ap);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret, timed, t0, t1);
+  return ret;
 }
-#define DEFINE_FREAD_CHK(name)                                                                     \
-  IOCHAR_WRAP(size_t, name, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {               \
-    STDIO_DATA(name, fp, 0, (p, plen, sz, n, fp), (int64_t)(ret * sz), buffered(s, fp, 0, sz *n)); \
+#define DEFINE_FREAD_CHK(name)                                                       \
+  IOCHAR_WRAP(size_t, name, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) { \
+    stream *s = stdio_stream(fp);                                                    \
+    if (!s) return IOCHAR_REAL(name)(p, plen, sz, n, fp);                            \
+    int timed = !(buffered(s, fp, 0, sz * n));                                       \
+    double t0 = timed ? iochar_now() : 0;                                            \
+    size_t ret = IOCHAR_REAL(name)(p, plen, sz, n, fp);                              \
+    double t1 = timed ? iochar_now() : 0;                                            \
+    record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);                           \
+    return ret;                                                                      \
   }
-#define DEFINE_FGETS_CHK(name)                                                  \
-  IOCHAR_WRAP(char *, name, (char *buf, size_t blen, int n, FILE *fp)) {        \
-    STDIO_DATA(name, fp, 0, (buf, blen, n, fp), ret ? (int64_t)strlen(buf) : 0, \
-               buffered_line(s, fp, n));                                        \
+#define DEFINE_FGETS_CHK(name)                                           \
+  IOCHAR_WRAP(char *, name, (char *buf, size_t blen, int n, FILE *fp)) { \
+    stream *s = stdio_stream(fp);                                        \
+    if (!s) return IOCHAR_REAL(name)(buf, blen, n, fp);                  \
+    int timed = !(buffered_line(s, fp, n));                              \
+    double t0 = timed ? iochar_now() : 0;                                \
+    char *ret = IOCHAR_REAL(name)(buf, blen, n, fp);                     \
+    double t1 = timed ? iochar_now() : 0;                                \
+    record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1);    \
+    return ret;                                                          \
   }
 // clang-format off
 DEFINE_FREAD_CHK(__fread_chk)

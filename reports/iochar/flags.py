@@ -1,5 +1,7 @@
 """The JOB `partial` bits (docs/log-format.md), as runtime/flags.h declares them;
-tests/unit/test_schema_tables.py checks that this table equals the C header's."""
+tests/unit/test_flags.py checks that this table equals the C header's."""
+
+from .summary import human_bytes
 
 PARTIAL = {
     "FOLDED": 1,  # memory bound reached: files folded into aggregate records
@@ -33,8 +35,10 @@ def reasons(job: dict) -> list:
     """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
     bits, out = int(job.get("partial") or 0), []
     if bits & PARTIAL["FOLDED"]:
-        out.append(f"{job.get('folded_files', 0)} files past the memory bound were folded into "
-                   "<AGGREGATE> records (totals stay exact)")
+        bound = job.get("memory_bound")
+        bound = f" ({human_bytes(bound)}, IOCHAR_MEMORY)" if isinstance(bound, int) and bound > 0 else ""
+        out.append(f"{job.get('folded_files', 0)} files past the memory bound{bound} were folded "
+                   "into <AGGREGATE> records (totals stay exact)")
     if bits & PARTIAL["PER_RANK"]:
         out.append("merged from per-rank logs: " + (
             "a rank could not take part in reducing the records at MPI_Finalize"

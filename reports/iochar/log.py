@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import codec
-from .schema import OP, OPS  # noqa: F401  (re-exported: op names by SCHEMA value)
+from .schema import OP, OPS, ROLE, ROLES, derive_role  # noqa: F401  (re-exported)
 
 MAGIC = b"IOCHARLG"
 FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
@@ -28,7 +28,7 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
                         ("bytes_read", "<i8"), ("bytes_written", "<i8"),
                         ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
-MODULE_KINDS = {"SCHEMA", "RECORDS", "SERIES", "RANKS"}
+MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS"}
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
 # Memory is bounded by the file's real size, never by a number written in it: all
 # payloads of a file together inflate to at most INFLATE_FLOOR + INFLATE_RATIO x its
@@ -287,6 +287,7 @@ class _Part:
         self.cap = 0  # bytes this file may inflate to (INFLATE_FLOOR/RATIO)
         self.topk_ids = {}  # module -> [record ids of each TOPK section]
         self.schemas = {}  # module -> (version, n_int, n_float, [(name, op)])
+        self.roles = {}  # module -> bytes: one role per counter (ROLES), when written
         self.modules = []
         self.records = {}  # module -> [payload bytes]
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
@@ -405,6 +406,9 @@ class _Part:
                     or (not count and body):
                 self._fail(f"{where}: payload size {ulen} inconsistent with schema "
                            f"({count} records of at most {ncnt} counters)")
+        elif kind == "ROLES" and (module not in self.schemas or ulen != count
+                                  or count != len(self.schemas[module][3])):
+            self._fail(f"{where}: ROLES of {count} bytes ({ulen}) do not match the module's SCHEMA")
         elif kind == "SERIES" and ulen != 16 + 32 * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
         elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
@@ -430,6 +434,9 @@ class _Part:
             if module not in self.schemas:
                 self.schemas[module] = schema
                 self.modules.append(module)
+        elif kind == "ROLES":
+            if self.roles.setdefault(module, bytes(buf)) != bytes(buf):
+                self._fail(f"{where}: differs from the module's earlier ROLES")
         elif kind == "RECORDS" and self.version >= 2:
             self.records.setdefault(module, []).append(self._records_v2(module, count, buf, where))
         elif kind == "RECORDS":
@@ -637,8 +644,10 @@ class Log:
             self.job = merge_jobs([p.job for p in parts], self.files)
             t0 = self.job.get("start_time", 0.0)
             self._shifts = [float(p.job.get("start_time", t0)) - t0 for p in parts]
-        self.modules, self._schemas = [], {}
+        self.modules, self._schemas, self._roles = [], {}, {}
         for p in parts:
+            for m, r in p.roles.items():
+                self._roles.setdefault(m, r)
             for m in p.modules:
                 if m not in self._schemas:
                     self._schemas[m] = p.schemas[m]
@@ -694,6 +703,13 @@ class Log:
     def schema(self, module: str) -> list:
         """[(counter name, reduction op)] in log order; op names are in OPS."""
         return list(self._schema(module)[3])
+
+    def schema_roles(self, module: str) -> list:
+        """[(counter name, reduction op, role)] in log order; roles are names in ROLES,
+        from the log's ROLES section, else derived from op and name (older logs)."""
+        cols, roles = self._schema(module)[3], self._roles.get(module)
+        return [(name, op, ROLES[roles[i]] if roles and roles[i] < len(ROLES) else derive_role(name, op))
+                for i, (name, op) in enumerate(cols)]
 
     def schema_version(self, module: str) -> int:
         return self._schema(module)[0]

@@ -6,10 +6,10 @@ take every grouping from there (which counters are totals, maxima, timestamps, t
 histogram bins, top-k tables, ranks) instead of keeping lists of their own, so a counter
 added in C shows up in the reports without a Python change.
 
-A schema entry is (name, op) or, from a reader that knows the log's roles, (name, op,
-role). Without a role, `role()` derives it from the op, and from the name for the one
-thing the op does not say (a SUM counter named <MOD>_SIZE_READ_<bin> / _SIZE_WRITE_<bin>
-is a bin of the access-size histogram); every report asks `role()`, nothing else.
+Log.schema gives (name, op, role) entries: the role from the log's ROLES section, or
+for an older log `derive_role` (the op, and the name for what the op does not say: a SUM
+counter named <MOD>_SIZE_READ_<bin> is a histogram bin, some MAX counters are
+settings). Every report asks `role()`, nothing else; a hand-built (name, op) works too.
 """
 
 from __future__ import annotations
@@ -38,21 +38,35 @@ TOPK_COUNT = "TOPK_COUNT"  # count of a top-4 table
 RANK = "RANK"              # a rank number
 RANK_STAT = "RANK_STAT"    # about one rank or op chosen by another counter, a variance
 
-_OP_ROLE = {"SUM": TOTAL, "BYTES": TOTAL, "MAX": MAX, "MAXT": MAX, "MIN_NZ": MIN,
-            "ANY": SETTING, "TOPK_VAL": TOPK_VALUE, "TOPK_CNT": TOPK_COUNT, "TIME": TIME,
-            "TS_START": TIMESTAMP, "TS_END": TIMESTAMP, "FAST_RANK": RANK, "SLOW_RANK": RANK}
+# Role numbers of the log's ROLES section (runtime/counters.h enum iochar_role).
+ROLES = (TOTAL, BIN, MAX, MIN, SETTING, TIMESTAMP, TIME, TOPK_VALUE, TOPK_COUNT, RANK, RANK_STAT)
+ROLE = {name: i for i, name in enumerate(ROLES)}
+_OP_ROLE = {"SUM": TOTAL, "MAX": MAX, "MIN_NZ": MIN, "ANY": SETTING, "TOPK_VAL": TOPK_VALUE,
+            "TOPK_CNT": TOPK_COUNT, "BYTES": TOTAL, "TIME": TIME, "TS_START": TIMESTAMP,
+            "TS_END": TIMESTAMP, "MAXT": MAX, "MAXT_SIZE": RANK_STAT, "FAST_RANK": RANK,
+            "SLOW_RANK": RANK}
+# Logs written before ROLES: the MAX-reduced counters that are settings or flags.
+_SETTING_MAX = re.compile(r"_APPROX$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_FILTERS$|_USE_|_IS_|"
+                          r"_DEFLATE_LEVEL$|_COLL_METADATA_")
+_SIZE_BIN = re.compile(r"_SIZE_(READ|WRITE)_(AGG_)?\d")
 _BIN_NAME = re.compile(r"_SIZE_(READ|WRITE)_(\d+[KMG]?)_(\d+[KMG]?|PLUS)\Z")
 _UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
+def derive_role(name: str, op: int) -> str:
+    """The role of a counter in a log without ROLES (op and name, as the C lists say)."""
+    op_name = OPS[op] if 0 <= op < len(OPS) else ""
+    if op_name == "SUM" and _SIZE_BIN.search(name):
+        return BIN
+    if op_name == "MAX" and _SETTING_MAX.search(name):
+        return SETTING
+    return _OP_ROLE.get(op_name, RANK_STAT)
+
+
 def role(entry) -> str:
-    """The role of one schema entry: (name, op, role) when the log names its roles,
-    else (name, op), the role derived from the op, and from the name for a bin."""
-    if len(entry) > 2:
-        return entry[2]
-    name, op = entry[0], entry[1]
-    r = _OP_ROLE.get(OPS[op] if 0 <= op < len(OPS) else None, RANK_STAT)
-    return BIN if r == TOTAL and _BIN_NAME.search(name) else r
+    """The role of one schema entry: (name, op, role) as Log.schema gives it (from the
+    log's ROLES section, else derived), or a hand-built (name, op)."""
+    return entry[2] if len(entry) > 2 else derive_role(entry[0], entry[1])
 
 
 def roles(schema) -> dict[str, str]:

@@ -337,7 +337,8 @@ def gather(log) -> dict:
     records, ranks, series, schemas = {}, {}, {}, {}
     for m in log.modules:
         records[m] = log.records(m)
-        schemas[m] = log.schema(m)
+        # (name, op, role): the log's roles where it names them (iochar/schema.py)
+        schemas[m] = log.schema_roles(m) if hasattr(log, "schema_roles") else log.schema(m)
         ranks[m] = log.ranks(m)
         series[m] = log.series(m)
     mounts = getattr(log, "mounts", None)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import codec
-from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, SECTION, SERIES_KEYS, record_dtype
+from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, ROLE, SECTION, SERIES_KEYS, record_dtype
 
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 
@@ -135,7 +135,8 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
                mounts=None, extra_sections=(), chunk: int | None = None, level: int = 1,
                version: int = FORMAT_VERSION) -> bytes:
     """The bytes of a log. modules: {name: {"schema": [(counter, op)], "records": rows,
-    optional "n_int", "version", "topk": (ids, tables) as topk_payload}}; series:
+    optional "n_int", "version", "roles" (one per counter: a ROLES section),
+    "topk": (ids, tables) as topk_payload}}; series:
     {module: dict or [dict] (width, bytes_read, bytes_written, reads, writes)};
     ranks: {module: DataFrame/structured array};
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
@@ -164,6 +165,9 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
         n_int = _n_int(schema, spec.get("n_int"))
         secs.append(("SCHEMA", mod, len(schema),
                      schema_payload(schema, n_int, spec.get("version", 1))))
+        if spec.get("roles") is not None:  # role names or numbers, schema order
+            roles = [ROLE[r] if isinstance(r, str) else int(r) for r in spec["roles"]]
+            secs.append(("ROLES", mod, len(roles), bytes(roles)))
         arr = records_array(spec["records"], schema, n_int)
         step = chunk or max(len(arr), 1)
         for i in range(0, max(len(arr), 1), step):

@@ -1,4 +1,4 @@
-"""One build/libiochar.so for MPICH and Open MPI programs (wrappers/mpi_dispatch.c):
+"""One build/libiochar.so for MPICH and Open MPI programs (reducer/mpi_dispatch.c):
 the same LD_PRELOAD line gives each program's exact MPI-IO counts in one reduced
 log; an MPI the library was not built for, or does not know, has its calls passed
 through untouched with one `iochar:` line, and POSIX is still recorded."""

@@ -70,7 +70,7 @@ def test_size_bins_in_order_with_bounds():
 
 def test_every_c_histogram_bin_parses():
     # the bins the C lists declare, as the log will carry them
-    labels = re.findall(r"X\(M##_SIZE_##D##_([0-9A-Z_]+), SUM\)", c_text())
+    labels = re.findall(r"X\(M##_SIZE_##D##_([0-9A-Z_]+), (?:SUM|BIN)\)", c_text())
     assert len(labels) == 10
     names = [f"POSIX_SIZE_READ_{b}" for b in labels]
     assert R.size_bins(names, "POSIX") == labels  # declared smallest first

@@ -153,22 +153,27 @@ class Context:
         """Rows of module whose file the module's own layer owns (the application
         called it there), folded <AGGREGATE> records excluded: the rows a pattern
         rule may judge."""
-        df = self.frame(module)
-        if df is None:
-            return np.zeros(0, bool)
-        keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
-        if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
-            keep &= self.owner_of(df["path"], L.LAYER_OF[module]) == L.LAYER_OF[module]
-        return keep
+        if module not in self._own_rows:
+            df = self.frame(module)
+            if df is None:
+                return np.zeros(0, bool)
+            keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
+            if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
+                keep &= self.owner_of(df["path"], L.LAYER_OF[module]) == L.LAYER_OF[module]
+            self._own_rows[module] = keep
+        return self._own_rows[module].copy()
 
     @cached_property
-    def _owner_map(self) -> dict:
-        return self.owner.to_dict()
+    def _own_rows(self) -> dict:
+        return {}
 
     def owner_of(self, paths, default: str) -> np.ndarray:
         """The owning layer of each path (default for paths no layer table has)."""
-        m = self._owner_map
-        return np.array([m.get(p, default) for p in paths], dtype=object)
+        owner = self.owner
+        if not len(owner):
+            return np.full(len(paths), default, dtype=object)
+        got = pd.Series(np.asarray(paths, dtype=object)).map(owner)
+        return got.where(got.notna(), default).to_numpy(dtype=object)
 
     def owned_paths(self, layer: str) -> set:
         return set(self.owner.index[self.owner.to_numpy() == layer])

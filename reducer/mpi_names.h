@@ -1,6 +1,7 @@
-/* Every MPI function the MPI-IO wrappers intercept, in one list: the dual-MPI
- * build (wrappers/mpi_dispatch.c) exports one trampoline per name and each
- * MPI's copy of wrappers/mpiio.c exports its wrappers in this order. */
+/* Every MPI function the tool intercepts (the lifecycle in reducer/lifecycle.c,
+ * the MPI-IO calls in wrappers/mpiio.c), in one list: the dual-MPI build
+ * (reducer/mpi_dispatch.c) exports one trampoline per name and each MPI's
+ * copy exports its wrappers in this order (reducer/mpi_table.c). */
 #ifndef IOCHAR_MPI_NAMES_H
 #define IOCHAR_MPI_NAMES_H
 

@@ -1,9 +1,9 @@
 /* One preload library for MPICH and Open MPI programs (-Dmpi=both).
  *
  * The two MPIs differ in ABI (handle types, constants), so meson.build
- * compiles the MPI part (wrappers/mpiio.c, reducer/) once per MPI's headers
+ * compiles the MPI part (reducer/, wrappers/mpiio.c) once per MPI's headers
  * and links both copies in, each reduced to one visible symbol: its table of
- * wrappers (wrappers/mpi_names.h's order).  This file exports every wrapped
+ * wrappers (reducer/mpi_names.h's order).  This file exports every wrapped
  * MPI_x and PMPI_x as a two-instruction trampoline, `jmp *slot`; a slot first
  * points at a stub that picks the table (once, at the first MPI call of the
  * process, when its MPI is certainly loaded, even by dlopen) from the MPI
@@ -12,7 +12,7 @@
  * in the global scope), the slots go straight to the real functions and one
  * `iochar:` line says MPI-IO is not recorded; POSIX and the rest still are.
  *
- * PMPI_x: Open MPI's Fortran bindings call PMPI_x (wrappers/mpiio.c), so
+ * PMPI_x: Open MPI's Fortran bindings call PMPI_x (reducer/mpi_wrap.h), so
  * under Open MPI they reach the wrapper like MPI_x; under MPICH (whose own
  * libraries call PMPI_x) they go straight to the real PMPI_x. */
 #include <dlfcn.h>
@@ -30,7 +30,7 @@
 #error "-Dmpi=both needs x86-64 trampolines; build with -Dmpi=mpich or -Dmpi=openmpi"
 #endif
 
-/* Each MPI's copy of wrappers/mpiio.c (absent: that MPI was not built). */
+/* Each MPI's copy of the MPI part (absent: that MPI was not built). */
 extern const void *const iochar_mpi_table_mpich[] __attribute__((weak));
 extern const void *const iochar_mpi_table_openmpi[] __attribute__((weak));
 

@@ -5,7 +5,7 @@
 
 #include <errno.h>
 
-#include "../runtime/core.h"
+#include "core.h"
 
 /* Find `name` in the objects loaded after us (or, failing that, anywhere but
  * here); NULL and one `iochar:` line when it does not exist. */

@@ -1,0 +1,165 @@
+/* Step 3 of the MPI shutdown: the job's facts (start, end, nodes, folded
+ * files, the wide set, warnings...) in one Allreduce, and the log's name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reduce.h"
+
+static int wide_insert(key *t, key k) {
+  size_t h = (size_t)(k.id ^ (k.id >> 29) ^ k.m) % WIDE_SLOTS;
+  for (size_t n = 0; n < WIDE_SLOTS; n++, h = (h + 1) % WIDE_SLOTS) {
+    if (!t[h].aux) {
+      t[h] = (key){k.id, k.m, 1};
+      return 0;
+    }
+    if (t[h].id == k.id && t[h].m == k.m) return 0;
+  }
+  return -1;
+}
+
+static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  for (int e = 0; e < *len; e++) {
+    const facts *a = (const facts *)in + e;
+    facts *b = (facts *)inout + e;
+    if (a->start < b->start) b->start = a->start;
+    if (a->end > b->end) b->end = a->end;
+    for (int m = 0; m < NMOD; m++) {
+      if (a->width[m] > b->width[m]) b->width[m] = a->width[m];
+      b->folded[m] += a->folded[m];
+      if (a->present[m] > b->present[m]) b->present[m] = a->present[m];
+    }
+    b->rows += a->rows;
+    b->nodes += a->nodes;
+    b->nwide += a->nwide;
+    b->partial |= a->partial;
+    if (a->path_ok > b->path_ok) b->path_ok = a->path_ok;
+    if (a->callsites > b->callsites) b->callsites = a->callsites;
+    if (a->failed > b->failed) b->failed = a->failed;
+    if (a->overflow > b->overflow) b->overflow = a->overflow;
+    b->truncated += a->truncated;
+    b->warned |= a->warned;
+    if (a->dev > b->dev) b->dev = a->dev;
+    if (a->ino > b->ino) b->ino = a->ino;
+    for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
+      if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
+    if (a->path[0]) memcpy(b->path, a->path, sizeof b->path);
+    if (a->tmp[0]) memcpy(b->tmp, a->tmp, sizeof b->tmp);
+    if (a->dir[0]) memcpy(b->dir, a->dir, sizeof b->dir);
+  }
+}
+
+/* The temporary file and its private directory, gone (errno kept). */
+void red_drop_tmp(const facts *f) {
+  int e = errno;
+  if (f->tmp[0]) unlink(f->tmp);
+  if (f->dir[0]) rmdir(f->dir);
+  errno = e;
+}
+
+double red_wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Rank 0 names the log and creates, inside a private directory beside it
+ * (0700, random name), the file every rank then writes by name: no other
+ * user can plant or swap a name in there.  The file is created exclusively
+ * (0600, no symlink followed) and its dev/ino travel with the facts; rank 0
+ * renames it into place at the end (docs/security.md). */
+static void name_log(facts *f) {
+  f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
+  int fd = -1;
+  if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
+    snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
+    fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+      f->dev = (uint64_t)st.st_dev;
+      f->ino = (uint64_t)st.st_ino;
+    } else if (fd >= 0) {
+      close(fd);
+      fd = -1;
+    }
+    if (fd < 0) red_drop_tmp(f);
+  }
+  if (fd < 0) {
+    if (f->path_ok) iochar_log_failed(f->path);
+    f->path_ok = 0;
+    f->dir[0] = f->tmp[0] = 0;
+  } else {
+    close(fd);
+  }
+}
+
+/* The facts' Allreduce is also a vote (facts.failed): -1 on every rank when
+ * any failed. */
+int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
+  iochar_job *j = &iochar_job_info;
+  static facts spare; /* taking part must not depend on an allocation */
+  facts *f = calloc(1, sizeof *f), *mine = f ? f : &spare;
+  if (!f) memset(&spare, 0, sizeof spare);
+  mine->failed = failed || !f || red_fault(x, "facts");
+  if (f) {
+    j->end_wall = red_wall_now();
+    f->start = j->start_wall;
+    f->end = j->end_wall;
+    for (int m = 0; m < NMOD; m++) {
+      if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
+      f->width[m] = s->width[m];
+      f->folded[m] = s->folded_owned[m] + s->folded_extra[m];
+      f->present[m] = s->nrows[m] > 0;
+      f->rows += (int64_t)s->nrows[m];
+    }
+    f->nodes = s->nodes_owned;
+    f->nwide = (int64_t)s->nwide_owned;
+    f->partial = j->partial;
+    f->truncated = j->truncated_paths;
+    f->warned = iochar_warned();
+    f->callsites = iochar_callsites_on;
+    for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
+      if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
+    if (x->rank == 0) name_log(f);
+  }
+  MPI_Datatype t;
+  MPI_Op op;
+  P.Type_contiguous((int)sizeof *f, MPI_BYTE, &t);
+  P.Type_commit(&t);
+  P.Op_create(facts_op, 1, &op);
+  int rc = Y_Allreduce(mine, g, 1, t, op, x->comm) == MPI_SUCCESS ? 0 : -1;
+  P.Op_free(&op);
+  P.Type_free(&t);
+  free(f);
+  if (rc || g->failed) return -1;
+  *shift = j->start_wall - g->start;
+  j->start_wall = g->start;
+  j->end_wall = g->end;
+  j->nnodes = g->nodes > 0 ? (int)g->nodes : 1;
+  j->partial = (int)g->partial;
+  j->truncated_paths = g->truncated;
+  /* The job's log keeps what other ranks warned about (they print nothing). */
+  for (int k = 0; k < IOCHAR_WARN_COUNT && x->rank == 0; k++)
+    if ((g->warned & ~iochar_warned()) >> k & 1) {
+      char line[128];
+      snprintf(line, sizeof line, "another rank: %s", iochar_warn_describe(k));
+      iochar_warn_keep(line);
+    }
+  memcpy(j->folded_files, g->folded, sizeof g->folded);
+  j->nprocs = x->nprocs;
+  j->finalized = 1;
+  j->per_rank_log = 0;
+  return 0;
+}
+
+/* The wide list in the same order on every rank: from the facts' set, or
+ * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices.
+ * Votes first: NULL on every rank when any failed. */

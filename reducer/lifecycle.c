@@ -1,0 +1,118 @@
+/* The MPI runtime: the PMPI table and its loader, and the process's MPI
+ * lifecycle (MPI_Init: rank, size, the job's log name; MPI_Finalize: the
+ * reduced log; MPI_Abort: this rank's log).  The MPI-IO wrappers
+ * (wrappers/mpiio.c) stand on it; nothing here knows about them. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/config.h"
+#include "../runtime/live.h"
+#include "mpi_wrap.h"
+
+/* ---- PMPI resolution ------------------------------------------------------ */
+
+iochar_pmpi_table iochar_pmpi;
+
+#ifdef OPEN_MPI
+iochar_ompi_handles iochar_ompi;
+
+static int load_ompi_handles(void) {
+  static const char *const sym[] = {
+      "ompi_mpi_comm_world",    "ompi_mpi_comm_null", "ompi_mpi_info_null",
+      "ompi_mpi_byte",          "ompi_mpi_int",       "ompi_mpi_double",
+      "ompi_mpi_uint64_t",      "ompi_mpi_int64_t",   "ompi_mpi_op_sum",
+      "ompi_mpi_op_min",        "ompi_mpi_op_max",    "ompi_mpi_op_bor",
+      "ompi_mpi_errors_return", "ompi_request_null",  "ompi_mpi_file_null",
+      "ompi_mpi_datatype_null"};
+  _Static_assert(sizeof sym / sizeof *sym == sizeof iochar_ompi / sizeof(void *), "handles");
+  void **h = (void **)&iochar_ompi;
+  int ok = 1;
+  for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
+    h[i] = dlsym(RTLD_DEFAULT, sym[i]);
+    ok &= h[i] != NULL;
+  }
+  if (!ok)
+    iochar_warn_once(IOCHAR_WARN_SYMBOL,
+                     "cannot find Open MPI's predefined handles; MPI-IO not recorded");
+  return ok;
+}
+#else
+static int load_ompi_handles(void) { return 1; }
+#endif
+
+int iochar_pmpi_load(void) {
+  static int state; /* 0 not tried, 1 ok, -1 missing */
+  if (state) return state > 0 ? 0 : -1;
+  int ok = load_ompi_handles();
+#define LOAD(n)                                                                \
+  iochar_pmpi.n = (__typeof__(iochar_pmpi.n))iochar_resolve("PMPI_" #n, NULL); \
+  ok &= iochar_pmpi.n != NULL;
+  IOCHAR_PMPI_FUNCS(LOAD)
+#undef LOAD
+  state = ok ? 1 : -1;
+  return ok ? 0 : -1;
+}
+
+/* ---- init and finalize ---------------------------------------------------- */
+
+static void after_init(int ret) {
+  iochar_job *j = &iochar_job_info;
+  if (ret != MPI_SUCCESS || iochar_cfg.disabled || !iochar_ready || iochar_pmpi_load()) return;
+  iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
+  iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
+  iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
+  int len = 0;
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {
+    v[len < (int)sizeof v ? len : (int)sizeof v - 1] = 0;
+    char *nl = strchr(v, '\n');
+    if (nl) *nl = 0;
+    size_t n = strlen(v) < sizeof j->mpi_version ? strlen(v) : sizeof j->mpi_version - 1;
+    memcpy(j->mpi_version, v, n);
+    j->mpi_version[n] = 0;
+  }
+  /* One log name per job: every rank's (fallback logs too) carries rank 0's pid. */
+  int pid = j->log_pid;
+  iochar_pmpi.Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  j->log_pid = pid;
+  if (!iochar_cfg.batch_jobid)
+    snprintf(j->jobid, sizeof j->jobid, "%d", pid); /* no batch id: rank 0's pid */
+  j->mpi_initialized = 1;
+  iochar_records_live_now(); /* a rank killed from here on leaves its counters */
+  /* A job that leaves without MPI_Finalize writes per-rank logs: at exit,
+   * before handlers the application registered before MPI_Init (a crash
+   * handler may synchronise there) and long before the library destructors. */
+  atexit(iochar_shutdown);
+}
+
+MPI_WRAP(int, MPI_Init, (int *argc, char ***argv)) {
+  iochar_in_tool++; /* the MPI library's own start-up I/O is not the app's */
+  int ret = PREAL(MPI_Init)(argc, argv);
+  iochar_in_tool--;
+  IOCHAR_RECORD(after_init(ret));
+  return ret;
+}
+
+MPI_WRAP(int, MPI_Init_thread, (int *argc, char ***argv, int req, int *prov)) {
+  iochar_in_tool++; /* the MPI library's own start-up I/O is not the app's */
+  int ret = PREAL(MPI_Init_thread)(argc, argv, req, prov);
+  iochar_in_tool--;
+  IOCHAR_RECORD(after_init(ret));
+  return ret;
+}
+
+MPI_WRAP(int, MPI_Finalize, (void)) {
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
+    IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
+  return PREAL(MPI_Finalize)();
+}
+
+/* The calling rank writes its own log; the launcher kills the others, whose
+ * live files keep their counters (the reader names the ranks it lacks). */
+MPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
+    IOCHAR_RECORD(iochar_abort_log(errorcode));
+  return PREAL(MPI_Abort)(comm, errorcode);
+}

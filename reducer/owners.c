@@ -1,0 +1,332 @@
+/* Steps 1, 2 and 4 of the MPI shutdown: this rank's rows, their
+ * classification by owner rank (LOCAL, MERGE, WIDE) and the merge of MERGE
+ * rows at their owners. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reduce.h"
+
+static int key_cmp(const void *a, const void *b) { /* (id, module, aux) */
+  const key *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  return (x->aux > y->aux) - (x->aux < y->aux);
+}
+int red_mkey_cmp(const void *a, const void *b) { /* (module, id, aux) */
+  const key *x = a, *y = b;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->aux > y->aux) - (x->aux < y->aux);
+}
+
+/* Indices into keys (the context), by key_cmp. */
+static int where_cmp(const void *a, const void *b, void *keys) {
+  const key *k = keys;
+  return key_cmp(&k[*(const size_t *)a], &k[*(const size_t *)b]);
+}
+typedef struct rows_at {
+  const uint8_t *base;
+  const size_t *offs;
+} rows_at;
+static int row_cmp(const void *a, const void *b, void *ctx) { /* (module, id, rank) */
+  const key *x = a, *y = b;
+  const rows_at *r = ctx;
+  if (x->m != y->m) return x->m < y->m ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  int64_t rx, ry;
+  memcpy(&rx, r->base + r->offs[x->aux] + 8, 8);
+  memcpy(&ry, r->base + r->offs[y->aux] + 8, 8);
+  return (rx > ry) - (rx < ry);
+}
+
+void red_state_free(state *s) {
+  for (int m = 0; m < NMOD; m++) {
+    iochar_buf_free(&s->rows[m]);
+    iochar_buf_free(&s->names[m]);
+    iochar_buf_free(&s->out[m]);
+    free(s->name_off[m]);
+  }
+  iochar_buf_free(&s->outnames);
+  free(s->sent);
+  free(s->flags);
+  free(s->merge_rc);
+  free(s->wide_owned);
+  free(s->wide_local);
+}
+
+const uint8_t *red_row_at(state *s, int m, size_t i) {
+  return s->rows[m].p + i * iochar_row_size(m);
+}
+
+static void emit_name(state *s, int m, size_t i) {
+  const uint8_t *e = s->names[m].p + s->name_off[m][i];
+  uint32_t len;
+  memcpy(&len, e + 8, 4);
+  iochar_buf_put(&s->outnames, e, 12 + (size_t)len);
+  s->noutnames++;
+}
+
+int red_collect_rows(state *s) {
+  iochar_ts_shift = 0; /* rows are shifted once the job start is known */
+  for (int m = 0; m < NMOD; m++) {
+    if (!iochar_modules[m]) continue;
+    s->nrows[m] = iochar_module_rows(m, &s->rows[m], &s->names[m]);
+    s->name_off[m] = malloc(sizeof(size_t) * (s->nrows[m] + 1));
+    if (!s->name_off[m] || s->rows[m].failed || s->names[m].failed) return -1;
+    size_t off = 0;
+    for (size_t i = 0; i < s->nrows[m]; i++) {
+      uint32_t len;
+      s->name_off[m][i] = off;
+      memcpy(&len, s->names[m].p + off + 8, 4);
+      off += 12 + len;
+    }
+  }
+  return 0;
+}
+
+/* Timestamps relative to the job start: add this rank's offset to it. */
+void red_shift_rows(state *s, double shift) {
+  for (int m = 0; m < NMOD && shift != 0; m++) {
+    const iochar_module *mod = iochar_modules[m];
+    size_t rs = iochar_row_size(m);
+    for (size_t i = 0; i < s->nrows[m]; i++) {
+      double *f = (double *)(s->rows[m].p + i * rs + 16 + 8 * (size_t)mod->n_int);
+      for (uint32_t k = 0; k < mod->n_flt; k++)
+        if ((mod->flts[k].op == IOCHAR_OP_TS_START || mod->flts[k].op == IOCHAR_OP_TS_END) &&
+            f[k] != 0)
+          f[k] += shift;
+    }
+  }
+}
+
+/* Steps 1-2: every key (and one hostname key per rank) goes to its owner,
+ * which counts the ranks holding it and answers LOCAL / MERGE / WIDE, with
+ * NAME on the one key whose rank writes the path.  The owner also learns how
+ * many MERGE bytes each rank will send it, so that exchange needs no counts. */
+int red_classify(red *x, state *s) {
+  size_t nk = 1, nfold = 0;
+  for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
+  int64_t in_set[NMOD];
+  uint64_t *fids = NULL;
+  int *fmods = NULL;
+  for (int m = 0; m < NMOD; m++) nfold += (size_t)iochar_job_info.folded_files[m];
+  if (nfold) {
+    fids = malloc(sizeof(uint64_t) * nfold);
+    fmods = malloc(sizeof(int) * nfold);
+  }
+  if (fids && fmods)
+    nfold = iochar_folded_keys(fids, fmods, nfold, in_set);
+  else
+    nfold = 0, memset(in_set, 0, sizeof in_set);
+  for (int m = 0; m < NMOD; m++) s->folded_extra[m] = iochar_job_info.folded_files[m] - in_set[m];
+  nk += nfold;
+  int *cnt = calloc((size_t)x->nprocs * 2, sizeof(int)), *pos = cnt ? cnt + x->nprocs : NULL;
+  key *sent = s->sent = malloc(sizeof(key) * nk);
+  int failed = !cnt || !sent || red_fault(x, "classify");
+  key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
+  for (int pass = 0; pass < 2 && !failed; pass++) { /* count per owner, then place */
+    if (pass) {
+      for (int d = 0, o = 0; d < x->nprocs; d++) pos[d] = o, o += cnt[d];
+      sent[pos[red_owner_of(x, host.id)]++] = host;
+    } else
+      cnt[red_owner_of(x, host.id)]++;
+    for (int m = 0; m < NMOD; m++)
+      for (size_t i = 0; i < s->nrows[m]; i++) {
+        key k = {0, (uint32_t)m, (uint32_t)i};
+        memcpy(&k.id, red_row_at(s, m, i), 8);
+        if (pass)
+          sent[pos[red_owner_of(x, k.id)]++] = k;
+        else
+          cnt[red_owner_of(x, k.id)]++;
+      }
+    for (size_t i = 0; i < nfold; i++) {
+      key k = {fids[i], (uint32_t)(FOLD_MOD + fmods[i]), 0};
+      if (pass)
+        sent[pos[red_owner_of(x, k.id)]++] = k;
+      else
+        cnt[red_owner_of(x, k.id)]++;
+    }
+  }
+  free(fids);
+  free(fmods);
+  s->nsent = nk;
+  for (int d = 0; d < x->nprocs && !failed; d++) pos[d] = cnt[d] * (int)sizeof(key);
+  void *rbuf;
+  int *rcount;
+  size_t rtotal;
+  if (red_exchange(x, failed, sent, pos, NULL, &rbuf, &rcount, &rtotal)) {
+    free(cnt);
+    return -1;
+  }
+  size_t nr = rtotal / sizeof(key);
+  key *rk = rbuf;
+  size_t *where = malloc(sizeof(size_t) * (nr + 1));
+  uint8_t *reply = calloc(nr + 1, 1);
+  s->wide_owned = malloc(sizeof(key) * (nr + 1));
+  s->merge_rc = calloc((size_t)x->nprocs, sizeof(int));
+  int *src_of = malloc(sizeof(int) * (nr + 1));
+  failed = !where || !reply || !s->wide_owned || !s->merge_rc || !src_of;
+  if (failed) nr = 0; /* nothing to classify: the answers' exchange votes it down */
+  for (int src = 0, j = 0; src < x->nprocs && !failed; src++)
+    for (int c = 0; c < rcount[src] / (int)sizeof(key); c++, j++) {
+      rk[j].aux = (uint32_t)src;
+      src_of[j] = src;
+      where[j] = (size_t)j;
+    }
+  qsort_r(where, nr, sizeof(size_t), where_cmp, rk); /* by (id, module, source rank) */
+  for (size_t a = 0; a < nr;) {                      /* one id: all its modules */
+    uint64_t id = rk[where[a]].id;
+    size_t b = a;
+    uint32_t lo = UINT32_MAX;
+    while (b < nr && rk[where[b]].id == id) {
+      if (rk[where[b]].m < HOST_MOD && rk[where[b]].aux < lo) lo = rk[where[b]].aux;
+      b++;
+    }
+    int named = 0;
+    for (size_t g = a; g < b;) { /* one (id, module) */
+      size_t h = g;
+      uint32_t m = rk[where[g]].m;
+      while (h < b && rk[where[h]].m == m) h++;
+      size_t n = h - g;
+      if (m == HOST_MOD) {
+        s->nodes_owned++;
+        g = h;
+        continue;
+      }
+      if (m >= FOLD_MOD) {
+        if (m - FOLD_MOD < NMOD) s->folded_owned[m - FOLD_MOD]++;
+        g = h;
+        continue;
+      }
+      int cls = n < 2 ? LOCAL : (n == (size_t)x->nprocs || n > WIDE_RANKS) ? WIDE : MERGE;
+      for (size_t x = g; x < h; x++) {
+        reply[where[x]] = (uint8_t)cls;
+        if (cls == MERGE) s->merge_rc[src_of[where[x]]] += 8 + (int)iochar_row_size((int)m);
+        if (!named && rk[where[x]].aux == lo) {
+          reply[where[x]] |= NAME;
+          named = 1;
+        }
+      }
+      if (cls == WIDE) s->wide_owned[s->nwide_owned++] = (key){id, m, 0};
+      g = h;
+    }
+    a = b;
+  }
+  free(where);
+  free(src_of);
+  free(rbuf);
+  /* Answers go back in the order the keys came: both sides know the counts. */
+  for (int d = 0; d < x->nprocs; d++) rcount[d] /= (int)sizeof(key);
+  void *fbuf;
+  int *fcount;
+  size_t ftotal;
+  int rc = red_exchange(x, failed, reply, rcount, cnt, &fbuf, &fcount, &ftotal);
+  free(reply);
+  free(rcount);
+  free(cnt);
+  if (rc) return -1;
+  free(fcount);
+  s->flags = fbuf;
+  return ftotal == nk ? 0 : 1;
+}
+
+/* Step 4: MERGE rows travel to their owner, which folds each record's rows
+ * (in rank order) into one rank -1 row. */
+int red_merge_at_owners(red *x, state *s) {
+  int *scount = calloc((size_t)x->nprocs, sizeof(int));
+  iochar_buf sb = {0};
+  s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
+  int failed = !scount || !s->wide_local || red_fault(x, "merge");
+  for (size_t j = 0; j < s->nsent && !failed; j++) { /* sent is grouped by owner already */
+    if (s->sent[j].m >= HOST_MOD) continue;          /* hostname and folded-file keys */
+    int m = (int)s->sent[j].m;
+    size_t i = s->sent[j].aux;
+    if (s->flags[j] & NAME) emit_name(s, m, i);
+    switch (s->flags[j] & 3) {
+    case LOCAL:
+      iochar_buf_put(&s->out[m], red_row_at(s, m, i), iochar_row_size(m));
+      s->nout[m]++;
+      break;
+    case MERGE: {
+      uint64_t mm = (uint64_t)m;
+      iochar_buf_put(&sb, &mm, 8);
+      iochar_buf_put(&sb, red_row_at(s, m, i), iochar_row_size(m));
+      scount[red_owner_of(x, s->sent[j].id)] += 8 + (int)iochar_row_size(m);
+      break;
+    }
+    default: s->wide_local[s->nwide_local++] = s->sent[j];
+    }
+  }
+  void *rbuf;
+  int *rcount;
+  size_t rtotal;
+  failed |= sb.failed;
+  int rc = red_exchange(x, failed, sb.p, scount, s->merge_rc, &rbuf, &rcount, &rtotal);
+  iochar_buf_free(&sb);
+  free(scount);
+  if (rc) return -1;
+  free(rcount);
+  size_t n = 0;
+  for (size_t o = 0; o < rtotal; n++) {
+    uint64_t mm;
+    memcpy(&mm, (uint8_t *)rbuf + o, 8);
+    o += 8 + iochar_row_size((int)mm);
+  }
+  key *ix = malloc(sizeof(key) * (n + 1));
+  size_t *off = malloc(sizeof(size_t) * (n + 1));
+  if (!ix || !off) {
+    free(rbuf), free(ix), free(off);
+    return 1;
+  }
+  for (size_t o = 0, j = 0; o < rtotal; j++) {
+    uint64_t mm;
+    memcpy(&mm, (uint8_t *)rbuf + o, 8);
+    memcpy(&ix[j].id, (uint8_t *)rbuf + o + 8, 8);
+    ix[j].m = (uint32_t)mm;
+    ix[j].aux = (uint32_t)j;
+    off[j] = o + 8;
+    o += 8 + iochar_row_size((int)mm);
+  }
+  rows_at ra = {rbuf, off};
+  qsort_r(ix, n, sizeof(key), row_cmp, &ra);
+  void *acc = NULL, *one = NULL, *row = NULL;
+  int cur = -1;
+  for (size_t a = 0; a < n;) {
+    int m = (int)ix[a].m;
+    if (m != cur) {
+      free(acc), free(one), free(row);
+      acc = malloc(iochar_partial_size(m));
+      one = malloc(iochar_partial_size(m));
+      row = malloc(iochar_row_size(m));
+      cur = m;
+      if (!acc || !one || !row) {
+        failed = 1;
+        break;
+      }
+    }
+    size_t b = a;
+    iochar_partial_empty(m, acc);
+    while (b < n && ix[b].m == ix[a].m && ix[b].id == ix[a].id) {
+      iochar_partial_from_row(m, one, (uint8_t *)rbuf + off[ix[b].aux]);
+      iochar_partial_merge(m, acc, one);
+      b++;
+    }
+    iochar_partial_to_row(m, acc, row);
+    iochar_buf_put(&s->out[m], row, iochar_row_size(m));
+    s->nout[m]++;
+    a = b;
+  }
+  free(acc), free(one), free(row);
+  free(ix);
+  free(off);
+  free(rbuf);
+  return failed;
+}

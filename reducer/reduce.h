@@ -1,0 +1,129 @@
+/* The MPI shutdown's steps and what they share (reducer/reduce.c runs them;
+ * docs/reduction.md is the algorithm):
+ *   vote.c    the vote protocol and the all-to-all exchange under it
+ *   owners.c  this rank's rows, their classification by owner, the merge there
+ *   facts.c   the job's facts in one Allreduce; the log's name
+ *   wide.c    wide records and the I/O-over-time series, by MPI_Reduce
+ *   write.c   this rank's sections, offsets, one collective write; the fallback */
+#ifndef IOCHAR_REDUCE_H
+#define IOCHAR_REDUCE_H
+
+#include "../runtime/config.h"
+#include "../runtime/core.h"
+#include "../runtime/internal.h"
+#include "../runtime/live.h"
+#include "../runtime/observe.h"
+#include "../runtime/safefile.h"
+#include "merge.h"
+#include "pmpi.h"
+
+#define NMOD IOCHAR_MOD_COUNT
+#define P iochar_pmpi
+/* A record shared by more ranks than this (or by all) is reduced by tree. */
+#define WIDE_RANKS 64
+/* Bytes of partials per MPI_Reduce: bounds the wide path's memory. */
+#define WIDE_CHUNK (8u << 20)
+/* Wide keys carried inside the job-facts Allreduce (more: one more round). */
+#define WIDE_SLOTS 256
+/* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
+#define COLLECTIVE_WRITE_RANKS 256
+#define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
+/* pseudo-modules FOLD_MOD + m: files folded in module m, counted once each
+ * by their owner (a file folded on several ranks is one file) */
+#define FOLD_MOD (NMOD + 1)
+
+enum { LOCAL = 0, MERGE = 1, WIDE = 2, NAME = 4 };
+
+/* The shutdown's context, passed to every step: the communicator, this
+ * rank, and per-nprocs scratch taken before any vote (counts and
+ * displacements of the exchanges). */
+typedef struct red {
+  MPI_Comm comm;
+  int rank, nprocs;
+  int *xbuf, *zeros;
+} red;
+
+typedef struct key { /* 16 bytes on the wire */
+  uint64_t id;
+  uint32_t m, aux; /* aux: local row index at the sender, source rank at the owner */
+} key;
+
+static inline int red_owner_of(red *x, uint64_t id) {
+  id ^= id >> 33;
+  id *= 0xff51afd7ed558ccdULL;
+  id ^= id >> 33;
+  return (int)(id % (uint64_t)x->nprocs);
+}
+
+/* What each rank contributes and ends up writing. */
+typedef struct state {
+  iochar_buf rows[NMOD], names[NMOD]; /* this rank's rows and their names */
+  size_t nrows[NMOD];
+  size_t *name_off[NMOD]; /* row i's entry in names[m] */
+  iochar_buf out[NMOD];   /* rows this rank writes (RECORDS) */
+  size_t nout[NMOD];
+  iochar_buf outnames; /* NAMES entries this rank writes */
+  uint32_t noutnames;
+  key *sent; /* keys in the order sent (by owner) */
+  size_t nsent;
+  uint8_t *flags;  /* the owners' answers, same order */
+  int *merge_rc;   /* bytes of MERGE rows each rank will send us */
+  key *wide_owned; /* wide keys this rank owns */
+  size_t nwide_owned;
+  int64_t nodes_owned;                            /* distinct hostnames this rank owns */
+  int64_t folded_owned[NMOD], folded_extra[NMOD]; /* distinct folded files owned; beyond the set */
+  /* this rank's I/O-over-time bins, read once (recording has stopped) */
+  double width[NMOD];
+  int64_t series[NMOD][4 * IOCHAR_SERIES_BINS];
+  key *wide_local; /* this rank's rows of wide records */
+  size_t nwide_local;
+} state;
+
+/* The job's facts, reduced in one Allreduce (facts.c). */
+typedef struct facts {
+  double start, end;     /* MIN, MAX */
+  double width[NMOD];    /* series bin width: MAX */
+  int64_t folded[NMOD];  /* SUM */
+  int64_t present[NMOD]; /* module has rows somewhere: MAX */
+  int64_t rows;          /* rows of all modules before reduction: SUM */
+  int64_t nodes, nwide;  /* SUM */
+  int64_t partial;       /* OR */
+  int64_t overflow;      /* wide keys past WIDE_SLOTS: MAX */
+  int64_t path_ok;       /* rank 0's: MAX */
+  int64_t callsites;     /* some rank records call sites: MAX */
+  int64_t failed;        /* some rank failed since the last vote: MAX */
+  int64_t truncated;     /* names past the path limit: SUM */
+  uint64_t warned;       /* warning keys raised: OR */
+  uint64_t dev, ino;     /* rank 0's temporary file: MAX */
+  key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
+  /* rank 0's: the final name, its private directory and the file in it */
+  char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
+} facts;
+
+/* vote.c */
+int red_vote(red *x, int failed);
+int red_fault(red *x, const char *phase);
+int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
+                 void **rbuf, int **rcount_out, size_t *rtotal);
+/* owners.c */
+int red_mkey_cmp(const void *a, const void *b);
+void red_state_free(state *s);
+const uint8_t *red_row_at(state *s, int m, size_t i);
+int red_collect_rows(state *s);
+void red_shift_rows(state *s, double shift);
+int red_classify(red *x, state *s);
+int red_merge_at_owners(red *x, state *s);
+/* facts.c */
+void red_drop_tmp(const facts *f);
+double red_wall_now(void);
+int red_job_facts(red *x, state *s, facts *g, double *shift, int failed);
+/* wide.c */
+int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_series_part *series,
+                        int failed);
+/* write.c */
+int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
+                   iochar_buf *body, int *nsec);
+int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad);
+void red_fall_back(red *x, const iochar_job *before, const facts *g);
+
+#endif

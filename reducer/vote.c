@@ -1,0 +1,80 @@
+/* The vote protocol of the MPI shutdown.
+ *
+ * A rank that fails alone (memory, mostly) must not leave the others waiting
+ * in a collective it will never call.  So a rank that fails goes on taking
+ * part, with nothing to contribute, up to the next vote: before each
+ * collective that needs data, every rank says whether it failed since the
+ * last one, and on any failure all of them stop at the same point and each
+ * writes its own per-rank log instead (red_fall_back).  Phases return -1 when
+ * all ranks stopped together, 1 when only this rank failed after its last
+ * vote (the next phase votes first), 0 otherwise. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reduce.h"
+
+/* 1 when any rank failed (a failing vote counts as a failure). */
+int red_vote(red *x, int failed) {
+  int any = 1;
+  if (Y_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, x->comm) != MPI_SUCCESS) return 1;
+  return any;
+}
+
+/* Testing knob: IOCHAR_TEST_FAULT=phase:rank makes that rank fail there, as
+ * when an allocation fails. */
+int red_fault(red *x, const char *phase) {
+  const char *f = iochar_cfg.test_fault;
+  size_t n = strlen(phase);
+  return f && strncmp(f, phase, n) == 0 && f[n] == ':' && atoi(f + n + 1) == x->rank;
+}
+
+/* Alltoallv of byte blocks grouped by destination; the receive counts are
+ * passed in (known already) or exchanged by one Alltoall (rcount NULL).  A
+ * rank that failed before (failed) sends nothing and votes the exchange
+ * down; -1 on every rank when any failed. */
+int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
+                 void **rbuf, int **rcount_out, size_t *rtotal) {
+  int *sd = x->xbuf, *rc = x->xbuf + x->nprocs, *rd = x->xbuf + 2 * x->nprocs;
+  if (failed) scount = x->zeros;
+  if (rcount_known)
+    memcpy(rc, rcount_known, sizeof(int) * (size_t)x->nprocs);
+  else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, x->comm) != MPI_SUCCESS)
+    failed = 1;
+  long long so = 0, ro = 0;
+  for (int i = 0; i < x->nprocs; i++) {
+    sd[i] = (int)so, rd[i] = (int)ro;
+    so += scount[i], ro += rc[i];
+  }
+  char *r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
+  int *counts = failed ? NULL : malloc(sizeof(int) * (size_t)x->nprocs);
+  if (red_vote(x, !r || !counts || so > INT_MAX || ro > INT_MAX) ||
+      Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, x->comm) != MPI_SUCCESS) {
+    free(r);
+    free(counts);
+    return -1;
+  }
+  memcpy(counts, rc, sizeof(int) * (size_t)x->nprocs); /* hand back the receive counts */
+  *rbuf = r;
+  *rcount_out = counts;
+  *rtotal = (size_t)ro;
+  return 0;
+}
+
+/* The tool's collectives: nonblocking, completed by polling with sched_yield
+ * (reducer/pmpi.h says why). */
+int iochar_coll_wait(MPI_Request *req) {
+  int done = 0;
+  while (!done) {
+    if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+    if (!done) sched_yield();
+  }
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,149 @@
+/* Step 5 of the MPI shutdown: the records too many ranks share (wide), and
+ * the I/O-over-time series, reduced by MPI_Reduce in bounded chunks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reduce.h"
+
+static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed) {
+  size_t total = (size_t)g->nwide;
+  key *w = failed ? NULL : malloc(sizeof(key) * (total + 1));
+  uint64_t *a = NULL, *b = NULL;
+  if (w && g->overflow) {
+    a = calloc(total * 2 + 1, 8);
+    b = malloc((total * 2 + 1) * 8);
+  }
+  if (red_vote(x, !w || (g->overflow && (!a || !b)) || red_fault(x, "wide"))) {
+    free(w), free(a), free(b);
+    return NULL;
+  }
+  if (!g->overflow) {
+    size_t k = 0;
+    for (int i = 0; i < WIDE_SLOTS; i++)
+      if (g->wide[i].aux && k < total) w[k++] = (key){g->wide[i].id, g->wide[i].m, 0};
+    total = k;
+  } else {
+    uint64_t mine = s->nwide_owned, before = 0;
+    Y_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, x->comm);
+    if (x->rank == 0) before = 0;
+    for (size_t i = 0; i < s->nwide_owned; i++) {
+      a[2 * (before + i)] = s->wide_owned[i].id;
+      a[2 * (before + i) + 1] = s->wide_owned[i].m;
+    }
+    Y_Allreduce(a, b, (int)(total * 2), MPI_UINT64_T, MPI_BOR, x->comm);
+    for (size_t i = 0; i < total; i++) w[i] = (key){b[2 * i], (uint32_t)b[2 * i + 1], 0};
+    free(a), free(b);
+  }
+  qsort(w, total, sizeof(key), red_mkey_cmp);
+  *n = total;
+  return w;
+}
+
+/* A chunk is [series (first chunk only)][partials of wide keys a..b).  An
+ * MPI_Op's function has no context argument: the chunk being reduced is
+ * this static, set before each MPI_Reduce (the shutdown is single-threaded). */
+static struct {
+  const key *keys;
+  size_t nkeys, series; /* series: int64 count at the front */
+} chunk;
+
+static void chunk_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  (void)len; /* always one element: the whole chunk */
+  int64_t *a = in, *b = inout;
+  for (size_t i = 0; i < chunk.series; i++) b[i] += a[i];
+  uint8_t *pa = (uint8_t *)in + 8 * chunk.series, *pb = (uint8_t *)inout + 8 * chunk.series;
+  for (size_t i = 0; i < chunk.nkeys; i++) {
+    int m = (int)chunk.keys[i].m;
+    iochar_partial_merge(m, pb, pa);
+    pa += iochar_partial_size(m);
+    pb += iochar_partial_size(m);
+  }
+}
+
+int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_series_part *series,
+                        int failed) {
+  enum { NB = IOCHAR_SERIES_BINS };
+  size_t nw = 0;
+  key *w = wide_list(x, s, g, &nw, failed);
+  if (!w) return -1;
+  qsort(s->wide_local, s->nwide_local, sizeof(key), red_mkey_cmp);
+  MPI_Op op;
+  P.Op_create(chunk_op, 1, &op);
+  size_t a = 0, li = 0, chunk_no = 0;
+  int rc = 0;
+  do {
+    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB : 0, bytes = 8 * nser, b = a;
+    while (b < nw && (b == a || bytes + iochar_partial_size((int)w[b].m) <= WIDE_CHUNK))
+      bytes += iochar_partial_size((int)w[b++].m);
+    int root = (int)(chunk_no++ % (size_t)x->nprocs); /* spread the results */
+    uint8_t *snd = calloc(bytes, 1), *rcv = x->rank == root ? malloc(bytes) : NULL;
+    if (red_vote(x, !snd || (x->rank == root && !rcv))) {
+      rc = -1;
+      free(snd), free(rcv);
+      break;
+    }
+    if (nser) { /* this rank's series, re-binned to the widest and shifted */
+      int64_t *ser = (int64_t *)snd;
+      for (int m = 0; m < NMOD; m++) {
+        double wm = s->width[m];
+        const int64_t *bins = s->series[m];
+        if (g->width[m] <= 0 || wm <= 0) continue;
+        for (int i = 0; i < NB; i++) {
+          int jb = (int)((i * wm + shift) / g->width[m] + 1e-9);
+          if (jb >= NB) jb = NB - 1;
+          for (int k = 0; k < 4; k++) ser[((size_t)m * 4 + k) * NB + jb] += bins[k * NB + i];
+        }
+      }
+    }
+    uint8_t *p = snd + 8 * nser;
+    for (size_t i = a; i < b; i++) {
+      int m = (int)w[i].m;
+      while (li < s->nwide_local && red_mkey_cmp(&s->wide_local[li], &w[i]) < 0) li++;
+      if (li < s->nwide_local && s->wide_local[li].m == w[i].m && s->wide_local[li].id == w[i].id)
+        iochar_partial_from_row(m, p, red_row_at(s, m, s->wide_local[li].aux));
+      else
+        iochar_partial_empty(m, p);
+      p += iochar_partial_size(m);
+    }
+    MPI_Datatype t;
+    P.Type_contiguous((int)bytes, MPI_BYTE, &t);
+    P.Type_commit(&t);
+    chunk.keys = w + a;
+    chunk.nkeys = b - a;
+    chunk.series = nser;
+    if (Y_Reduce(snd, rcv, 1, t, op, root, x->comm) != MPI_SUCCESS) rc = -1;
+    P.Type_free(&t);
+    if (x->rank == root && !rc) {
+      for (int m = 0; m < NMOD && nser; m++) { /* the job's series: rank 0 writes it */
+        memcpy(series[m].bins, rcv + (size_t)m * 4 * NB * 8, 4 * NB * 8);
+        series[m].width = g->width[m];
+        series[m].nbins = g->width[m] > 0 ? NB : 0;
+      }
+      p = rcv + 8 * nser;
+      for (size_t i = a; i < b; i++) {
+        int m = (int)w[i].m;
+        uint8_t row[16 + 8 * 512];
+        if (iochar_row_size(m) <= sizeof row) {
+          iochar_partial_to_row(m, p, row);
+          iochar_buf_put(&s->out[m], row, iochar_row_size(m));
+          s->nout[m]++;
+        }
+        p += iochar_partial_size(m);
+      }
+    }
+    free(snd), free(rcv);
+    a = b;
+  } while (a < nw && !rc);
+  P.Op_free(&op);
+  free(w);
+  return rc;
+}

@@ -1,0 +1,223 @@
+/* Steps 6-7 of the MPI shutdown: this rank's sections, the offsets by one
+ * scan, one collective write; and the fallback to per-rank logs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reduce.h"
+
+/* A small job (at most GATHER_ROWS rows in all) sends its NAMES entries,
+ * RECORDS rows and RANKS totals to rank 0, which writes each kind as one
+ * section: a section per rank and kind cost more in headers and in
+ * compression restarts than the few rows themselves (a 16-rank IOR log was
+ * 1.25x Darshan's).  Every rank calls this (one exchange); -1 on all when any
+ * failed.  all[m]: RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS
+ * rows; ntot the counts. */
+#define GATHER_ROWS 1024
+static int gather_small(red *x, state *s, const int present[NMOD], int failed, iochar_buf *all,
+                        size_t *ntot) {
+  iochar_buf p = {0};
+  iochar_buf_u32(&p, s->noutnames);
+  iochar_buf_put(&p, s->outnames.p, s->outnames.len);
+  for (int m = 0; m < NMOD; m++) {
+    if (!present[m]) continue;
+    iochar_buf_u32(&p, (uint32_t)s->nout[m]);
+    iochar_buf_put(&p, s->out[m].p, s->nout[m] * iochar_row_size(m));
+    uint8_t tot[64] = {0};
+    if (s->nrows[m]) iochar_rank_totals(m, s->rows[m].p, s->nrows[m], x->rank, tot);
+    iochar_buf_u8(&p, s->nrows[m] > 0);
+    iochar_buf_put(&p, tot, 64);
+  }
+  int *scount = calloc((size_t)x->nprocs, sizeof(int));
+  failed |= p.failed || !scount || p.len > INT_MAX;
+  if (scount && !failed) scount[0] = (int)p.len;
+  void *r = NULL;
+  int *rc = NULL;
+  size_t rt = 0;
+  int rc_x = red_exchange(x, failed, p.p, scount ? scount : x->zeros, NULL, &r, &rc, &rt);
+  iochar_buf_free(&p);
+  free(scount);
+  if (rc_x) return -1;
+  /* rank 0: each rank's block in rank order; split it by kind */
+  const uint8_t *q = r, *end = q + rt;
+  uint32_t n, nn = 0;
+  for (int i = 0; i < x->nprocs && x->rank == 0; i++) { /* names: count, entries */
+    if (!rc[i]) continue;
+    memcpy(&n, q, 4), q += 4;
+    nn += n;
+    const uint8_t *e = q;
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t len;
+      memcpy(&len, e + 8, 4);
+      e += 12 + (size_t)len;
+    }
+    iochar_buf_put(&all[NMOD], q, (size_t)(e - q));
+    q = e;
+    for (int m = 0; m < NMOD; m++) {
+      if (!present[m]) continue;
+      memcpy(&n, q, 4), q += 4;
+      size_t bytes = (size_t)n * iochar_row_size(m);
+      iochar_buf_put(&all[m], q, bytes);
+      ntot[m] += n;
+      q += bytes;
+      if (*q++) {
+        iochar_buf_put(&all[NMOD + 1 + m], q, 64);
+        ntot[NMOD + 1 + m]++;
+      }
+      q += 64;
+    }
+  }
+  ntot[NMOD] = nn;
+  free(r);
+  free(rc);
+  return q == end || x->rank != 0 ? 0 : -1;
+}
+
+/* This rank's sections, but the call sites (below): the same assembly as
+ * the serial log's (runtime/log_sections.c), from the rows this rank owns
+ * after the reduction (a small job: every rank's rows, gathered at rank 0);
+ * rank 0 adds the job's head and the series. */
+static int build_local(red *x, state *s, const facts *g, const iochar_series_part *series,
+                       iochar_buf *body, int *nsec) {
+  int present[NMOD];
+  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+  iochar_log_parts parts = {.head = x->rank == 0,
+                            .present = present,
+                            .names = &s->outnames,
+                            .nnames = s->noutnames,
+                            .records = s->out,
+                            .nrecords = s->nout,
+                            .rank_rows = s->rows,
+                            .nrank_rows = s->nrows,
+                            .rank = x->rank,
+                            .series = x->rank == 0 ? series : NULL};
+  int rc = 0, gathered = g->rows <= GATHER_ROWS && x->nprocs > 1; /* g is reduced: all agree */
+  iochar_buf all[2 * NMOD + 1];
+  size_t ntot[2 * NMOD + 1] = {0};
+  memset(all, 0, sizeof all);
+  if (gathered) {
+    rc = gather_small(x, s, present, 0, all, ntot);
+    for (int k = 0; k < 2 * NMOD + 1; k++) rc |= all[k].failed;
+    parts.names = &all[NMOD], parts.nnames = (uint32_t)ntot[NMOD];
+    parts.records = all, parts.nrecords = ntot;
+    parts.rank_totals = &all[NMOD + 1], parts.nrank_totals = &ntot[NMOD + 1];
+  }
+  if (!rc && (!gathered || x->rank == 0)) rc = iochar_log_sections(body, nsec, &parts);
+  for (int k = 0; k < 2 * NMOD + 1; k++) iochar_buf_free(&all[k]);
+  if (rc) return -1;
+  if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1; /* each rank's own */
+  return body->failed ? -1 : 0;
+}
+
+/* Call sites are merged across ranks: every rank takes part (that code
+ * votes on its own failures), whatever happened to its own sections.  A
+ * failure here is this rank's: write_log makes it everybody's. */
+int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
+                   iochar_buf *body, int *nsec) {
+  int bad = build_local(x, s, g, series, body, nsec) != 0 || red_fault(x, "body");
+  if (g->callsites && iochar_callsites_mpi_sections(&x->comm, body, nsec)) bad = 1;
+  return bad || body->failed ? -1 : 0;
+}
+
+/* Each rank's part at its offset: with pwrite into the file rank 0 created
+ * (few ranks: one collective less than MPI_File_open, which duplicates a
+ * communicator), or one collective MPI-IO write (many ranks: aggregation). */
+static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_buf *body,
+                       uint64_t at, int collective) {
+  int err = 0;
+  iochar_xfsz hold; /* past RLIMIT_FSIZE: EFBIG for us, no SIGXFSZ for the application */
+  iochar_xfsz_hold(&hold);
+  if (!collective) {
+    /* The name is inside rank 0's private directory; the dev/ino check
+     * makes sure anyway that it is the file rank 0 created. */
+    int fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != g->dev ||
+        (uint64_t)st.st_ino != g->ino)
+      err = 1;
+    if (!err && hdr && pwrite(fd, hdr, IOCHAR_HEADER_SIZE, 0) != IOCHAR_HEADER_SIZE) err = 1;
+    for (size_t o = 0; o < body->len && !err;) {
+      ssize_t w = pwrite(fd, body->p + o, body->len - o, (off_t)(at + o));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        err = 1;
+      else
+        o += (size_t)w;
+    }
+    if (fd >= 0 && close(fd) != 0) err = 1;
+    iochar_xfsz_release(&hold);
+    return err;
+  }
+  /* MPI_File_open opens by name on every rank: the private directory is
+   * what makes that name safe (nobody else can create or rename in it). */
+  MPI_File fh;
+  MPI_Status st;
+  if (P.File_open(x->comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+    iochar_xfsz_release(&hold);
+    return 1;
+  }
+  if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
+  int n = body->len > INT_MAX ? 0 : (int)body->len;
+  err |= body->len > INT_MAX;
+  if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
+  if (P.File_close(&fh) != MPI_SUCCESS) err = 1;
+  iochar_xfsz_release(&hold);
+  return err;
+}
+
+/* Offsets by one inclusive scan of (bytes, sections); the last rank, which
+ * alone knows the totals, writes the file header.  Rank 0 renames the
+ * temporary file once every rank reports success. */
+int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
+  bad |= red_fault(x, "write");
+  uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
+  if (bad) body->len = 0;
+  Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
+  uint8_t hdr[IOCHAR_HEADER_SIZE];
+  if (x->rank == x->nprocs - 1)
+    iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
+  int collective = iochar_cfg.collective_write >= 0 ? iochar_cfg.collective_write
+                                                    : x->nprocs > COLLECTIVE_WRITE_RANKS;
+  int err = bad | write_parts(x, g, x->rank == x->nprocs - 1 ? hdr : NULL, body,
+                              IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
+  int anyerr = 0;
+  Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
+  if (anyerr) return -1; /* every rank knows: each writes its own log */
+  if (x->rank == 0) {    /* out of the private directory, never over an existing file */
+    if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
+    red_drop_tmp(g);
+  }
+  return 0;
+}
+
+/* Every rank stopped at the same vote: each writes its own log, as a job
+ * that never reached MPI_Finalize does, with its own job facts. */
+void red_fall_back(red *x, const iochar_job *before, const facts *g) {
+  iochar_job *j = &iochar_job_info;
+  j->start_wall = before->start_wall;
+  j->nnodes = before->nnodes;
+  j->partial = before->partial;
+  memcpy(j->folded_files, before->folded_files, sizeof j->folded_files);
+  j->end_wall = red_wall_now();
+  j->finalized = 1; /* it did: the report tells this case from a job that did not */
+  j->per_rank_log = 1;
+  if (x->rank == 0 && g) red_drop_tmp(g); /* created, never published */
+  char path[IOCHAR_PATH_MAX];
+  if (iochar_log_path(path, sizeof path, 1) != 0)
+    iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
+  else if (iochar_log_write_local(path) != 0)
+    iochar_log_failed(path);
+  else
+    iochar_live_done(); /* its counters are in the log now */
+  if (x->rank == 0)
+    iochar_warn_once(IOCHAR_WARN_REDUCE_FALLBACK,
+                     "a rank could not take part in reducing the job's records; "
+                     "each rank wrote its own log");
+}
