@@ -105,7 +105,7 @@ def test_memory_bound_folds_exactly(tmp_path):
     assert log.job["folded_files"] == 500 - kept
     assert 0 < kept < 500
     assert log.job["memory_bound"] == 128 * 1024
-    from iochar.cli.report import _partial_reasons
+    from iochar.flags import reasons as _partial_reasons
     assert _partial_reasons(log.job)[0] == (
         f"{500 - kept} files past the memory bound (128 KiB, IOCHAR_MEMORY) were folded into "
         "<AGGREGATE> records (totals stay exact)")
