@@ -5,14 +5,14 @@ the report tier, HTML and console scripts more often; crashing logs kept.
 
 Prints the counts as JSON and exits 1 when any case crashed (anything but LogError,
 or a console script breaking its exit-status / one-line contract). Keep a crash as a
-regression: add the change that causes it to tests/python/crashcorpus.py.
+regression: add the change that causes it to tests/helpers/crashcorpus.py.
 """
 
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "reports"), str(ROOT / "tests" / "python")]
+sys.path[:0] = [str(ROOT / "reports"), str(ROOT / "tests" / "helpers")]
 
 import readerfuzz  # noqa: E402
 

@@ -2,7 +2,7 @@
 """MPI shutdown benchmark: time MPI_Finalize takes with the tool (reduction,
 compression, collective write) minus without it, against ranks (2..16) and
 files per rank (10..10,000), and the log's bytes per record.  Uses
-tests/mpi_many.c (each rank: N private files, plus one POSIX and one MPI-IO file
+tests/integration/mpi_many.c (each rank: N private files, plus one POSIX and one MPI-IO file
 shared by all).  `bench/shutdown.py [--quick]`; MPICH by default."""
 import os
 import re

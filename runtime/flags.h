@@ -1,6 +1,6 @@
 /* The JOB `partial` bits (docs/log-format.md), declared once: C uses the
  * enum below; reports/iochar/flags.py holds the same table for Python and
- * tests/python/test_flags.py checks the two agree. */
+ * tests/unit/test_flags.py checks the two agree. */
 #ifndef IOCHAR_FLAGS_H
 #define IOCHAR_FLAGS_H
 

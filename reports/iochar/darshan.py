@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .log import OP, LogError
+from .log import LogError
+from .schema import OP
 
 # Darshan module name -> iochar module name (only these are read; DXT, HEATMAP,
 # APMPI and the like have no iochar counterpart).

@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from . import writer
-from .flags import PARTIAL
-from .log import OP, LogError
+from .flags import PARTIAL, RUNTIME_BITS
+from .log import LogError
+from .schema import OP
 
 MAGIC = b"IOCHARLV"
 VERSION = 1
@@ -390,7 +391,7 @@ def recovered_log(path) -> tuple:
             job[f"folded.{m.name}"] = h["folded"][m.id]
             folded += h["folded"][m.id]
     job["folded_files"] = folded
-    job["partial"] = (h["partial"] & 0xFF) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
+    job["partial"] = (h["partial"] & RUNTIME_BITS) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:

@@ -15,37 +15,12 @@ import numpy as np
 import pandas as pd
 
 from . import codec
+from .schema import OP, OPS, ROLE, ROLES, derive_role  # noqa: F401  (re-exported)
 
 MAGIC = b"IOCHARLG"
 FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
 HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
 SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
-OPS = ("SUM", "MAX", "MIN_NZ", "ANY", "TOPK_VAL", "TOPK_CNT", "BYTES", "TIME",
-       "TS_START", "TS_END", "MAXT", "MAXT_SIZE", "FAST_RANK", "FAST_BYTES",
-       "FAST_TIME", "SLOW_RANK", "SLOW_BYTES", "SLOW_TIME", "VAR_TIME", "VAR_BYTES")
-OP = {name: i for i, name in enumerate(OPS)}
-# What a counter means (the ROLES section; runtime/counters.h enum iochar_role).
-ROLES = ("TOTAL", "BIN", "MAX", "MIN", "SETTING", "TIMESTAMP", "TIME", "TOPK_VALUE",
-         "TOPK_COUNT", "RANK", "RANK_STAT")
-ROLE = {name: i for i, name in enumerate(ROLES)}
-_OP_ROLE = {"SUM": "TOTAL", "MAX": "MAX", "MIN_NZ": "MIN", "ANY": "SETTING",
-            "TOPK_VAL": "TOPK_VALUE", "TOPK_CNT": "TOPK_COUNT", "BYTES": "TOTAL", "TIME": "TIME",
-            "TS_START": "TIMESTAMP", "TS_END": "TIMESTAMP", "MAXT": "MAX",
-            "MAXT_SIZE": "RANK_STAT", "FAST_RANK": "RANK", "SLOW_RANK": "RANK"}
-# Logs written before ROLES: the MAX-reduced counters that are settings or flags.
-_SETTING_MAX = re.compile(r"_APPROX$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_FILTERS$|_USE_|_IS_|"
-                          r"_DEFLATE_LEVEL$|_COLL_METADATA_")
-_SIZE_BIN = re.compile(r"_SIZE_(READ|WRITE)_(AGG_)?\d")
-
-
-def derive_role(name: str, op: int) -> str:
-    """The role of a counter in a log without ROLES (op and name, as the C lists say)."""
-    op_name = OPS[op] if 0 <= op < len(OPS) else ""
-    if op_name == "SUM" and _SIZE_BIN.search(name):
-        return "BIN"
-    if op_name == "MAX" and _SETTING_MAX.search(name):
-        return "SETTING"
-    return _OP_ROLE.get(op_name, "RANK_STAT")
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
 SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")

@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .flags import PARTIAL
-from .log import OP, OPS, LogError, text_column
+from .flags import PARTIAL, flags
+from .log import LogError, text_column
+from .schema import OP, OPS
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])
 _MAX = (OP["MAX"], OP["TS_END"], OP["MAXT"])
@@ -52,7 +53,7 @@ def merge_jobs(jobs: list, files: list) -> dict:
         job["end_time"] = max(ends)
     job["partial"] = 0
     for j in jobs:
-        job["partial"] |= int(j.get("partial", 0)) if isinstance(j.get("partial", 0), int) else 0
+        job["partial"] |= flags(j)
         for k, v in j.items():
             if (k == "folded_files" or k.startswith("folded.")) and isinstance(v, int) \
                     and j is not jobs[order[0]]:
@@ -63,7 +64,7 @@ def merge_jobs(jobs: list, files: list) -> dict:
 
 def note_missing_ranks(job: dict, jobs: list) -> None:
     """Per-rank logs of an MPI job that lack some ranks: JOB `missing_ranks` names them
-    ("2,3") and `partial` bit 16 is set."""
+    ("2,3") and `partial` bit MISSING_RANKS (16) is set."""
     ranks = {j.get("rank") for j in jobs}
     nprocs = job.get("nprocs")
     if not all(isinstance(r, int) for r in ranks) or not isinstance(nprocs, int) or \

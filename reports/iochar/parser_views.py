@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from . import summary as S
-from .log import AGGREGATE_ID, OP
+from .log import AGGREGATE_ID
 from .merge import reduce_group_rows
+from .schema import OP
 
 MiB = float(1 << 20)
 _FAST = (OP["FAST_RANK"], OP["FAST_BYTES"], OP["FAST_TIME"])

@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure  # Agg canvas, no pyplot global state or display
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, ScalarFormatter
 
+from . import schema as R
 from . import summary as S
 from .safetext import escape
 
@@ -138,11 +139,13 @@ def op_counts(modules: dict) -> str:
 def size_histogram(module: str, hist: dict) -> str:
     """Read and write counts per access-size bin."""
     fig, ax = _subplots(figsize=(7, 2.8))
-    x = np.arange(len(S.SIZE_BINS))
+    bins = sorted({b for kind in ("read", "write") for b in hist.get(kind, {})},
+                  key=R.bin_bounds)  # the bins the log names, smallest first
+    x = np.arange(len(bins))
     for off, kind in ((-0.2, "read"), (0.2, "write")):
-        ax.bar(x + off, floats([hist.get(kind, {}).get(b) for b in S.SIZE_BINS]), 0.4,
+        ax.bar(x + off, floats([hist.get(kind, {}).get(b) for b in bins]), 0.4,
                color=COLORS[kind], label=kind + "s")
-    ax.set_xticks(x, S.SIZE_BINS, rotation=30, fontsize=8)
+    ax.set_xticks(x, bins, rotation=30, fontsize=8)
     ax.set_ylabel("operations")
     ax.set_title(f"{escape(module)} access sizes")
     legend_beside(ax)

@@ -13,77 +13,48 @@ import re
 import numpy as np
 import pandas as pd
 
-# Size bins shared by every module (docs/log-format.md: upper bounds inclusive).
-SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
-             "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
-BIN_UPPER = (100, 1024, 10240, 102400, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30, math.inf)
+from . import schema as R
 
-# The one table mapping each module's counters to the summary's concepts.
-# "A+B" sums columns; "X|A+B" takes the first alternative that has a column present.
-# Missing columns count as zero, so a log from an older or newer tool still works.
-MODULE_COUNTERS: dict[str, dict[str, str]] = {
-    "POSIX": {"opens": "POSIX_OPENS", "reads": "POSIX_READS", "writes": "POSIX_WRITES",
-                  "seeks": "POSIX_SEEKS", "stats": "POSIX_STATS", "syncs": "POSIX_FSYNCS+POSIX_FDSYNCS",
-                  "bytes_read": "POSIX_BYTES_READ", "bytes_written": "POSIX_BYTES_WRITTEN",
-                  "time_read": "POSIX_F_READ_TIME", "time_write": "POSIX_F_WRITE_TIME",
-                  "time_meta": "POSIX_F_META_TIME"},
-    "STDIO": {"opens": "STDIO_OPENS", "reads": "STDIO_READS", "writes": "STDIO_WRITES",
-                  "seeks": "STDIO_SEEKS", "syncs": "STDIO_FLUSHES",
-                  "bytes_read": "STDIO_BYTES_READ", "bytes_written": "STDIO_BYTES_WRITTEN",
-                  "time_read": "STDIO_F_READ_TIME", "time_write": "STDIO_F_WRITE_TIME",
-                  "time_meta": "STDIO_F_META_TIME"},
+# The summary's concepts and the counter each is named by: <MOD>_<suffix> (POSIX_READS,
+# MPIIO_F_READ_TIME...). Which counters are totals, times, bins... comes from the log's
+# schema (iochar/schema.py); which total is "the reads" is a reading of the names, and
+# only the modules whose names depart from the rule are listed below.
+CONCEPT_SUFFIX = {"opens": "OPENS", "reads": "READS", "writes": "WRITES", "seeks": "SEEKS",
+                  "stats": "STATS", "syncs": "SYNCS", "bytes_read": "BYTES_READ",
+                  "bytes_written": "BYTES_WRITTEN", "time_read": "F_READ_TIME",
+                  "time_write": "F_WRITE_TIME", "time_meta": "F_META_TIME"}
+CONCEPTS = tuple(CONCEPT_SUFFIX)
+# Departures from the rule: "A+B" sums columns; "X|A+B" takes the first alternative that
+# has a column present; "" is a concept the module does not count. Missing columns
+# count as zero, so a log from an older or newer tool still works.
+DEPARTURES: dict[str, dict[str, str]] = {
+    "POSIX": {"syncs": "POSIX_FSYNCS+POSIX_FDSYNCS"},
+    "STDIO": {"syncs": "STDIO_FLUSHES"},
     "MPIIO": {"opens": "MPIIO_INDEP_OPENS+MPIIO_COLL_OPENS",
-                  "reads": "MPIIO_INDEP_READS+MPIIO_COLL_READS+MPIIO_SPLIT_READS+MPIIO_NB_READS",
-                  "writes": "MPIIO_INDEP_WRITES+MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES+MPIIO_NB_WRITES",
-                  "syncs": "MPIIO_SYNCS",
-                  "bytes_read": "MPIIO_BYTES_READ", "bytes_written": "MPIIO_BYTES_WRITTEN",
-                  "time_read": "MPIIO_F_READ_TIME", "time_write": "MPIIO_F_WRITE_TIME",
-                  "time_meta": "MPIIO_F_META_TIME"},
-    "H5F": {"opens": "H5F_OPENS", "syncs": "H5F_FLUSHES", "time_meta": "H5F_F_META_TIME"},
-    "H5D": {"opens": "H5D_OPENS", "reads": "H5D_READS", "writes": "H5D_WRITES", "syncs": "H5D_FLUSHES",
-                "bytes_read": "H5D_BYTES_READ", "bytes_written": "H5D_BYTES_WRITTEN",
-                "time_read": "H5D_F_READ_TIME", "time_write": "H5D_F_WRITE_TIME",
-                "time_meta": "H5D_F_META_TIME"},
-    "NC_FILE": {"opens": "NC_FILE_CREATES+NC_FILE_OPENS", "syncs": "NC_FILE_SYNCS",
-                    "time_meta": "NC_FILE_F_META_TIME"},
-    "NC_VAR": {"reads": "NC_VAR_GETS", "writes": "NC_VAR_PUTS",
-                   "bytes_read": "NC_VAR_BYTES_READ", "bytes_written": "NC_VAR_BYTES_WRITTEN",
-                   "time_read": "NC_VAR_F_READ_TIME", "time_write": "NC_VAR_F_WRITE_TIME",
-                   "time_meta": "NC_VAR_F_META_TIME"},
-    "PNETCDF_FILE": {"opens": "PNETCDF_FILE_CREATES+PNETCDF_FILE_OPENS",
-                         "syncs": "PNETCDF_FILE_SYNCS", "time_meta": "PNETCDF_FILE_F_META_TIME"},
-    "PNETCDF_VAR": {
-        "reads": "PNETCDF_VAR_GETS|PNETCDF_VAR_INDEP_GETS+PNETCDF_VAR_COLL_GETS",
-        "writes": "PNETCDF_VAR_PUTS|PNETCDF_VAR_INDEP_PUTS+PNETCDF_VAR_COLL_PUTS",
-        "bytes_read": "PNETCDF_VAR_BYTES_READ", "bytes_written": "PNETCDF_VAR_BYTES_WRITTEN",
-        "time_read": "PNETCDF_VAR_F_READ_TIME", "time_write": "PNETCDF_VAR_F_WRITE_TIME",
-        "time_meta": "PNETCDF_VAR_F_META_TIME"},
+              "reads": "MPIIO_INDEP_READS+MPIIO_COLL_READS+MPIIO_SPLIT_READS+MPIIO_NB_READS",
+              "writes": "MPIIO_INDEP_WRITES+MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES+MPIIO_NB_WRITES"},
+    "H5F": {"syncs": "H5F_FLUSHES"},
+    "H5D": {"syncs": "H5D_FLUSHES"},
+    "NC_FILE": {"opens": "NC_FILE_CREATES+NC_FILE_OPENS"},
+    "NC_VAR": {"reads": "NC_VAR_GETS", "writes": "NC_VAR_PUTS"},
+    "PNETCDF_FILE": {"opens": "PNETCDF_FILE_CREATES+PNETCDF_FILE_OPENS"},
+    # a Darshan log's PNETCDF_VAR_OPENS counts variables, not files: opens are PNETCDF_FILE's
+    "PNETCDF_VAR": {"opens": "",
+                    "reads": "PNETCDF_VAR_GETS|PNETCDF_VAR_INDEP_GETS+PNETCDF_VAR_COLL_GETS",
+                    "writes": "PNETCDF_VAR_PUTS|PNETCDF_VAR_INDEP_PUTS+PNETCDF_VAR_COLL_PUTS"},
 }
-CONCEPTS = ("opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read",
-            "bytes_written", "time_read", "time_write", "time_meta")
 SPECIAL_PATHS = ("<STDIN>", "<STDOUT>", "<STDERR>")
 # Modules that describe files rather than count I/O (Lustre striping, from Darshan
 # logs): the advice reads them, the per-module I/O summary leaves them out.
 SETTINGS_MODULES = ("LUSTRE",)
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 
-# Counters that are not additive totals (settings, bins, tables, timestamps, rank stats).
-_NOT_TOTAL = re.compile(r"_F_|_SIZE_(READ|WRITE)_|_ACCESS\d_|_STRIDE\d_|_RANK|_MODE$|"
-                        r"ALIGNMENT|_MAX_|_HINT_|_LAYOUT|_FILTERS|_NDIMS|_NPOINTS|_DATATYPE|"
-                        r"_CHUNK_|_FORMAT|_USE_|_IS_|_DEFLATE|_COLL_METADATA")
-_TOTAL_OPS = (0, 6)  # SUM, BYTES (docs/log-format.md)
-
 
 def counter_map(module: str) -> dict[str, str]:
-    """The module's concept->counter expressions; unknown modules get the generic names."""
-    if module in MODULE_COUNTERS:
-        return MODULE_COUNTERS[module]
-    m = module
-    return {"opens": f"{m}_OPENS", "reads": f"{m}_READS", "writes": f"{m}_WRITES",
-                "seeks": f"{m}_SEEKS", "stats": f"{m}_STATS", "syncs": f"{m}_SYNCS",
-                "bytes_read": f"{m}_BYTES_READ", "bytes_written": f"{m}_BYTES_WRITTEN",
-                "time_read": f"{m}_F_READ_TIME", "time_write": f"{m}_F_WRITE_TIME",
-                "time_meta": f"{m}_F_META_TIME"}
+    """The module's concept->counter expressions: <MOD>_<suffix> unless it departs."""
+    out = {c: f"{module}_{suffix}" for c, suffix in CONCEPT_SUFFIX.items()}
+    out.update(DEPARTURES.get(module, {}))
+    return out
 
 
 def column(df: pd.DataFrame, name: str):
@@ -133,7 +104,7 @@ def col(df: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
-    """Evaluate a counter expression from MODULE_COUNTERS ("A+B", "X|A+B")."""
+    """Evaluate a counter expression of counter_map ("A+B", "X|A+B")."""
     if not spec:
         return np.zeros(len(df))
     alternatives = spec.split("|")
@@ -183,15 +154,15 @@ def job_block(job: dict) -> dict:
 
 
 def has_bins(df: pd.DataFrame, module: str) -> bool:
-    return any(f"{module}_SIZE_{d}_{b}" in df.columns for d in ("READ", "WRITE") for b in SIZE_BINS)
+    return bool(R.size_bins(df.columns, module))
 
 
 def size_histogram(df: pd.DataFrame, module: str) -> dict:
-    """{"read": {bin: count}, "write": {bin: count}} summed over all records."""
-    out = {}
-    for d in ("READ", "WRITE"):
-        out[d.lower()] = {b: _int(col(df, f"{module}_SIZE_{d}_{b}").sum()) for b in SIZE_BINS}
-    return out
+    """{"read": {bin: count}, "write": {bin: count}} summed over all records, over the
+    bins the log names (smallest first)."""
+    bins = R.size_bins(df.columns, module)
+    return {d.lower(): {b: _int(col(df, f"{module}_SIZE_{d}_{b}").sum()) for b in bins}
+            for d in ("READ", "WRITE")}
 
 
 def top_sizes(df: pd.DataFrame, module: str, k: int = 4, table: str = "ACCESS") -> list[dict]:
@@ -317,12 +288,14 @@ def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame |
 
 
 def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
-    """Every additive counter summed (SUM/BYTES ops when the schema is known)."""
+    """Every counter whose schema role is a total, summed. Without a schema (a frame
+    built by hand) only the counters the concept table names are known to be totals."""
     if schema:
-        names = [n for n, op in schema if op in _TOTAL_OPS and "_SIZE_" not in n]
+        names = R.with_role(schema, R.TOTAL)
     else:
-        names = [c for c in df.columns
-                 if c.startswith(module + "_") and not _NOT_TOTAL.search(c)]
+        names = [n for spec in counter_map(module).values() for n in re.split(r"[+|]", spec)
+                 if n in df.columns and "_F_" not in n]
+        names = [c for c in df.columns if c in set(names)]
     return {n: _int(col(df, n).sum()) for n in names if n in df.columns}
 
 
@@ -419,7 +392,8 @@ def gather(log) -> dict:
     records, ranks, series, schemas = {}, {}, {}, {}
     for m in log.modules:
         records[m] = log.records(m)
-        schemas[m] = log.schema(m)
+        # (name, op, role): the log's roles where it names them (iochar/schema.py)
+        schemas[m] = log.schema_roles(m) if hasattr(log, "schema_roles") else log.schema(m)
         ranks[m] = log.ranks(m)
         series[m] = log.series(m)
     mounts = getattr(log, "mounts", None)

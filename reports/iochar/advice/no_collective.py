@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import schema as R
 from .. import summary as S
 from .base import Advice, Context, num, pct
 from .remedy import collective
@@ -48,7 +49,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     top = S.top_sizes(sub, "MPIIO")
     binned = small = 0.0
     for d in ("READ", "WRITE"):
-        binned += sum(S.col(sub, f"MPIIO_SIZE_{d}_{b}").sum() for b in S.SIZE_BINS)
+        binned += sum(S.col(sub, f"MPIIO_SIZE_{d}_{b}").sum() for b in R.size_bins(sub.columns, "MPIIO"))
         small += small_counts(sub, "MPIIO", d, cfg["large_size"], top)[1]
     large_share = (binned - small) / binned if binned else 0.0
     views = float(S.col(df, "MPIIO_VIEWS")[rows].sum())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import schema as R
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, num, pct
@@ -22,9 +23,9 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
     """
     per = np.zeros(len(df))
     used = {}
-    lower = 0
     boundary = 0.0
-    for b, upper in zip(S.SIZE_BINS, S.BIN_UPPER):
+    for b in R.size_bins(df.columns, module):
+        lower, upper = R.bin_bounds(b)
         name = f"{module}_SIZE_{direction}_{b}"
         v = S.col(df, name)
         if upper < size:
@@ -36,7 +37,6 @@ def small_counts(df, module: str, direction: str, size: float, top: list) -> tup
             if v.sum():
                 per += v * (boundary / v.sum())
             used[name] = v.sum()
-        lower = upper
     return per, per.sum(), used
 
 

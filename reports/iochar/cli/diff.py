@@ -14,10 +14,10 @@ import sys
 
 from .. import advice, junit
 from .. import summary as S
+from ..jobreport import build, load, load_log
 from ..log import LogError
 from . import jobs as cj
 from .common import ArgParser, escape, run_cli, sanitize
-from .report import build, load, load_log
 from .version import add_version
 
 TIME_THRESHOLD = 50.0  # percent; I/O time is noisy on shared file systems

@@ -6,47 +6,14 @@ import json
 import sys
 
 from .. import advice, callsites, html
+from .. import flags as F
 from .. import summary as S
-from ..flags import PARTIAL as P
+from ..jobreport import build, load, load_log
 from ..log import LogError
-from ..log import open as open_log
-from ..safetext import TRUNCATED_NOTE, object_strings
+from ..safetext import TRUNCATED_NOTE
 from . import jobs as cj
 from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
 from .version import add_version
-
-
-def load(paths: list) -> dict:
-    """Plain data of one job from a log, several per-rank logs, or a directory."""
-    return load_log(open_log(paths[0] if len(paths) == 1 else paths))
-
-
-def load_log(log) -> dict:
-    """Plain data of one job from an open iochar.Log."""
-    data = S.gather(log)
-    data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
-    # names cut at the runtime's path limit (a Darshan log has none)
-    data["truncated"] = log.truncated_paths() if hasattr(log, "truncated_paths") else set()
-    return data
-
-
-@object_strings
-def build(data: dict, cfg: dict | None = None) -> dict:
-    """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
-    rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
-    ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep,
-                         mounts=data.get("mounts"))
-    rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
-    callsites.annotate(rep, data.get("observed"))
-    cut = data.get("truncated") or set()
-    for s in rep["modules"].values():
-        for f in s.get("top_files", []):
-            if f["path"] in cut:
-                f["truncated"] = True
-    warnings = html.job_warnings(rep["job"])
-    if warnings:
-        rep["job"]["warnings"] = warnings
-    return rep
 
 
 def _module_lines(name: str, s: dict) -> list:
@@ -88,42 +55,13 @@ def _module_lines(name: str, s: dict) -> list:
     return lines
 
 
-def _partial_reasons(job: dict) -> list:
-    """One line per bit of the JOB `partial` flags (docs/log-format.md)."""
-    flags, out = int(job.get("partial") or 0), []
-    if flags & P["FOLDED"]:
-        bound = job.get("memory_bound")
-        bound = f" ({S.human_bytes(bound)}, IOCHAR_MEMORY)" if isinstance(bound, int) and bound > 0 else ""
-        out.append(f"{job.get('folded_files', 0)} files past the memory bound{bound} were folded "
-                   "into <AGGREGATE> records (totals stay exact)")
-    if flags & P["PER_RANK"]:
-        out.append("merged from per-rank logs: " + (
-            "a rank could not take part in reducing the records at MPI_Finalize"
-            if job.get("finalized") else "the job did not reach MPI_Finalize"))
-    if flags & P["TRACE_TRUNCATED"]:
-        out.append("the trace filled its buffer; later calls were counted, not traced")
-    if flags & P["RECOVERED"]:
-        how = {"killed": "killed by a signal", "_exit": "left by _exit",
-               "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
-        out.append("counters recovered from live files of processes that wrote no log "
-                   f"(this one: {how}); a call in flight at the end may be counted in part")
-    if flags & P["MISSING_RANKS"]:
-        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
-    if flags & P["IO_URING"]:
-        out.append("a process used io_uring: its reads and writes are in no counter")
-    if flags & P["SHARED_MMAP"]:
-        out.append("a recorded file was mapped shared and writable: stores through the mapping "
-                   "are in no write counter")
-    return out
-
-
 def text(rep: dict) -> str:
     job = rep["job"]
     out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
            f"{S.human_time(job.get('run_time'))} ({when(job.get('start_time'))} -> "
            f"{when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
-    out += [f"  PARTIAL: {why}" for why in _partial_reasons(job)]
+    out += [f"  PARTIAL: {why}" for why in F.reasons(job)]
     if job.get("truncated_paths"):
         out.append(f"  TRUNCATED: {job['truncated_paths']} file name(s) longer than the path "
                    "limit were recorded cut (shown with '[truncated]')")

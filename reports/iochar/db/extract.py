@@ -17,14 +17,15 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import advice
+from .. import schema as R
 from .. import summary as S
 from ..darshan import DarshanLog, is_darshan
 from ..log import LogError, from_bytes
 
 HASH_BYTES = 16  # blake2b-128 of the file's bytes: the job_id and the incremental key
 MODULE_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
-# Bins wholly below 1 MiB: "small" accesses of the site summary (the small-io rule's size).
-SMALL_BINS = S.SIZE_BINS[:5]
+# Bins wholly below this are "small" accesses of the site summary (the small-io rule's size).
+SMALL_BELOW = 1 << 20
 # The bottom layer, whose bytes are what reached the file system (MPI-IO, HDF5 and
 # NetCDF bytes pass through POSIX again, so adding every module would count them twice).
 BOTTOM = ("POSIX", "STDIO")
@@ -95,7 +96,8 @@ def _open(path: str, data: bytes):
 
 def _module_row(job_id: str, m: str, s: dict, date: str) -> dict:
     hist = s.get("size_histogram") or {}
-    small = sum(hist.get(d, {}).get(b, 0) for d in ("read", "write") for b in SMALL_BINS)
+    small = sum(hist.get(d, {}).get(b, 0) for d in ("read", "write") for b in hist.get(d, {})
+                if R.bin_bounds(b)[1] <= SMALL_BELOW)
     pat = s.get("pattern") or {}
     rnd = sum(round(p["random"] * p["ops"]) for p in pat.values())
     return {"job_id": job_id, "module": m, **{k: _int(s[k]) for k in (

@@ -1,0 +1,69 @@
+/* Known I/O, then an abnormal end (tests/integration/test_abnormal.py):
+ *   kill_workload DIR N MODE [PROG ARGS...]
+ * Always first: N write()s of 100 bytes to DIR/k.dat (one run of repeats),
+ * N fwrite()s of 10 bytes to DIR/k.txt, N/2 pread()s of 50 bytes of k.dat.
+ * MODE: exit (exit(0)), _exit (_exit(0)), ready (print "ready", then wait to
+ * be killed), exec (execv PROG ARGS), execfail (execv a missing program,
+ * then N more writes and exit(0)), loop (I/O until killed; with "handler"
+ * the SIGTERM handler calls _exit(3)), handler (the same). */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_term(int sig) {
+  (void)sig;
+  _exit(3);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) return 2;
+  const char *dir = argv[1], *mode = argv[3];
+  int n = atoi(argv[2]);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/k.dat", dir);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  snprintf(path, sizeof path, "%s/k.txt", dir);
+  FILE *f = fopen(path, "w");
+  if (fd < 0 || !f) return 2;
+  char buf[100];
+  memset(buf, 'x', sizeof buf);
+  for (int i = 0; i < n; i++)
+    if (write(fd, buf, 100) != 100) return 2;
+  for (int i = 0; i < n; i++) fwrite(buf, 1, 10, f);
+  fflush(f);
+  for (int i = 0; i < n / 2; i++)
+    if (pread(fd, buf, 50, 100 * i) != 50) return 2;
+  if (!strcmp(mode, "exit")) exit(0);
+  if (!strcmp(mode, "_exit")) _exit(0);
+  if (!strcmp(mode, "ready")) {
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) pause();
+  }
+  if (!strcmp(mode, "exec") && argc > 4) {
+    execv(argv[4], argv + 4);
+    return 127;
+  }
+  if (!strcmp(mode, "execfail")) {
+    char *args[] = {"/nonexistent/program", NULL};
+    if (execv(args[0], args) == 0) return 2;
+    for (int i = 0; i < n; i++)
+      if (write(fd, buf, 100) != 100) return 2;
+    exit(0);
+  }
+  if (!strcmp(mode, "loop") || !strcmp(mode, "handler")) {
+    if (!strcmp(mode, "handler")) signal(SIGTERM, on_term);
+    printf("ready\n");
+    fflush(stdout);
+    static char big[4096];
+    for (long i = 0;; i++) {
+      if (write(fd, big, sizeof big) != (ssize_t)sizeof big) return 2;
+      fwrite(big, 1, 100, f);
+      if (i % 64 == 63) lseek(fd, 0, SEEK_SET), fflush(f);
+    }
+  }
+  return 2;
+}

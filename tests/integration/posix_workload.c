@@ -1,0 +1,386 @@
+/* POSIX workloads with exactly known I/O: `posix_workload MODE DIR`.
+ * Each mode's expected counters are asserted in tests/integration/test_posix.py. */
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buf[1 << 20] __attribute__((aligned(4096)));
+static const char *dir;
+
+static char *path(const char *name) {
+  static char p[8][4096];
+  static int i;
+  char *s = p[i++ & 7];
+  snprintf(s, 4096, "%s/%s", dir, name);
+  return s;
+}
+
+#include "check.h"
+
+/* 100 x 4096-byte writes at consecutive offsets, then 100 reads back. */
+static void consec(void) {
+  int fd = open(path("consec.dat"), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 100; i++) CHECK(write(fd, buf, 4096) == 4096);
+  CHECK(lseek(fd, 0, SEEK_SET) == 0);
+  for (int i = 0; i < 100; i++) CHECK(read(fd, buf, 4096) == 4096);
+  CHECK(close(fd) == 0);
+}
+
+/* 10 pwrites of 1000 bytes every 3000 bytes from an odd address; then 5
+ * preads walking backwards. */
+static void strided(void) {
+  int fd = open(path("strided.dat"), O_CREAT | O_TRUNC | O_RDWR, 0600);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 10; i++) CHECK(pwrite(fd, buf + 1, 1000, i * 3000) == 1000);
+  for (int i = 4; i >= 0; i--) CHECK(pread(fd, buf, 100, i * 4096) == 100);
+  CHECK(close(fd) == 0);
+}
+
+/* One write per size-bin boundary, at consecutive offsets. */
+static const long bin_sizes[] = {100,   101,    1024,   1025,    10240,
+                                 10241, 102400, 102401, 1048576, 1048577};
+static void bins(void) {
+  int fd = open(path("bins.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  for (size_t i = 0; i < sizeof bin_sizes / sizeof *bin_sizes; i++) {
+    long n = bin_sizes[i], done = 0;
+    char *big = n > (long)sizeof buf ? calloc(1, (size_t)n) : buf;
+    CHECK(big);
+    done = write(fd, big, (size_t)n);
+    CHECK(done == n);
+    if (big != buf) free(big);
+  }
+  CHECK(close(fd) == 0);
+}
+
+/* Access sizes 10x512, 7x256, 5x128, 3x64, 1x32 (consecutive). */
+static void topk(void) {
+  int fd = open(path("topk.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  const int sizes[] = {512, 256, 128, 64, 32}, counts[] = {10, 7, 5, 3, 1};
+  for (int k = 0; k < 5; k++)
+    for (int i = 0; i < counts[k]; i++) CHECK(write(fd, buf, (size_t)sizes[k]) == sizes[k]);
+  CHECK(close(fd) == 0);
+}
+
+/* Metadata: stats, seeks, syncs, dup family, vectors, truncate, mmap,
+ * rename and unlink. */
+static void meta(void) {
+  struct stat st;
+  char *a = path("meta.dat"), *b = path("meta2.dat");
+  int fd = open(a, O_CREAT | O_TRUNC | O_RDWR, 0640);
+  CHECK(fd >= 0);
+  CHECK(write(fd, buf, 8192) == 8192);
+  CHECK(fstat(fd, &st) == 0);
+  CHECK(stat(a, &st) == 0);
+  CHECK(lstat(a, &st) == 0);
+  CHECK(fstatat(AT_FDCWD, a, &st, 0) == 0);
+  struct statx sx; /* by path, and by descriptor (empty path) */
+  CHECK(statx(AT_FDCWD, a, 0, STATX_SIZE, &sx) == 0 && sx.stx_size == 8192);
+  CHECK(statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &sx) == 0);
+  CHECK(fstatat(fd, "", &st, AT_EMPTY_PATH) == 0);
+  CHECK(lseek(fd, 100, SEEK_SET) == 100);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 100);
+  CHECK(fsync(fd) == 0);
+  CHECK(fdatasync(fd) == 0);
+  int d1 = dup(fd);
+  int d2 = dup2(fd, 100);
+  int d3 = fcntl(fd, F_DUPFD, 200);
+  CHECK(d1 >= 0 && d2 == 100 && d3 >= 200);
+  /* dup'd descriptors share the offset: this write lands at 100 */
+  CHECK(write(d1, buf, 100) == 100);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 200);
+  struct iovec iov[2] = {{buf, 300}, {buf, 200}};
+  CHECK(writev(d2, iov, 2) == 500); /* at 200 */
+  CHECK(preadv(d3, iov, 2, 0) == 500);
+  CHECK(pwritev(fd, iov, 2, 8192) == 500);
+  CHECK(ftruncate(fd, 4096) == 0);
+  void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  CHECK(m != MAP_FAILED);
+  munmap(m, 4096);
+  close(d1);
+  close(d2);
+  close(d3);
+  CHECK(close(fd) == 0);
+  CHECK(rename(a, b) == 0);
+  CHECK(unlink(b) == 0);
+}
+
+/* O_APPEND: a 1000-byte file, reopened for append, then 3 x 10-byte writes. */
+static void append(void) {
+  char *p = path("append.dat");
+  int fd = open(p, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 1000) == 1000 && close(fd) == 0);
+  fd = open(p, O_WRONLY | O_APPEND);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 3; i++) CHECK(write(fd, buf, 10) == 10);
+  CHECK(close(fd) == 0);
+}
+
+/* Failing calls: print every return value and errno, so the output with and
+ * without the tool can be compared byte for byte. */
+static void errors(void) {
+  int r;
+  errno = 0;
+  r = open(path("no/such/file"), O_RDONLY);
+  printf("open %d %d\n", r, errno);
+  errno = 0;
+  r = (int)read(-1, buf, 10);
+  printf("read %d %d\n", r, errno);
+  int fd = open(path("ro.dat"), O_CREAT | O_RDONLY, 0600);
+  errno = 0;
+  r = (int)write(fd, buf, 10);
+  printf("write %d %d\n", r, errno);
+  errno = 0;
+  r = (int)lseek(fd, -5, SEEK_SET);
+  printf("lseek %d %d\n", r, errno);
+  errno = 0;
+  r = (int)pread(fd, buf, 10, -1);
+  printf("pread %d %d\n", r, errno);
+  struct stat st;
+  errno = 0;
+  r = stat(path("missing"), &st);
+  printf("stat %d %d\n", r, errno);
+  errno = 0;
+  r = close(fd);
+  printf("close %d %d\n", r, errno);
+  errno = 0;
+  r = close(fd);
+  printf("close-again %d %d\n", r, errno);
+  errno = 0;
+  r = rename(path("missing"), path("x"));
+  printf("rename %d %d\n", r, errno);
+  errno = 0;
+  FILE *f = fopen(path("no/such"), "r");
+  printf("fopen %p %d\n", (void *)f, errno);
+  errno = 0;
+  r = unlink(path("missing"));
+  printf("unlink %d %d\n", r, errno);
+  errno = 0;
+  r = fsync(12345);
+  printf("fsync %d %d\n", r, errno);
+  errno = 0;
+  r = dup(12345);
+  printf("dup %d %d\n", r, errno);
+}
+
+/* 8 threads: each 1000 pwrites of 512 bytes into its own slice of one file. */
+static int shared_fd;
+static void *thread_main(void *arg) {
+  long t = (long)arg;
+  for (int i = 0; i < 1000; i++) CHECK(pwrite(shared_fd, buf, 512, (t * 1000 + i) * 512) == 512);
+  char name[4096]; /* path() is not thread-safe: build the name here */
+  snprintf(name, sizeof name, "%s/thread%ld.dat", dir, t);
+  int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  for (int i = 0; i < 100; i++) CHECK(write(fd, buf, 64) == 64);
+  close(fd);
+  return NULL;
+}
+static void threads(void) {
+  shared_fd = open(path("threads.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(shared_fd >= 0);
+  pthread_t th[8];
+  for (long i = 0; i < 8; i++) pthread_create(&th[i], NULL, thread_main, (void *)i);
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  close(shared_fd);
+}
+
+/* fork: parent writes parent.dat (2 writes), child writes child.dat (3). */
+static void forking(void) {
+  int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(write(fd, buf, 10) == 10);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int c = open(path("child.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    for (int i = 0; i < 3; i++) CHECK(write(c, buf, 20) == 20);
+    close(c);
+    exit(0);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  CHECK(write(fd, buf, 10) == 10);
+  close(fd);
+}
+
+/* A forked worker that does no I/O and leaves through _exit: no log of its own
+ * (it inherited the parent's records, zeroed). */
+static void fork_idle(void) {
+  int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10);
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status;
+  waitpid(pid, &status, 0);
+  close(fd);
+}
+
+/* vfork whose exec fails (as Python's subprocess does for a missing program):
+ * the child's _exit must leave the parent's log alone.  The child shares the
+ * parent's memory: its close and dup2 of kept.dat (its own copies of the
+ * descriptors) and its write to child.dat are not the parent's, which goes
+ * on writing kept.dat (3 bytes before, 4 after). */
+static void vforking(void) {
+  int fd = open(path("before.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 5) == 5 && close(fd) == 0);
+  int keep = open(path("kept.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(keep >= 0 && write(keep, buf, 3) == 3);
+  char child_path[4096];
+  snprintf(child_path, sizeof child_path, "%s", path("child.dat"));
+  pid_t pid = vfork();
+  if (pid == 0) {
+    int c = open(child_path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (c < 0 || write(c, buf, 7) != 7 || dup2(c, keep) != keep || close(c) != 0) _exit(3);
+    execl("/nonexistent/program", "program", (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+  CHECK(write(keep, buf, 4) == 4 && close(keep) == 0);
+  fd = open(path("after.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 6) == 6 && close(fd) == 0);
+}
+
+/* Many files, one 10-byte write each (for the memory bound). */
+static void many(void) {
+  for (int i = 0; i < 500; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "many%03d.dat", i);
+    int fd = open(path(name), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+  }
+}
+
+/* Excluded and special paths are never recorded. */
+static void excluded(void) {
+  int fd = open("/dev/null", O_WRONLY);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+  fd = open("/proc/self/status", O_RDONLY);
+  CHECK(fd >= 0 && read(fd, buf, 100) > 0 && close(fd) == 0);
+  fd = open(path("skip_me.dat"), O_CREAT | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+  fd = open(path("keep.dat"), O_CREAT | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+}
+
+/* One relative name in two working directories, stat'ed again and again
+ * (the tool remembers the last name it resolved): d1/same.dat is opened,
+ * written 1 byte and stat'ed twice; d2/same.dat written 2 bytes, stat'ed 3 times. */
+static void cwd_paths(void) {
+  struct stat st;
+  CHECK(mkdir(path("d1"), 0755) == 0 && mkdir(path("d2"), 0755) == 0);
+  CHECK(chdir(path("d1")) == 0);
+  int fd = open("same.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 1) == 1 && close(fd) == 0);
+  CHECK(stat("same.dat", &st) == 0);
+  CHECK(chdir(path("d2")) == 0);
+  fd = open("same.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 2) == 2 && close(fd) == 0);
+  for (int i = 0; i < 3; i++) CHECK(stat("same.dat", &st) == 0);
+  CHECK(chdir(dir) == 0);
+  CHECK(stat("d1/same.dat", &st) == 0);
+}
+
+/* POSIX AIO: 4 aio_write of 4096 B at 0..12288, waited and collected in
+ * order; lio_listio(LIO_WAIT) of reads of 4096 B at 0 and 4096, a 100 B
+ * write at 16384 and a no-op, collected; one aio_read of 10 B waited for but
+ * never collected (not counted). */
+static void aio(void) {
+  int fd = open(path("aio.dat"), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  CHECK(fd >= 0);
+  struct aiocb w[4], r0, r1, w2, nop, lost;
+  for (int i = 0; i < 4; i++) {
+    w[i] = (struct aiocb){
+        .aio_fildes = fd, .aio_buf = buf + i * 4096, .aio_nbytes = 4096, .aio_offset = i * 4096};
+    CHECK(aio_write(&w[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    const struct aiocb *l[1] = {&w[i]};
+    while (aio_error(&w[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
+    CHECK(aio_return(&w[i]) == 4096);
+  }
+  r0 = (struct aiocb){
+      .aio_fildes = fd, .aio_buf = buf, .aio_nbytes = 4096, .aio_lio_opcode = LIO_READ};
+  r1 = r0;
+  r1.aio_offset = 4096;
+  w2 = (struct aiocb){.aio_fildes = fd,
+                      .aio_buf = buf,
+                      .aio_nbytes = 100,
+                      .aio_offset = 16384,
+                      .aio_lio_opcode = LIO_WRITE};
+  nop = (struct aiocb){.aio_fildes = fd, .aio_lio_opcode = LIO_NOP};
+  struct aiocb *list[4] = {&r0, &r1, &w2, &nop};
+  CHECK(lio_listio(LIO_WAIT, list, 4, NULL) == 0);
+  CHECK(aio_return(&r0) == 4096 && aio_return(&r1) == 4096 && aio_return(&w2) == 100);
+  lost = (struct aiocb){.aio_fildes = fd, .aio_buf = buf, .aio_nbytes = 10};
+  CHECK(aio_read(&lost) == 0);
+  const struct aiocb *l[1] = {&lost};
+  while (aio_error(&lost) == EINPROGRESS) aio_suspend(l, 1, NULL);
+  CHECK(close(fd) == 0);
+}
+
+/* Ends through _exit: the log is still written. */
+static void quick_exit_mode(void) {
+  int fd = open(path("quick.dat"), O_CREAT | O_WRONLY, 0644);
+  CHECK(fd >= 0 && write(fd, buf, 7) == 7);
+  _exit(0);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s MODE DIR\n", argv[0]);
+    return 2;
+  }
+  dir = argv[2];
+  const char *m = argv[1];
+  if (!strcmp(m, "consec"))
+    consec();
+  else if (!strcmp(m, "strided"))
+    strided();
+  else if (!strcmp(m, "bins"))
+    bins();
+  else if (!strcmp(m, "topk"))
+    topk();
+  else if (!strcmp(m, "meta"))
+    meta();
+  else if (!strcmp(m, "append"))
+    append();
+  else if (!strcmp(m, "errors"))
+    errors();
+  else if (!strcmp(m, "threads"))
+    threads();
+  else if (!strcmp(m, "fork"))
+    forking();
+  else if (!strcmp(m, "vfork"))
+    vforking();
+  else if (!strcmp(m, "fork-idle"))
+    fork_idle();
+  else if (!strcmp(m, "many"))
+    many();
+  else if (!strcmp(m, "aio"))
+    aio();
+  else if (!strcmp(m, "cwd"))
+    cwd_paths();
+  else if (!strcmp(m, "excluded"))
+    excluded();
+  else if (!strcmp(m, "exit"))
+    quick_exit_mode();
+  else if (!strcmp(m, "status"))
+    return 7; /* no I/O at all */
+  else if (!strcmp(m, "status-io")) {
+    consec();
+    return 7;
+  } else
+    return 2;
+  return 0;
+}

@@ -1,0 +1,180 @@
+"""The HTML report rendered in headless Chromium: figures drawn, no console errors, offline."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib import image
+
+from cdp import Browser
+from iochar import html
+from iochar import summary as S
+from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice, small_writes
+from tool import LIB, mpiexec, run, workload
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "report-screenshot.png"
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("IOCHAR_CHROMIUM_AS_USER"),
+                             reason="the headless chromium recipe here runs as root (--no-sandbox)")
+HAVE_CHROMIUM = pytest.mark.skipif(CHROMIUM is None,
+                                   reason="chromium is not installed (apt-get install chromium)")
+
+# Run in the page: every image loaded, and the boxes of the page's blocks (figures,
+# tables, headings, paragraphs, advice) pairwise disjoint unless one holds the other.
+LAYOUT_JS = """(() => {
+  const box = e => { const r = e.getBoundingClientRect();
+    return {x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height}; };
+  const imgs = [...document.images].map(i => ({alt: i.alt, complete: i.complete,
+    nw: i.naturalWidth, nh: i.naturalHeight, ...box(i)}));
+  const els = [...document.querySelectorAll('img, table, h1, h2, p, div.adv')]
+    .filter(e => { const b = box(e); return e.checkVisibility() && b.w > 0 && b.h > 0; });
+  const overlaps = [];
+  for (let i = 0; i < els.length; i++) for (let j = i + 1; j < els.length; j++) {
+    const a = els[i], b = els[j];
+    if (a.contains(b) || b.contains(a)) continue;
+    const p = box(a), q = box(b);
+    const w = Math.min(p.x + p.w, q.x + q.w) - Math.max(p.x, q.x);
+    const h = Math.min(p.y + p.h, q.y + q.h) - Math.max(p.y, q.y);
+    if (w > 1 && h > 1) overlaps.push([a.tagName + ' ' + (a.alt || a.textContent.slice(0, 40)),
+                                       b.tagName + ' ' + (b.alt || b.textContent.slice(0, 40))]);
+  }
+  const heads = [...document.querySelectorAll('table')].map(t =>
+    [...t.querySelectorAll('tr:first-child th')].map(h => h.textContent).filter(x => x));
+  return {imgs, overlaps, heads, scrollWidth: document.documentElement.scrollWidth,
+          innerWidth: window.innerWidth};
+})()"""
+
+
+def demo_page() -> str:
+    """A job with a good MPI-IO phase, small POSIX writes, STDIO and a time series."""
+    j, frames, ranks = good_pattern()
+    frames["POSIX"] = frame(frames["POSIX"].to_dict("records") + [
+        {**small_writes(20000).iloc[0].to_dict(), "rank": 3}])
+    frames["STDIO"] = frame([{"path": "/s/log.txt", "rank": 0, "STDIO_WRITES": 5000,
+                              "STDIO_BYTES_WRITTEN": 400000, "STDIO_SIZE_WRITE_0_100": 5000,
+                              "STDIO_F_WRITE_TIME": 0.3}])
+    ranks["POSIX"] = ranks_frame(np.r_[8.0, np.linspace(1, 2, 15)], nbytes=256 * MiB)
+    rep = S.summarize(j, frames, ranks)
+    rep["advice"] = [a.to_dict() for v in run_advice(j, frames, ranks).values() for a in v]
+    t = np.arange(100)
+    series = {"MPIIO": {"width": 1.0, "bytes_read": np.zeros(100, int),
+                        "bytes_written": (np.exp(-((t - 60) / 8.0) ** 2) * 2e8).astype(int),
+                        "reads": np.zeros(100, int), "writes": np.ones(100, int)},
+              "POSIX": {"width": 1.0, "bytes_read": (np.exp(-((t - 10) / 4.0) ** 2) * 5e7)
+                        .astype(int), "bytes_written": (t % 20 < 3) * 10**7,
+                        "reads": np.ones(100, int), "writes": np.ones(100, int)}}
+    return html.render(rep, series, ranks)
+
+
+def test_page_is_self_contained():
+    page = demo_page()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<script" not in page
+    assert page.count("data:image/png;base64,") >= 6
+    assert "small-io" in page and "evidence" in page
+
+
+def chromium(args: list, tmp_path):
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
+           "--v=0", *args]
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+
+
+@HAVE_CHROMIUM
+@AS_ROOT
+def test_chromium_draws_the_page(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(demo_page())
+    shot = tmp_path / "shot.png"
+    r = chromium([f"--screenshot={shot}", "--window-size=1200,3000", page.as_uri()], tmp_path)
+    assert shot.exists(), r.stderr[-2000:]
+    px = image.imread(shot)[..., :3]
+    assert px.std() > 0.05  # not blank
+    # the figures are drawn: a good share of pixels are neither white nor near-white
+    assert (px.mean(axis=2) < 0.9).mean() > 0.02
+    console = [ln for ln in r.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert console == []
+    dom = chromium(["--dump-dom", page.as_uri()], tmp_path)
+    assert dom.stdout.count("<img") >= 6 and "Uncaught" not in dom.stderr
+
+
+def check_in_browser(page: Path, tmp_path, n_images: int) -> bytes:
+    """Load the page in headless Chromium (DevTools protocol over a pipe): no console or
+    load errors, every figure decoded with a size, nothing overlapping, no sideways
+    scrolling, no table with two columns of one name. Returns a full-page screenshot."""
+    with Browser(tmp_path / "cdp-profile") as b:
+        b.open(page.as_uri())
+        lay = b.evaluate(LAYOUT_JS)
+        shot = b.screenshot()
+        errors = b.errors()
+    assert errors == []
+    assert len(lay["imgs"]) == n_images
+    for i in lay["imgs"]:
+        assert i["complete"] and i["nw"] > 0 and i["nh"] > 0, i["alt"]
+        assert i["w"] > 0 and i["h"] > 0 and i["x"] + i["w"] <= lay["innerWidth"], i["alt"]
+    assert lay["overlaps"] == []
+    assert lay["scrollWidth"] <= lay["innerWidth"]
+    for head in lay["heads"]:
+        assert len(head) == len(set(head)), head
+    return shot
+
+
+@HAVE_CHROMIUM
+@AS_ROOT
+def test_demo_page_in_chromium_devtools(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(demo_page())
+    shot = check_in_browser(page, tmp_path, page.read_text().count("<img"))
+    px = image.imread(tmp_path.joinpath("s.png").open("wb").write(shot) and tmp_path / "s.png")
+    assert px.shape[1] == 1200 and px.shape[0] > 2000  # the whole page, not the viewport
+
+
+@HAVE_CHROMIUM
+@AS_ROOT
+@pytest.mark.skipif(not LIB.exists() or shutil.which("mpiexec.mpich") is None,
+                    reason="needs the MPICH build and mpiexec.mpich")
+def test_traced_mpi_job_page_in_chromium(tmp_path):
+    """A real 4-rank job with call sites and the trace: every view, and the screenshot
+    kept in docs/ (refreshed when IOCHAR_UPDATE_SCREENSHOT=1)."""
+    p = run(mpiexec(4) + [workload("mpi_workload")], tmp_path,
+            env={"IOCHAR_TRACE": "1", "IOCHAR_CALLSITES": "1"})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    (log,) = tmp_path.glob("*.iochar")
+    page = tmp_path / "report.html"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "reports")}
+    subprocess.run([sys.executable, "-m", "iochar.cli.report", str(log), "--html", str(page)],
+                   check=True, capture_output=True, env=env)
+    text = page.read_text()
+    for alt in ("I/O over time", "POSIX per rank", "MPIIO per rank", "offset vs time",
+                "rank vs time"):
+        assert f'alt="{alt}"' in text
+    shot = check_in_browser(page, tmp_path, text.count("<img"))
+    if os.environ.get("IOCHAR_UPDATE_SCREENSHOT"):
+        SCREENSHOT.write_bytes(shot)
+
+
+@HAVE_CHROMIUM
+@AS_ROOT
+def test_browser_check_catches_overlap_broken_image_and_repeated_header(tmp_path):
+    png = html.img(demo_png(), "ok")
+    bad = {"overlap": f'<div style="position:relative">{png}<table style="margin-top:-40px">'
+                      '<tr><th>a</th></tr></table></div>',
+           "broken": '<img alt="broken" src="data:image/png;base64,AAAA">',
+           "header": html.table(["read", "read"], [[1, 2]])}
+    for what, body in bad.items():
+        page = tmp_path / f"{what}.html"
+        page.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
+        with pytest.raises(AssertionError):
+            check_in_browser(page, tmp_path, body.count("<img"))
+
+
+def demo_png() -> str:
+    from iochar import plots
+    return plots.size_histogram("POSIX", {"read": {"0_100": 3}, "write": {"1K_10K": 5}})
