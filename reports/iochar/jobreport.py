@@ -28,9 +28,11 @@ def load_log(log) -> dict:
 @object_strings
 def build(data: dict, cfg: dict | None = None) -> dict:
     """{"job", "modules", "advice"}: the report as --json prints it (docs/report-json.md)."""
-    rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"))
+    files: dict = {}  # per-file frames the summary builds, reused by the advice
+    rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"),
+                      files=files)
     ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep,
-                         mounts=data.get("mounts"))
+                         mounts=data.get("mounts"), files=files)
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
     cut = data.get("truncated") or set()
