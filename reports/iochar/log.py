@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import codec
-from .schema import OP, OPS, ROLE, ROLES, derive_role  # noqa: F401  (re-exported)
+from .schema import OP, OPS, ROLE, ROLES, derive_role, topk_tables  # noqa: F401  (re-exported)
 
 MAGIC = b"IOCHARLG"
 FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
@@ -275,21 +275,11 @@ def _check_schema(buf: bytes, count: int, what: str):
 def _check_ops(cols: list, what: str):
     """Top-4 tables are k TOPK_VAL then k TOPK_CNT; each MAXT_SIZE has its MAXT. Ops a
     newer writer may add (past OPS) are kept: only merging per-rank logs needs them."""
+    try:
+        topk_tables(cols)
+    except ValueError as e:
+        raise LogError(f"{what}: {e}") from None
     ops = [op for _, op in cols]
-    i = 0
-    while i < len(ops):
-        if ops[i] == OP["TOPK_CNT"]:
-            raise LogError(f"{what}: {cols[i][0]} is a top-k count outside a table")
-        if ops[i] != OP["TOPK_VAL"]:
-            i += 1
-            continue
-        k = 0
-        while i + k < len(ops) and ops[i + k] == OP["TOPK_VAL"]:
-            k += 1
-        if ops[i + k:i + 2 * k] != [OP["TOPK_CNT"]] * k:
-            raise LogError(f"{what}: top-k table at {cols[i][0]} lacks its {k} TOPK_CNT "
-                           "counters")
-        i += 2 * k
     if ops.count(OP["MAXT_SIZE"]) > ops.count(OP["MAXT"]):
         raise LogError(f"{what}: more MAXT_SIZE counters than MAXT")
 

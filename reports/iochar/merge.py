@@ -13,7 +13,7 @@ import pandas as pd
 
 from .flags import PARTIAL, flags
 from .log import LogError, text_column
-from .schema import OP, OPS
+from .schema import OP, OPS, topk_tables  # noqa: F401  (re-exported)
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])
 _MAX = (OP["MAX"], OP["TS_END"], OP["MAXT"])
@@ -74,27 +74,6 @@ def note_missing_ranks(job: dict, jobs: list) -> None:
     if missing:
         job["missing_ranks"] = ",".join(map(str, missing))
         job["partial"] = int(job.get("partial") or 0) | PARTIAL["MISSING_RANKS"]
-
-
-def topk_tables(schema: list) -> list:
-    """[(value column indices, count column indices)]: k TOPK_VAL then k TOPK_CNT."""
-    ops = [op for _, op in schema]
-    tables, i = [], 0
-    while i < len(ops):
-        if ops[i] == OP["TOPK_CNT"]:
-            raise ValueError(f"{schema[i][0]} is a top-k count outside a table")
-        if ops[i] != OP["TOPK_VAL"]:
-            i += 1
-            continue
-        k = 0
-        while i + k < len(ops) and ops[i + k] == OP["TOPK_VAL"]:
-            k += 1
-        cnt = list(range(i + k, i + 2 * k))
-        if cnt[-1] >= len(ops) or any(ops[c] != OP["TOPK_CNT"] for c in cnt):
-            raise ValueError(f"top-k table at {schema[i][0]} lacks its {k} TOPK_CNT counters")
-        tables.append((list(range(i, i + k)), cnt))
-        i += 2 * k
-    return tables
 
 
 class _Groups:

@@ -101,3 +101,24 @@ def size_bins(names, module: str) -> list[str]:
             if n.startswith(prefix) and _BIN_NAME.search(n):
                 labels.add(n[len(prefix):])
     return sorted(labels, key=bin_bounds)
+
+
+def topk_tables(schema: list) -> list:
+    """[(value column indices, count column indices)]: k TOPK_VAL then k TOPK_CNT."""
+    ops = [op for _, op in schema]
+    tables, i = [], 0
+    while i < len(ops):
+        if ops[i] == OP["TOPK_CNT"]:
+            raise ValueError(f"{schema[i][0]} is a top-k count outside a table")
+        if ops[i] != OP["TOPK_VAL"]:
+            i += 1
+            continue
+        k = 0
+        while i + k < len(ops) and ops[i + k] == OP["TOPK_VAL"]:
+            k += 1
+        cnt = list(range(i + k, i + 2 * k))
+        if cnt[-1] >= len(ops) or any(ops[c] != OP["TOPK_CNT"] for c in cnt):
+            raise ValueError(f"top-k table at {schema[i][0]} lacks its {k} TOPK_CNT counters")
+        tables.append((list(range(i, i + k)), cnt))
+        i += 2 * k
+    return tables
