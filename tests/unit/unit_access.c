@@ -63,15 +63,7 @@ void iochar_series_flush(int m, iochar_rw_state *s) {
   flushes++;
 }
 
-static int failures;
-#define EXPECT(a, b)                                                                         \
-  do {                                                                                       \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                      \
-    if (a_ != b_) {                                                                          \
-      fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); \
-      failures++;                                                                            \
-    }                                                                                        \
-  } while (0)
+#include "expect.h"
 
 static int64_t c[NINT];
 static double f[NFLT];

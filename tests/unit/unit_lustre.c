@@ -6,15 +6,7 @@
 #include "../runtime/internal.h"
 #include "../runtime/lustre.h"
 
-static int failures;
-#define EXPECT(a, b)                                                                         \
-  do {                                                                                       \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                      \
-    if (a_ != b_) {                                                                          \
-      fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); \
-      failures++;                                                                            \
-    }                                                                                        \
-  } while (0)
+#include "expect.h"
 
 /* A fake mount table for iochar_fs_type. */
 static iochar_mount mt[] = {{"/", "ext4", 1, 0},
