@@ -55,6 +55,19 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
  * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
 void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
+/* A record's two top-k tables (544 bytes): memory of their own, made at the
+ * record's first read or write (records.c), so that a record only ever
+ * stat'ed or opened stays ~1 KiB and never faults their pages in (a page
+ * fault costs 1-4 us on a virtual machine: most of a new file's cost). */
+typedef struct iochar_rw_topk {
+  iochar_topk access, stride;
+} iochar_rw_topk;
+/* The tables of record r (whose state is s), made on first use; caller
+ * holds r->lock.  Never NULL.  runtime/records.c */
+iochar_rw_topk *iochar_rw_topk_make(iochar_record *r);
+/* Empty tables: what a record without its own has (read only). */
+extern const iochar_rw_topk iochar_rw_topk_none;
+
 /* Per-record state of the shared accounting; modules put it first in theirs. */
 typedef struct iochar_rw_state {
   /* I/O-over-time bytes and ops not yet added to the module's series: they
@@ -72,7 +85,7 @@ typedef struct iochar_rw_state {
   int8_t run_timed; /* 1: the repeats' ops and times are already counted */
   int64_t run_len, run_next, run_k;
   double run_t;
-  iochar_topk access, stride;
+  iochar_rw_topk *tk; /* NULL until the first read or write */
 } iochar_rw_state;
 
 static inline void iochar_rw_state_init(iochar_rw_state *s) { s->last_dir = -1; }
@@ -130,6 +143,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   int64_t *c = r->c;
   double *f = r->f;
   if (len < 0) return;
+  if (__builtin_expect(!s->tk, 0)) s->tk = iochar_rw_topk_make(r);
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
   if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
@@ -146,7 +160,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
   /* Darshan's rule: a 0-byte access counts as an op, never as a size */
-  if (L->access1 >= 0 && len > 0) iochar_topk_add(&s->access, len);
+  if (L->access1 >= 0 && len > 0) iochar_topk_add(&s->tk->access, len);
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   if (off < 0) return;
   if (L->file_not_aligned >= 0) {
@@ -159,7 +173,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   /* a stride is a forward gap only (Darshan): consecutive, rewinding and
    * overlapping accesses leave the table alone */
   if (L->stride1 >= 0 && s->have[dir] && off > last + 1)
-    iochar_topk_add(&s->stride, off - last - 1);
+    iochar_topk_add(&s->tk->stride, off - last - 1);
   s->have[dir] = 1;
   if (len > 0) {
     s->last_byte[dir] = off + len - 1;
@@ -173,7 +187,8 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
 
 /* Apply the deferred repeats: each is a consecutive, sequential access of
  * run_len bytes in run_dir, untimed (zero duration at run_t), exactly as if
- * iochar_rw_account had seen them one by one. */
+ * iochar_rw_account had seen them one by one.  A run starts in
+ * iochar_rw_account, so the record has its tables. */
 static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout *L,
                                        iochar_rw_state *s) {
   int64_t k = s->run_k, n = s->run_len, *c = r->c;
@@ -190,7 +205,7 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   }
   c[L->bytes[dir]] += k * n;
   c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
-  if (L->access1 >= 0) iochar_topk_add_k(&s->access, n, k);
+  if (L->access1 >= 0) iochar_topk_add_k(&s->tk->access, n, k);
   if (L->file_not_aligned >= 0) {
     int64_t a = c[L->file_alignment];
     int64_t miss = 0;

@@ -32,7 +32,9 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, rec_module_off) == 152 && offsetof(H, folded) == 184 &&
                    offsetof(H, partial) == 312 && offsetof(H, jobid) == 320 &&
                    offsetof(H, mpi_version) == 704 && offsetof(H, exe) == 960 &&
-                   offsetof(H, cmdline) == 5056 && sizeof(H) <= IOCHAR_LIVE_HEADER,
+                   offsetof(H, cmdline) == 5056 && offsetof(H, map_addr) == 13248 &&
+                   offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
+                   sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
 
@@ -42,6 +44,7 @@ static uint8_t *base; /* the whole mapping: header, schema, aggregates, arena */
 static size_t map_size, arena_off, schema_len;
 static iochar_live_header *hdr; /* == base while live, else NULL */
 static size_t reserved;         /* arena bytes backed by disk blocks */
+static size_t tables_backed;    /* arena offset from which the tables are backed */
 static int live_failed;         /* the live file cannot be had: stay anonymous */
 static char live_path[IOCHAR_PATH_MAX + 64];
 
@@ -127,14 +130,18 @@ int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8
                            offsetof(iochar_rw_state, run_t),
                            offsetof(iochar_rw_state, last_byte),
                            offsetof(iochar_rw_state, last_end),
-                           offsetof(iochar_rw_state, access),
-                           offsetof(iochar_rw_state, stride),
+                           offsetof(iochar_rw_topk, access),
+                           offsetof(iochar_rw_topk, stride),
                            sizeof(iochar_topk),
                            offsetof(iochar_topk, val),
                            offsetof(iochar_topk, cnt),
                            offsetof(iochar_topk, n),
                            offsetof(iochar_topk, last)};
   memcpy(h->rw_off, rw, sizeof rw);
+  h->tk_off = offsetof(iochar_rw_state, tk);
+  h->map_addr = (uint64_t)(uintptr_t)base;
+  h->tables_low = arena_bytes;
+  tables_backed = arena_bytes;
   h->schema_off = IOCHAR_LIVE_HEADER;
   h->schema_len = schema_len;
   h->agg_off = agg_off;
@@ -214,7 +221,7 @@ static int back(int fd, size_t from, size_t to) {
   return posix_fallocate(fd, 0, (off_t)map_size) == 0 ? 1 : -1;
 }
 
-void iochar_live_on(size_t used) {
+void iochar_live_on(size_t used, size_t tables_low) {
   if (!base || live_failed) return;
   /* Off when asked, when the log directory was refused at start, and when the
    * file size limit (ulimit -f) is below the file's size: growing past it
@@ -231,7 +238,7 @@ void iochar_live_on(size_t used) {
   int was_shared = hdr != NULL; /* a fork child still shares its parent's pages */
   hdr = NULL;
   live_path[0] = 0;
-  size_t keep = arena_off + used;
+  size_t keep = arena_off + used, tables = arena_off + tables_low;
   /* The header is whole before the file exists (a rank may be killed at any
    * moment from here on), except in a fork child: its base is still the
    * parent's until remapped. */
@@ -240,8 +247,11 @@ void iochar_live_on(size_t used) {
   int ok = fd >= 0 && ftruncate(fd, (off_t)map_size) == 0;
   /* The current contents go into the file first, then the file is mapped
    * over the same addresses: every record pointer stays valid. */
-  for (size_t at = 0; ok && at < keep;) {
-    ssize_t w = pwrite(fd, base + at, keep - at, (off_t)at);
+  for (size_t at = 0; ok && at < map_size;) {
+    if (at == keep) at = tables; /* the part between is not used yet */
+    if (at >= map_size) break;
+    size_t end = at < keep ? keep : map_size;
+    ssize_t w = pwrite(fd, base + at, end - at, (off_t)at);
     if (w <= 0) {
       if (w < 0 && errno == EINTR) continue;
       ok = 0;
@@ -257,19 +267,23 @@ void iochar_live_on(size_t used) {
     reserved = 0;
     r = back(fd, 0, keep + GROW);
     reserved = r == 1 ? map_size - arena_off : used + GROW;
+    tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
   }
   if (fd >= 0) close(fd);
   if (r < 0) {
     /* Back to private memory with the same contents (the file is shared with
      * nobody): a private copy-on-write view of what is mapped now. */
     if (p != MAP_FAILED || was_shared) {
-      void *q = mmap(NULL, keep, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      size_t nt = map_size - tables;
+      void *q = mmap(NULL, keep + nt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (q != MAP_FAILED) {
         memcpy(q, base, keep);
+        memcpy((uint8_t *)q + keep, base + tables, nt);
         mmap(base, map_size, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
         memcpy(base, q, keep);
-        munmap(q, keep);
+        memcpy(base + tables, (uint8_t *)q + keep, nt);
+        munmap(q, keep + nt);
       }
     }
     if (fd >= 0) unlink(live_path);
@@ -286,6 +300,7 @@ void iochar_live_on(size_t used) {
     hdr->state = IOCHAR_LIVE_RUNNING;
     hdr->status = 0;
     hdr->arena_used = used;
+    hdr->tables_low = tables_low;
     iochar_live_sync_job();
   }
   iochar_in_tool--;
@@ -302,6 +317,23 @@ int iochar_live_reserve(size_t end) {
     return -1;
   }
   reserved = to;
+  return 0;
+}
+
+int iochar_live_tables(size_t low) {
+  if (!hdr) return 0;
+  if (low < tables_backed) {
+    size_t to = low / GROW * GROW; /* down to a step: one madvise per 256 KiB */
+    if (to < reserved) to = low;   /* not into the records' backed part */
+    if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
+      iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                       "the live file's file system is full; further files are folded into "
+                       "one aggregate record per module");
+      return -1;
+    }
+    tables_backed = to;
+  }
+  __atomic_store_n(&hdr->tables_low, low, __ATOMIC_RELEASE);
   return 0;
 }
 

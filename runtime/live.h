@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IOCHAR_LIVE_VERSION 1
+#define IOCHAR_LIVE_VERSION 2    /* 2: top-k tables out of the records */
 #define IOCHAR_LIVE_HEADER 16384 /* the fixed header; the schema follows */
 
 /* How the process ended, as the header's `state` says. */
@@ -44,6 +44,14 @@ typedef struct iochar_live_header {
   char jobid[64], user[64], hostname[256], mpi_version[256];
   char exe[4096];
   char cmdline[8192];
+  /* Version 2: a record's top-k tables (iochar_rw_topk) are where the
+   * pointer at rw_off[15] of its state says (0: none yet), a virtual
+   * address of this mapping, which starts at map_addr; they are made from
+   * the arena's top down to arena offset tables_low.  rw_off[8] and [9]
+   * (access, stride) are offsets inside iochar_rw_topk. */
+  uint64_t map_addr;
+  uint64_t tables_low;
+  uint16_t tk_off;
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until
@@ -51,8 +59,13 @@ typedef struct iochar_live_header {
  * moves it into a live file. Returns 0, or -1 (no memory at all). */
 int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8_t **arena);
 /* Move the mapping into a fresh live file (first record, MPI_Init, a fork
- * child, a failed exec), copying its first `used` arena bytes. */
-void iochar_live_on(size_t used);
+ * child, a failed exec), copying its first `used` arena bytes and the top-k
+ * tables from arena offset tables_low to the arena's end. */
+void iochar_live_on(size_t used, size_t tables_low);
+/* Top-k tables are made down to arena offset low: back them on disk (in
+ * steps, as records) and publish low; 0, or -1 when the file system is
+ * full (the caller keeps those tables out of the file). */
+int iochar_live_tables(size_t low);
 /* Make arena bytes [0, end) backed by disk blocks (a store never raises
  * SIGBUS); 0, or -1 when the file system is full. */
 int iochar_live_reserve(size_t end);

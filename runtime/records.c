@@ -42,26 +42,56 @@ static void *map_anon(size_t n) {
 }
 
 /* Pages of the arena are faulted in ahead, POPULATE bytes at a time, with
- * one madvise: on a virtual machine a page fault costs 3-4 us (measured here
- * under nested virtualisation), a populated page ~2.5 us, and a new record
- * (~1.5 KiB) is most of the cost of a process's first call on a file name.
- * Kernels before 5.14 refuse the advice; their pages fault one by one. */
+ * one madvise: on a virtual machine a page fault costs 1-4 us (measured here
+ * under nested virtualisation), a populated page ~1.3-2.5 us, and a new
+ * record (~1 KiB) is most of the cost of a process's first call on a file
+ * name.  Kernels before 5.14 refuse the advice; their pages fault one by one. */
 #define POPULATE (64u << 10)
 static size_t arena_populated;
 
-static void *arena_alloc(size_t n) {
+/* The top-k tables of records (access.h) grow down from the arena's top,
+ * made at a record's first read or write; a record of a module that has
+ * them is owed their bytes from its creation on, so the bound (records and
+ * tables together never pass IOCHAR_MEMORY) is decided when a file is
+ * first seen, never later. */
+#define TK_BYTES ((sizeof(iochar_rw_topk) + 15) & ~(size_t)15)
+static size_t tables_low; /* arena offset of the lowest table made */
+static size_t tables_owed;
+static uint8_t *spare_tables; /* tables the live file could not back (full) */
+
+static void *arena_alloc(size_t n, size_t owe) {
   n = (n + 15) & ~(size_t)15;
-  if (arena_used + n > arena_size || iochar_live_reserve(arena_used + n)) return NULL;
+  if (arena_used + n + tables_owed + owe > tables_low || iochar_live_reserve(arena_used + n))
+    return NULL;
   void *p = arena + arena_used;
   arena_used += n;
-  if (arena_used > arena_populated && arena_populated < arena_size) {
+  tables_owed += owe;
+  if (arena_used > arena_populated && arena_populated < tables_low) {
     size_t from = arena_populated, len = POPULATE;
     while (from + len < arena_used) len += POPULATE;
-    if (from + len > arena_size) len = arena_size - from;
+    if (from + len > tables_low) len = tables_low - from;
     madvise(arena + from, len, MADV_POPULATE_WRITE);
     arena_populated = from + len;
   }
   return p;
+}
+
+iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
+  iochar_rw_state *s = r->state;
+  if (s->tk) return s->tk;
+  pthread_mutex_lock(&rec_mutex);
+  iochar_rw_topk *tk;
+  tables_owed -= TK_BYTES; /* owed since the record was made: always there */
+  tables_low -= TK_BYTES;
+  if (iochar_live_tables(tables_low) == 0) {
+    tk = (iochar_rw_topk *)(arena + tables_low); /* fresh memory: empty tables */
+  } else {                                       /* kept out of the live file */
+    if (!spare_tables) spare_tables = map_anon(arena_size);
+    tk = spare_tables ? (iochar_rw_topk *)(spare_tables + tables_low)
+                      : (iochar_rw_topk *)&iochar_rw_topk_none;
+  }
+  pthread_mutex_unlock(&rec_mutex);
+  return tk;
 }
 
 static size_t record_bytes(const iochar_module *m, size_t namelen) {
@@ -69,7 +99,8 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
          namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem,
+                                  iochar_rw_topk *tk) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -88,6 +119,7 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, int tru
   r->path = path;
   if (m->rw) {
     iochar_rw_state_init(r->state);
+    ((iochar_rw_state *)r->state)->tk = tk;
     if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
   }
   return r;
@@ -99,9 +131,12 @@ int iochar_records_init(void) {
    * (runtime/live.c) when the process records its first file. */
   size_t agg_bytes = 0;
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
-    if (iochar_modules[mi]) agg_bytes += (record_bytes(iochar_modules[mi], 16) + 15) & ~(size_t)15;
+    if (iochar_modules[mi])
+      agg_bytes += ((record_bytes(iochar_modules[mi], 16) + 15) & ~(size_t)15) +
+                   (iochar_modules[mi]->rw ? TK_BYTES : 0);
   uint8_t *agg;
   if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
+  tables_low = arena_size;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
   iochar_fds_max = 1 << 20;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
@@ -111,8 +146,10 @@ int iochar_records_init(void) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, agg);
-    agg += (record_bytes(m, 16) + 15) & ~(size_t)15;
+    /* an aggregate's tables follow it: aggregates are few and all busy */
+    iochar_rw_topk *tk = (iochar_rw_topk *)(agg + ((record_bytes(m, 16) + 15) & ~(size_t)15));
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, agg, tk);
+    agg += ((record_bytes(m, 16) + 15) & ~(size_t)15) + (m->rw ? TK_BYTES : 0);
   }
   return 0;
 }
@@ -174,11 +211,12 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   for (r = *b; r && r->id != id; r = r->next)
     ;
   if (!r) {
-    if (!iochar_live_active()) iochar_live_on(arena_used); /* the first file */
+    if (!iochar_live_active()) iochar_live_on(arena_used, tables_low); /* the first file */
     if (trunc) iochar_job_info.truncated_paths++;
-    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)));
+    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)),
+                            m->rw ? TK_BYTES : 0);
     if (mem) {
-      r = record_make(mi, id, name, trunc, mem);
+      r = record_make(mi, id, name, trunc, mem, NULL);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
@@ -234,10 +272,14 @@ void iochar_records_reset(void) {
       int64_t keep_fa = m->rw && m->rw->file_alignment >= 0 ? r->c[m->rw->file_alignment] : 0;
       memset(r->c, 0, 8 * m->n_int);
       memset(r->f, 0, 8 * m->n_flt);
+      iochar_rw_topk *tk = m->rw ? ((iochar_rw_state *)r->state)->tk : NULL;
       memset(r->state, 0, m->state_size);
       atomic_flag_clear(&r->lock.f);
       if (m->rw) {
         iochar_rw_state_init(r->state);
+        /* the tables stay the record's, emptied */
+        if (tk && tk != &iochar_rw_topk_none) memset(tk, 0, sizeof *tk);
+        ((iochar_rw_state *)r->state)->tk = tk;
         if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
         if (m->rw->file_alignment >= 0) r->c[m->rw->file_alignment] = keep_fa;
       }
@@ -265,14 +307,14 @@ int iochar_records_any_touched(void) {
 /* Move the record memory into a fresh live file (a fork child, a failed
  * exec): nothing may be creating a record meanwhile. */
 void iochar_records_live_again(void) {
-  if (iochar_live_active()) iochar_live_on(arena_used);
+  if (iochar_live_active()) iochar_live_on(arena_used, tables_low);
 }
 
 /* An MPI rank keeps a live file from MPI_Init on, records or not, so that a
  * killed rank is named (and not silently absent) when its job is read. */
 void iochar_records_live_now(void) {
   pthread_mutex_lock(&rec_mutex);
-  if (!iochar_live_active()) iochar_live_on(arena_used);
+  if (!iochar_live_active()) iochar_live_on(arena_used, tables_low);
   iochar_live_sync_job();
   pthread_mutex_unlock(&rec_mutex);
 }

@@ -23,9 +23,9 @@ from .log import LogError
 from .schema import OP
 
 MAGIC = b"IOCHARLV"
-VERSION = 1
+VERSION = 2  # 1 still read: top-k tables inside each record's state
 HEADER_SIZE = 16384
-HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192s")
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQH")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
           "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
@@ -188,16 +188,36 @@ def _misses(off, n, a, k):
     return k - hits
 
 
-def _finish(m: _Module, c: list, f: list, st: bytes, ro: dict):
-    """Apply a record's deferred run and top-4 tables, as runtime/access.c does at the end."""
+def _tables_of(st: bytes, h: dict, data: bytes, ro: dict):
+    """(bytes, offset) of a record's top-k tables: in its state (version 1),
+    or where its state's pointer says (version 2: in the aggregates area or
+    the tables area; none yet, or kept out of the file when its file system
+    was full, reads as empty tables)."""
+    if h["version"] < 2:
+        return st, 0
+    (ptr,) = struct.unpack_from("<Q", st, h["tk_off"])
+    size = max(ro["access"], ro["stride"]) + ro["topk_size"]
+    off = ptr - h["map_addr"]
+    if ptr and h["agg_off"] <= off and off + size <= h["agg_off"] + h["agg_size"]:
+        return data, off
+    t0 = h["arena_off"] + h["tables_low"]
+    if ptr and t0 <= off and off + size <= t0 + len(h["tables"]):
+        return h["tables"], off - t0
+    return bytes(size), 0
+
+
+def _finish(m: _Module, c: list, f: list, st: bytes, ro: dict, tables=None):
+    """Apply a record's deferred run and top-4 tables, as runtime/access.c does at the end.
+    tables: (bytes, offset) of its top-k tables (default: inside st, version 1)."""
     L = m.layout
     if L is None:
         return
     k, n, nxt = (struct.unpack_from("<q", st, ro[x])[0] for x in ("run_k", "run_len", "run_next"))
     d, timed = st[ro["run_dir"]], st[ro["run_timed"]]
     (t,) = struct.unpack_from("<d", st, ro["run_t"])
-    access = _topk_read(st, ro["access"], ro)
-    stride = _topk_read(st, ro["stride"], ro)
+    tb, at = tables if tables is not None else (st, 0)
+    access = _topk_read(tb, at + ro["access"], ro)
+    stride = _topk_read(tb, at + ro["stride"], ro)
     if k > 0 and d in (0, 1) and n > 0 and k * n < 1 << 62:
         off = nxt - k * n
         if not timed and L[f"ops{d}"] >= 0:
@@ -280,10 +300,14 @@ def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name:
         c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
         f = list(struct.unpack_from(f"<{m.n_flt}d", buf, f_off))
         st = bytes(buf[s_off:s_off + m.state_size])
-        if m.layout is not None and len(st) < max(ro["access"], ro["stride"]) + ro["topk_size"]:
+        need = h["tk_off"] + 8 if h["version"] >= 2 else \
+            max(ro["access"], ro["stride"]) + ro["topk_size"]
+        if m.layout is not None and len(st) < need:
             _fail(name, f"module {m.name}: state too small for the access state")
         out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, st))
         off += size
+        if agg and h["version"] >= 2 and m.layout is not None:  # its top-k tables follow it
+            off += (max(ro["access"], ro["stride"]) + ro["topk_size"] + 15) & ~15
     return out
 
 
@@ -295,9 +319,10 @@ def read_header(data: bytes, name: str) -> dict:
     rest = vals[len(FIELDS):]
     h["rw_off"] = dict(zip(RW_OFF, rest[:15]))
     h["folded"], h["partial"] = list(rest[15:31]), rest[31]
-    for k, v in zip(("jobid", "user", "hostname", "mpi", "exe", "cmdline"), rest[32:]):
+    for k, v in zip(("jobid", "user", "hostname", "mpi", "exe", "cmdline"), rest[32:38]):
         h[k] = _cstr(v)
-    if h["version"] != VERSION:
+    h["map_addr"], h["tables_low"], h["tk_off"] = rest[38:41]
+    if h["version"] not in (1, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
         _fail(name, f"bad header size {h['header_size']}")
@@ -317,6 +342,9 @@ def _check_layout(h: dict, size: int, name: str):
     if ro["topk_size"] < 8 * 2 * TOPK_SLOTS + 8 or ro["access"] + ro["topk_size"] > 4096 or \
             ro["stride"] + ro["topk_size"] > 4096 or max(ro.values()) > 4096:
         _fail(name, "access state offsets out of range")
+    if h["version"] >= 2 and not (h["tables_low"] <= h["arena_size"] and h["tk_off"] <= 4096
+                                  and h["arena_used"] <= h["tables_low"]):
+        _fail(name, "top-k tables out of range")
     if not (h["state"] in STATES and -1 <= h["rank"] < max(h["nprocs"], 1) and h["nprocs"] >= 0):
         _fail(name, f"state {h['state']}, rank {h['rank']} or nprocs {h['nprocs']} out of range")
     if not all(math.isfinite(x) and 0 <= x < 1e11 for x in (h["start_wall"], h["end_wall"])):
@@ -324,7 +352,9 @@ def _check_layout(h: dict, size: int, name: str):
 
 
 def _read_used(path: Path) -> tuple:
-    """Header, then only the used part of the file (the rest is sparse zeros)."""
+    """Header, then only the used parts of the file (the rest is sparse zeros):
+    the records from the start, and (version 2) the top-k tables from the end,
+    as {file offset: bytes}."""
     name = str(path)
     try:
         with open(path, "rb") as fh:
@@ -334,10 +364,16 @@ def _read_used(path: Path) -> tuple:
             _check_layout(h, size, name)
             fh.seek(0)
             data = fh.read(h["arena_off"] + h["arena_used"])
+            tables = b""
+            if h["version"] >= 2:
+                fh.seek(h["arena_off"] + h["tables_low"])
+                tables = fh.read(h["arena_size"] - h["tables_low"])
     except OSError as e:
         raise LogError(f"cannot read {path}: {e.strerror or e}") from None
-    if len(data) != h["arena_off"] + h["arena_used"]:
+    if len(data) != h["arena_off"] + h["arena_used"] or \
+            len(tables) != (h["arena_size"] - h["tables_low"] if h["version"] >= 2 else 0):
         _fail(name, "file shrank while read")
+    h["tables"] = tables
     return h, data
 
 
@@ -359,7 +395,7 @@ def recovered_log(path) -> tuple:
     for m, rid, p, c, f, st in recs:
         if not _touched(m, c, f):
             continue
-        _finish(m, c, f, st, ro)
+        _finish(m, c, f, st, ro, _tables_of(st, h, data, ro) if m.layout is not None else None)
         _rank_stats(m, c, f, rank)
         for i, (_, op) in enumerate(m.schema[m.n_int:]):
             if op == OP["TS_END"] and math.isfinite(f[i]):
