@@ -28,7 +28,8 @@ static int have_pattern;
 static _Atomic uint64_t verdicts[VERDICTS];
 
 static int pattern_matches(const char *abs) {
-  uint64_t h = iochar_hash_path(abs);
+  const iochar_path_note *no = iochar_path_note_of(abs);
+  uint64_t h = no ? no->id : iochar_hash_path(abs);
   uint64_t key = h & ~1ull ? h & ~1ull : 2;
   for (int i = 0; i < 8; i++) { /* a short probe: the table is a cache */
     uint64_t v =
@@ -49,11 +50,12 @@ static int pattern_matches(const char *abs) {
 /* Byte-compiled Python (*.pyc, *.pyo, __pycache__/) is never data: checked
  * by hand, without the regex engine (which allocates). */
 static int byte_code(const char *abs) {
-  size_t n = strlen(abs);
+  const iochar_path_note *no = iochar_path_note_of(abs); /* resolve looked already */
+  size_t n = no ? no->len : strlen(abs);
   if (n > 4 && abs[n - 4] == '.' && abs[n - 3] == 'p' && abs[n - 2] == 'y' &&
       (abs[n - 1] == 'c' || abs[n - 1] == 'o'))
     return 1;
-  return strstr(abs, "/__pycache__/") != NULL;
+  return no ? no->byte_code : strstr(abs, "/__pycache__/") != NULL;
 }
 
 int iochar_name_excluded(const char *abs) {

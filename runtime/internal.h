@@ -28,15 +28,25 @@ int iochar_paths_init(void);
 void iochar_exclude_init(void);
 /* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
 int iochar_name_excluded(const char *abs);
-/* Left by iochar_path_resolve when a name did not fit: buf is the caller's
- * output (the name's first bytes), id the hash of the whole name.  The next
- * iochar_record_get of that very buffer on this thread consumes it; every
- * resolve resets it, so it never outlives the name it describes. */
-typedef struct iochar_trunc_note {
+/* What iochar_path_resolve found out about the name it left in buf (the
+ * caller's output), so that the steps after it (exclusion, record id,
+ * mount) need not walk the name again: a new file's cost is per byte.
+ * Every resolve resets it; a user checks buf (and len, which a later
+ * string in the same buffer would not share) before trusting the rest. */
+typedef struct iochar_path_note {
   const char *buf;
-  uint64_t id;
-} iochar_trunc_note;
-extern __thread iochar_trunc_note iochar_path_trunc;
+  size_t len;    /* strlen(buf) */
+  size_t dlen;   /* offset of the last '/': the directory's length */
+  uint64_t id;   /* the record id: FNV-1a of the whole name */
+  int trunc;     /* buf holds only the first bytes of a longer name */
+  int byte_code; /* the directory is, or is inside, a __pycache__ */
+} iochar_path_note;
+extern __thread iochar_path_note iochar_path_last;
+/* The note on abs, or NULL when it describes another name. */
+static inline const iochar_path_note *iochar_path_note_of(const char *abs) {
+  const iochar_path_note *n = &iochar_path_last;
+  return n->buf == abs && abs[n->len] == 0 && abs[n->dlen] == '/' ? n : NULL;
+}
 /* Mount table of this process: n entries. */
 typedef struct iochar_mount {
   char *point, *type;

@@ -35,7 +35,8 @@ static __thread struct {
 int iochar_mount_find(const char *abs) {
   const iochar_mount *mounts;
   int nmounts = iochar_mounts(&mounts);
-  const char *slash = strrchr(abs, '/');
+  const iochar_path_note *no = iochar_path_note_of(abs); /* resolve found the '/' */
+  const char *slash = no ? abs + no->dlen : strrchr(abs, '/');
   size_t dlen = slash ? (size_t)(slash - abs) : 0;
   if (dlen && dlen < DIR_CACHE && last_dir.len == dlen && memcmp(last_dir.dir, abs, dlen) == 0)
     return last_dir.mount;

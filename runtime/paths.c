@@ -22,6 +22,7 @@ static iochar_spin cwd_lock;
 static iochar_mount mounts[MAX_MOUNTS];
 static int nmounts;
 static char log_path_excl[IOCHAR_PATH_MAX];
+static size_t log_path_excl_len;
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 static inline uint64_t fnv(uint64_t h, const char *s, size_t n) {
@@ -32,7 +33,20 @@ static inline uint64_t fnv(uint64_t h, const char *s, size_t n) {
 uint64_t iochar_hash_path(const char *s) { return fnv(FNV_BASIS, s, strlen(s)); }
 
 _Atomic unsigned iochar_cwd_gen;
-__thread iochar_trunc_note iochar_path_trunc __attribute__((tls_model("initial-exec")));
+__thread iochar_path_note iochar_path_last __attribute__((tls_model("initial-exec")));
+
+/* The directory of the last name this thread resolved, as it was recorded
+ * (clean), with the hash state after it and its '/', and whether it is byte
+ * code's: the next name in the same directory (the common case: a job's
+ * files) is hashed and checked over its last component only, and needs no
+ * cleaning unless that component is "." or "..". */
+#define DIR_CACHE 240
+static __thread struct {
+  char dir[DIR_CACHE];
+  size_t len;
+  uint64_t h;
+  int byte_code, valid;
+} last_dir __attribute__((tls_model("initial-exec")));
 
 void iochar_cwd_changed(void) {
   char buf[IOCHAR_PATH_MAX];
@@ -129,15 +143,58 @@ static int resolve_long(const char *base, size_t blen, const uint64_t *base_id, 
     return 0;
   }
   out[k] = 0;
-  iochar_path_trunc.buf = out;
-  iochar_path_trunc.id = h;
+  const char *slash = strrchr(out, '/');
+  iochar_path_last = (iochar_path_note){.buf = out,
+                                        .len = k,
+                                        .dlen = (size_t)(slash - out),
+                                        .id = h,
+                                        .trunc = 1,
+                                        .byte_code = strstr(out, "/__pycache__/") != NULL};
   return 0;
 }
 
+/* out (len bytes, absolute) is the name: clean it, then leave the note. */
+static void note_name(char *out, size_t len) {
+  const char *slash = memrchr(out, '/', len);
+  size_t dlen = slash ? (size_t)(slash - out) : 0;
+  const char *name = out + dlen + 1;
+  size_t nlen = len - dlen - 1;
+  iochar_path_note *no = &iochar_path_last;
+  if (last_dir.valid && last_dir.len == dlen && memcmp(last_dir.dir, out, dlen) == 0 && nlen &&
+      !(name[0] == '.' && (nlen == 1 || (nlen == 2 && name[1] == '.')))) {
+    *no = (iochar_path_note){.buf = out,
+                             .len = len,
+                             .dlen = dlen,
+                             .id = fnv(last_dir.h, name, nlen),
+                             .byte_code = last_dir.byte_code};
+    return;
+  }
+  /* most paths need no cleaning: look for "//" or "/." one component at a time */
+  for (const char *s = out; (s = strchr(s, '/')) != NULL; s++)
+    if (s[1] == '/' || s[1] == '.') {
+      clean(out);
+      len = strlen(out);
+      slash = memrchr(out, '/', len);
+      dlen = slash ? (size_t)(slash - out) : 0;
+      break;
+    }
+  uint64_t h = fnv(FNV_BASIS, out, dlen + 1);
+  int bc = memmem(out, dlen + 1, "/__pycache__/", 13) != NULL;
+  *no = (iochar_path_note){.buf = out,
+                           .len = len,
+                           .dlen = dlen,
+                           .id = fnv(h, out + dlen + 1, len - dlen - 1),
+                           .byte_code = bc};
+  if (dlen < DIR_CACHE) {
+    memcpy(last_dir.dir, out, dlen);
+    last_dir.len = dlen, last_dir.h = h, last_dir.byte_code = bc, last_dir.valid = 1;
+  }
+}
+
 int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
-  iochar_path_trunc.buf = NULL;
+  iochar_path_last.buf = NULL;
   if (!path || !*path) return -1;
-  size_t plen = strlen(path);
+  size_t plen = strlen(path), len = plen;
   if (path[0] == '/') {
     if (plen >= n) return resolve_long("", 0, NULL, path, out, n);
     memcpy(out, path, plen + 1);
@@ -177,13 +234,9 @@ int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
     if (blen == 0) return -1;
     out[blen] = '/';
     memcpy(out + blen + 1, path, plen + 1);
+    len = blen + 1 + plen;
   }
-  /* most paths need no cleaning: look for "//" or "/." one component at a time */
-  for (const char *s = out; (s = strchr(s, '/')) != NULL; s++)
-    if (s[1] == '/' || s[1] == '.') {
-      clean(out);
-      break;
-    }
+  note_name(out, len);
   return 0;
 }
 
@@ -213,7 +266,9 @@ static void index_prefixes(void) {
 
 /* IOCHAR_INCLUDE wins over every exclusion; prefixes before patterns. */
 int iochar_path_excluded(const char *abs) {
-  if (log_path_excl[0] && strcmp(abs, log_path_excl) == 0) return 1;
+  const iochar_path_note *no = iochar_path_note_of(abs);
+  if (log_path_excl[0] && (!no || no->len == log_path_excl_len) && strcmp(abs, log_path_excl) == 0)
+    return 1;
   if (second_any || !abs[0] || second_char[(uint8_t)abs[1]]) {
     if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
     if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
@@ -241,6 +296,7 @@ int iochar_paths_init(void) {
   index_prefixes();
   if (iochar_cfg.logfile)
     iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
+  log_path_excl_len = strlen(log_path_excl);
   FILE *f = fopen("/proc/self/mounts", "r");
   if (!f) return 0;
   char line[4096];

@@ -99,8 +99,8 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
          namelen + 1 + 32;
 }
 
-static iochar_record *record_make(int mi, uint64_t id, const char *name, int trunc, void *mem,
-                                  iochar_rw_topk *tk) {
+static iochar_record *record_make(int mi, uint64_t id, const char *name, size_t n, int trunc,
+                                  void *mem, iochar_rw_topk *tk) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
@@ -110,7 +110,6 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, int tru
   r->state = r->f + m->n_flt;
   r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
   char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
-  size_t n = strlen(name);
   memcpy(path, name, n + 1);
   if (trunc) { /* the log's NAMES entry says so (docs/log-format.md) */
     memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
@@ -148,7 +147,7 @@ int iochar_records_init(void) {
     if (!m) continue;
     /* an aggregate's tables follow it: aggregates are few and all busy */
     iochar_rw_topk *tk = (iochar_rw_topk *)(agg + ((record_bytes(m, 16) + 15) & ~(size_t)15));
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 0, agg, tk);
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 11, 0, agg, tk);
     agg += ((record_bytes(m, 16) + 15) & ~(size_t)15) + (m->rw ? TK_BYTES : 0);
   }
   return 0;
@@ -199,11 +198,14 @@ static __thread struct {
 iochar_record *iochar_record_get(int mi, const char *name) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !arena) return NULL;
-  /* A name longer than the path limit: name is its first bytes, the id the
-   * hash of all of it (iochar_path_resolve left both). */
-  int trunc = iochar_path_trunc.buf == name;
-  uint64_t id = trunc ? iochar_path_trunc.id : iochar_hash_path(name);
-  iochar_path_trunc.buf = NULL;
+  /* The id iochar_path_resolve computed, when name is what it left; for a
+   * name longer than the path limit, name is its first bytes and the id the
+   * hash of all of it. */
+  size_t n = strlen(name);
+  const iochar_path_note *no = &iochar_path_last;
+  int noted = no->buf == name && no->len == n;
+  int trunc = noted && no->trunc;
+  uint64_t id = noted ? no->id : iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
   pthread_mutex_lock(&rec_mutex);
@@ -213,10 +215,10 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   if (!r) {
     if (!iochar_live_active()) iochar_live_on(arena_used, tables_low); /* the first file */
     if (trunc) iochar_job_info.truncated_paths++;
-    void *mem = arena_alloc(record_bytes(m, strlen(name) + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)),
-                            m->rw ? TK_BYTES : 0);
+    void *mem =
+        arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), m->rw ? TK_BYTES : 0);
     if (mem) {
-      r = record_make(mi, id, name, trunc, mem, NULL);
+      r = record_make(mi, id, name, n, trunc, mem, NULL);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
