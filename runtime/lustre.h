@@ -21,5 +21,7 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out);
 
 /* The fs type of the mount holding abs (longest matching mount point). */
 const char *iochar_fs_type(const char *abs);
+/* 1 when that mount is Lustre. */
+int iochar_on_lustre(const char *abs);
 
 #endif

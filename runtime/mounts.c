@@ -57,3 +57,18 @@ const char *iochar_fs_type(const char *abs) {
   int i = iochar_mount_find(abs);
   return i < 0 ? "" : m[i].type;
 }
+
+/* Most machines have no Lustre mount: then no file is on one, and a file's
+ * first open need not look its mount up (the table never changes). */
+int iochar_on_lustre(const char *abs) {
+  static int any = -1; /* racing first callers store the same value */
+  int a = __atomic_load_n(&any, __ATOMIC_RELAXED);
+  if (a < 0) {
+    const iochar_mount *m;
+    int n = iochar_mounts(&m);
+    a = 0;
+    for (int i = 0; i < n; i++) a |= strcmp(m[i].type, "lustre") == 0;
+    __atomic_store_n(&any, a, __ATOMIC_RELAXED);
+  }
+  return a && strcmp(iochar_fs_type(abs), "lustre") == 0;
+}

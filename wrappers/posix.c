@@ -79,7 +79,7 @@ static void record_fs_facts(int fd, iochar_record *r) {
   struct stat st;
   int64_t bs = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
   iochar_lustre_layout lo = {0};
-  if (strcmp(iochar_fs_type(r->path), "lustre") == 0) {
+  if (iochar_on_lustre(r->path)) {
     uint8_t lov[4096];
     ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
     if (n <= 0 || iochar_lustre_parse(lov, (size_t)n, &lo)) lo = (iochar_lustre_layout){0};

@@ -93,6 +93,9 @@ int main(void) {
   EXPECT(strcmp(iochar_fs_type("/lusx/a"), "nfs"), 0);
   EXPECT(strcmp(iochar_fs_type("/lustre2/a"), "ext4"), 0);
   EXPECT(strcmp(iochar_fs_type("/lus"), "lustre"), 0);
+  EXPECT(iochar_on_lustre("/lus/scratch/a"), 1); /* the table has Lustre mounts */
+  EXPECT(iochar_on_lustre("/lusx/a"), 0);
+  EXPECT(iochar_on_lustre("/data/ssd/f"), 0);
   /* the per-thread directory cache: a directory of the same length is not
    * taken for the cached one; a directory holding a mount point is never
    * cached (its files may be mount points) */
