@@ -324,7 +324,8 @@ int iochar_live_tables(size_t low) {
   if (!hdr) return 0;
   if (low < tables_backed) {
     size_t to = low / GROW * GROW; /* down to a step: one madvise per 256 KiB */
-    if (to < reserved) to = low;   /* not into the records' backed part */
+    /* not far into the records' backed part; madvise wants a page start */
+    if (to < reserved) to = low & ~(size_t)4095;
     if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
       iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
                        "the live file's file system is full; further files are folded into "

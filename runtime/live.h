@@ -45,10 +45,10 @@ typedef struct iochar_live_header {
   char exe[4096];
   char cmdline[8192];
   /* Version 2: a record's top-k tables (iochar_rw_topk) are where the
-   * pointer at rw_off[15] of its state says (0: none yet), a virtual
-   * address of this mapping, which starts at map_addr; they are made from
-   * the arena's top down to arena offset tables_low.  rw_off[8] and [9]
-   * (access, stride) are offsets inside iochar_rw_topk. */
+   * pointer at offset tk_off of its state says (0: none yet), an address in
+   * this mapping, which starts at map_addr; they are made from the arena's
+   * top down to arena offset tables_low.  rw_off[8] and [9] (access,
+   * stride) are offsets inside iochar_rw_topk. */
   uint64_t map_addr;
   uint64_t tables_low;
   uint16_t tk_off;

@@ -5,12 +5,14 @@
  * MODE: exit (exit(0)), _exit (_exit(0)), ready (print "ready", then wait to
  * be killed), exec (execv PROG ARGS), execfail (execv a missing program,
  * then N more writes and exit(0)), loop (I/O until killed; with "handler"
- * the SIGTERM handler calls _exit(3)), handler (the same). */
+ * the SIGTERM handler calls _exit(3)), handler (the same), opens (20 files
+ * DIR/k.open<i> created, closed and stat'ed, no data; then as ready). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void on_term(int sig) {
@@ -38,6 +40,15 @@ int main(int argc, char **argv) {
     if (pread(fd, buf, 50, 100 * i) != 50) return 2;
   if (!strcmp(mode, "exit")) exit(0);
   if (!strcmp(mode, "_exit")) _exit(0);
+  if (!strcmp(mode, "opens")) {
+    for (int i = 0; i < 20; i++) {
+      struct stat st;
+      snprintf(path, sizeof path, "%s/k.open%d", dir, i);
+      int g = open(path, O_WRONLY | O_CREAT, 0644);
+      if (g < 0 || close(g) || stat(path, &st)) return 2;
+    }
+    mode = "ready";
+  }
   if (!strcmp(mode, "ready")) {
     printf("ready\n");
     fflush(stdout);

@@ -77,6 +77,33 @@ def test_sigkill_leaves_counts_up_to_last_call(tmp_path):
     check_k(iochar.open(str(rec)), n, tmp_path)
 
 
+def test_tables_only_for_files_with_data(tmp_path):
+    """A record's top-k tables are made at its first read or write (live file
+    version 2): the 20 files only opened and stat'ed have none, each file with
+    data has one, and the recovered top-4 counters stay exact."""
+    n = 300
+    p = start_ready([K, str(tmp_path), str(n), "opens"], tmp_path)
+    os.killpg(p.pid, signal.SIGKILL)
+    assert p.wait(timeout=60) == -signal.SIGKILL
+    (lv,) = lives(tmp_path)
+    with open(lv, "rb") as fh:
+        h = live.read_header(fh.read(live.HEADER_SIZE), str(lv))
+    assert h["version"] == 2
+    log = iochar.open(str(tmp_path))
+    check_k(log, n, tmp_path)
+    for i in range(20):
+        r = one(log.records("POSIX"), f"/k.open{i}")
+        assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"], r["POSIX_READS"],
+                r["POSIX_ACCESS1_ACCESS"]) == (1, 1, 0, 0, 0)
+    busy = 0
+    for m in ("POSIX", "STDIO"):
+        df = log.records(m)
+        busy += int(((df[f"{m}_READS"] + df[f"{m}_WRITES"]) > 0).sum())
+    ro = h["rw_off"]
+    pair = (max(ro["access"], ro["stride"]) + ro["topk_size"] + 15) & ~15
+    assert busy >= 3 and (h["arena_size"] - h["tables_low"]) == busy * pair
+
+
 def test_recovered_counters_equal_the_logged_ones(tmp_path):
     """_exit leaves the live file; exit writes the log: every integer counter agrees
     (times differ from run to run)."""
