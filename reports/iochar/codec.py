@@ -112,12 +112,18 @@ class _Cursor:
         lens = ends - starts + 1
         if lens.max() > 10:
             self.fail("varint over 10 bytes")
-        pos = np.arange(nbytes) - np.repeat(starts, lens)
-        parts = (b & 0x7F).astype(np.uint64) << (7 * pos).astype(np.uint64)
         over = (lens == 10) & (b[ends] > 1)
         if over.any():
             self.fail("varint over 64 bits")
-        return np.add.reduceat(parts, starts)
+        # byte k of every varint longer than k, k = 0, 1...: no per-byte index arrays
+        low = (b & 0x7F).astype(np.uint64)
+        v = low[starts]
+        live = np.flatnonzero(lens > 1)
+        for k in range(1, int(lens.max())):
+            if k > 1:
+                live = live[lens[live] > k]
+            v[live] |= low[starts[live] + k] << np.uint64(7 * k)
+        return v
 
 
 # ---- RECORDS ---------------------------------------------------------------
