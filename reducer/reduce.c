@@ -62,11 +62,12 @@ int iochar_mpi_reduce_and_write(void) {
   } /* else rank 0's name_log said why; every rank knows path_ok */
   t[7] = red_wall_now();
   if (x->rank == 0 && iochar_cfg.timing && !rc)
-    iochar_warn_once(IOCHAR_WARN_TIMING,
-                     "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
-                     "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f",
-                     t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],
-                     t[6] - t[5], t[7] - t[6]);
+    iochar_warn_once(
+        IOCHAR_WARN_TIMING,
+        "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
+        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f; %d collectives",
+        t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[6] - t[5],
+        t[7] - t[6], red_ncoll);
   goto out;
 stop:
   red_fall_back(x, &before, g);

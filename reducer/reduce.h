@@ -102,6 +102,7 @@ typedef struct facts {
 
 /* vote.c */
 int red_vote(red *x, int failed);
+extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
                  void **rbuf, int **rcount_out, size_t *rtotal);

@@ -68,10 +68,15 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
   return 0;
 }
 
+/* How many collectives this rank's shutdown issued (IOCHAR_TIMING=1 prints
+ * it): where ranks outnumber cores each one costs a scheduling round. */
+int red_ncoll;
+
 /* The tool's collectives: nonblocking, completed by polling with sched_yield
  * (reducer/pmpi.h says why). */
 int iochar_coll_wait(MPI_Request *req) {
   int done = 0;
+  red_ncoll++;
   while (!done) {
     if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
     if (!done) sched_yield();
