@@ -13,24 +13,35 @@
 
 #include "reduce.h"
 
-static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed) {
+/* The wide list, in the same order on every rank: from the facts' set, or
+ * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices,
+ * after a vote.  From the set no rank communicates, so no vote: *failed
+ * carries this rank's failure to the first chunk's.  NULL (every rank) when
+ * the vote failed; NULL with *failed set, from the set, on this rank only. */
+static key *wide_list(red *x, state *s, const facts *g, size_t *n, int *failed) {
   size_t total = (size_t)g->nwide;
-  key *w = failed ? NULL : malloc(sizeof(key) * (total + 1));
+  key *w = *failed ? NULL : malloc(sizeof(key) * (total + 1));
   uint64_t *a = NULL, *b = NULL;
-  if (w && g->overflow) {
-    a = calloc(total * 2 + 1, 8);
-    b = malloc((total * 2 + 1) * 8);
-  }
-  if (red_vote(x, !w || (g->overflow && (!a || !b)) || red_fault(x, "wide"))) {
-    free(w), free(a), free(b);
-    return NULL;
-  }
+  *failed = *failed || !w || red_fault(x, "wide");
   if (!g->overflow) {
+    if (*failed) {
+      free(w);
+      return NULL;
+    }
     size_t k = 0;
     for (int i = 0; i < WIDE_SLOTS; i++)
       if (g->wide[i].aux && k < total) w[k++] = (key){g->wide[i].id, g->wide[i].m, 0};
     total = k;
   } else {
+    if (w) {
+      a = calloc(total * 2 + 1, 8);
+      b = malloc((total * 2 + 1) * 8);
+    }
+    if (red_vote(x, *failed || !a || !b)) {
+      free(w), free(a), free(b);
+      *failed = 0; /* every rank stops here */
+      return NULL;
+    }
     uint64_t mine = s->nwide_owned, before = 0;
     Y_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, x->comm);
     if (x->rank == 0) before = 0;
@@ -73,8 +84,12 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
                         int failed) {
   enum { NB = IOCHAR_SERIES_BINS };
   size_t nw = 0;
-  key *w = wide_list(x, s, g, &nw, failed);
-  if (!w) return -1;
+  key *w = wide_list(x, s, g, &nw, &failed);
+  if (!w && !failed) return -1; /* every rank stopped at the list's vote */
+  if (!w) {                     /* this rank only: the vote the first chunk's would have been */
+    red_vote(x, 1);
+    return -1;
+  }
   qsort(s->wide_local, s->nwide_local, sizeof(key), red_mkey_cmp);
   MPI_Op op;
   P.Op_create(chunk_op, 1, &op);
@@ -86,7 +101,7 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
       bytes += iochar_partial_size((int)w[b++].m);
     int root = (int)(chunk_no++ % (size_t)x->nprocs); /* spread the results */
     uint8_t *snd = calloc(bytes, 1), *rcv = x->rank == root ? malloc(bytes) : NULL;
-    if (red_vote(x, !snd || (x->rank == root && !rcv))) {
+    if (red_vote(x, failed || !snd || (x->rank == root && !rcv))) {
       rc = -1;
       free(snd), free(rcv);
       break;
@@ -141,6 +156,7 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
       }
     }
     free(snd), free(rcv);
+    failed = 0; /* voted */
     a = b;
   } while (a < nw && !rc);
   P.Op_free(&op);

@@ -14,13 +14,13 @@
 #include "reduce.h"
 
 /* A small job (at most GATHER_ROWS rows in all) sends its NAMES entries,
- * RECORDS rows and RANKS totals to rank 0, which writes each kind as one
- * section: a section per rank and kind cost more in headers and in
- * compression restarts than the few rows themselves (a 16-rank IOR log was
- * 1.25x Darshan's).  Every rank calls this (one exchange); -1 on all when any
- * failed.  all[m]: RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS
- * rows; ntot the counts. */
-#define GATHER_ROWS 1024
+ * RECORDS rows, RANKS totals and MERGE rows to rank 0, which folds the MERGE
+ * rows (as their owners would have) and writes each kind as one section: a
+ * section per rank and kind cost more in headers and in compression restarts
+ * than the few rows themselves (a 16-rank IOR log was 1.25x Darshan's).
+ * Every rank calls this (one exchange); -1 on all when any failed.  all[m]:
+ * RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS rows; ntot the
+ * counts. */
 static int gather_small(red *x, state *s, const int present[NMOD], int failed, iochar_buf *all,
                         size_t *ntot) {
   iochar_buf p = {0};
@@ -35,6 +35,8 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
     iochar_buf_u8(&p, s->nrows[m] > 0);
     iochar_buf_put(&p, tot, 64);
   }
+  iochar_buf_u64(&p, s->msend_len);
+  iochar_buf_put(&p, s->msend, s->msend_len);
   int *scount = calloc((size_t)x->nprocs, sizeof(int));
   failed |= p.failed || !scount || p.len > INT_MAX;
   if (scount && !failed) scount[0] = (int)p.len;
@@ -48,6 +50,7 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
   /* rank 0: each rank's block in rank order; split it by kind */
   const uint8_t *q = r, *end = q + rt;
   uint32_t n, nn = 0;
+  iochar_buf merge = {0};
   for (int i = 0; i < x->nprocs && x->rank == 0; i++) { /* names: count, entries */
     if (!rc[i]) continue;
     memcpy(&n, q, 4), q += 4;
@@ -73,11 +76,17 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
       }
       q += 64;
     }
+    uint64_t mlen;
+    memcpy(&mlen, q, 8), q += 8;
+    iochar_buf_put(&merge, q, (size_t)mlen);
+    q += mlen;
   }
   ntot[NMOD] = nn;
+  int folded = x->rank != 0 || (!merge.failed && red_fold_rows(merge.p, merge.len, all, ntot) == 0);
+  iochar_buf_free(&merge);
   free(r);
   free(rc);
-  return q == end || x->rank != 0 ? 0 : -1;
+  return (q == end || x->rank != 0) && folded ? 0 : -1;
 }
 
 /* This rank's sections, but the call sites (below): the same assembly as
@@ -98,7 +107,7 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
                             .nrank_rows = s->nrows,
                             .rank = x->rank,
                             .series = x->rank == 0 ? series : NULL};
-  int rc = 0, gathered = g->rows <= GATHER_ROWS && x->nprocs > 1; /* g is reduced: all agree */
+  int rc = 0, gathered = red_gathered(x, g);
   iochar_buf all[2 * NMOD + 1];
   size_t ntot[2 * NMOD + 1] = {0};
   memset(all, 0, sizeof all);
@@ -173,20 +182,28 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
 }
 
 /* Offsets by one inclusive scan of (bytes, sections); the last rank, which
- * alone knows the totals, writes the file header.  Rank 0 renames the
- * temporary file once every rank reports success. */
+ * alone knows the totals, writes the file header.  A small job's log is rank
+ * 0's alone (no call sites or traces, which each rank adds): no scan, and
+ * rank 0 writes the header.  Rank 0 renames the temporary file once every
+ * rank reports success. */
 int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
-  Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
+  int solo = red_gathered(x, g) && !g->callsites && !g->trace;
+  int last = solo ? 0 : x->nprocs - 1; /* the header's writer */
+  if (solo)
+    memcpy(incl, mine, sizeof incl); /* rank 0's totals; the others write nothing */
+  else
+    Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
   uint8_t hdr[IOCHAR_HEADER_SIZE];
-  if (x->rank == x->nprocs - 1)
-    iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
+  if (x->rank == last) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
   int collective = iochar_cfg.collective_write >= 0 ? iochar_cfg.collective_write
                                                     : x->nprocs > COLLECTIVE_WRITE_RANKS;
-  int err = bad | write_parts(x, g, x->rank == x->nprocs - 1 ? hdr : NULL, body,
-                              IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
+  int err = bad;
+  if (collective || x->rank == last || body->len)
+    err |= write_parts(x, g, x->rank == last ? hdr : NULL, body,
+                       IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
