@@ -48,9 +48,12 @@ static void read_small(const char *path, char *buf, size_t n) {
   buf[r] = 0;
 }
 
-static void job_identity(iochar_job *j) {
+static void job_exe(iochar_job *j) {
   ssize_t n = readlink("/proc/self/exe", j->exe, sizeof j->exe - 1);
   j->exe[n > 0 ? n : 0] = 0;
+}
+
+static void job_identity(iochar_job *j) {
   read_small("/proc/self/cmdline", j->cmdline, sizeof j->cmdline);
   if (gethostname(j->hostname, sizeof j->hostname) != 0) strcpy(j->hostname, "unknown");
   j->hostname[sizeof j->hostname - 1] = 0;
@@ -190,12 +193,15 @@ __attribute__((constructor)) void iochar_init(void) {
   if (getauxval(AT_SECURE)) {
     iochar_cfg.disabled = 1;
   } else if (iochar_config_load() == 0) {
-    job_identity(&iochar_job_info);
+    job_exe(&iochar_job_info);
     const char *b = strrchr(iochar_job_info.exe, '/');
     b = b ? b + 1 : iochar_job_info.exe;
+    /* Before the rest of the identity: a launcher (mpiexec and its proxies
+     * load us too) need not look up its user. */
     if (iochar_is_launcher(b) || iochar_is_launcher(program_invocation_short_name)) {
       iochar_cfg.disabled = 1;
     } else {
+      job_identity(&iochar_job_info);
       calibrate_tsc();
       start_clocks();
       iochar_job_info.memory_bound = iochar_cfg.memory;
