@@ -321,17 +321,19 @@ def decompressor():
     return zlib.decompressobj(-15, zdict=DICTIONARY)
 
 
-def compress(payload: bytes, level: int | None = None) -> bytes:
+def compress(payload: bytes, level: int | None = None, runs: bool = False) -> bytes:
     """As the C writer does (runtime/log_writer.c): level 8 with a 16 KiB
     window up to 8 KiB (JOB, SCHEMA...: the dictionary matches pay most
-    there), 6 up to 64 KiB, 1 for the big ones."""
-    wbits, memlevel = -15, 9
+    there), 6 up to 64 KiB, 1 for the big ones; runs (SERIES, mostly zero
+    bins) by run-length matching when small."""
+    wbits, memlevel, strategy = -15, 9, zlib.Z_DEFAULT_STRATEGY
     if level is None:
         level = 8 if len(payload) <= TINY else 6 if len(payload) < SMALL else 1
     if len(payload) <= TINY:
         wbits, memlevel = -14, 7
-    z = zlib.compressobj(level, zlib.DEFLATED, wbits, memlevel, zlib.Z_DEFAULT_STRATEGY,
-                         DICTIONARY)
+        if runs:
+            strategy = zlib.Z_RLE
+    z = zlib.compressobj(level, zlib.DEFLATED, wbits, memlevel, strategy, DICTIONARY)
     return z.compress(payload) + z.flush()
 
 
