@@ -218,13 +218,13 @@ __attribute__((constructor)) void iochar_init(void) {
     } else {
       calibrate_begin();
       job_identity(&iochar_job_info);
-      start_clocks();
       iochar_job_info.memory_bound = iochar_cfg.memory;
       if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
         pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
         iochar_observe_init();  /* call sites, trace (runtime/observe.c) */
         iochar_log_dir_check(); /* say now, while the user is watching */
         calibrate_end();
+        start_clocks(); /* the job's start: the clock is known, nothing recorded yet */
         __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
       } else {
         iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,
