@@ -61,6 +61,8 @@ void red_state_free(state *s) {
   free(s->mscount);
   free(s->msend);
   free(s->mrecv);
+  free(s->wsnd);
+  free(s->wrcv);
   free(s->wide_owned);
   free(s->wide_local);
 }

@@ -60,16 +60,19 @@ int iochar_mpi_reduce_and_write(void) {
   t[1] = red_wall_now();
   if ((failed = red_classify(x, &s, failed)) < 0) goto stop;
   failed = red_merge_prepare(x, &s, failed);
+  failed = red_wide_prepare(x, &s, failed);
   t[2] = red_wall_now();
   if (red_job_facts(x, &s, g, &shift, failed)) goto stop;
   red_shift_rows(&s, shift);
   t[3] = red_wall_now();
   if ((failed = red_merge_at_owners(x, &s, red_gathered(x, g))) < 0) goto stop;
   t[4] = red_wall_now();
-  if (red_wide_and_series(x, &s, g, shift, series, failed)) goto stop;
+  /* 1: this rank failed after the last vote; the gather's or the write's
+   * is the next. */
+  if ((failed = red_wide_and_series(x, &s, g, shift, series, failed)) < 0) goto stop;
   t[5] = red_wall_now();
   if (g->path_ok) {
-    int bad = red_build_body(x, &s, g, series, &body, &nsec) != 0;
+    int bad = red_build_body(x, &s, g, series, &body, &nsec, failed) != 0;
     t[6] = red_wall_now();
     if (red_write_log(x, g, &body, nsec, bad)) goto stop;
     rc = 0;

@@ -74,6 +74,8 @@ typedef struct state {
   int *mscount;           /* bytes of MERGE rows we send each owner */
   uint8_t *msend, *mrecv; /* MERGE rows sent ([module u64][row] each) and received */
   size_t msend_len, mrecv_len;
+  uint8_t *wsnd, *wrcv; /* the first wide chunk's buffers (rank 0 receives it) */
+  size_t wcap;
   key *wide_owned; /* wide keys this rank owns */
   size_t nwide_owned;
   int64_t nodes_owned;                            /* distinct hostnames this rank owns */
@@ -135,11 +137,12 @@ void red_drop_tmp(const facts *f);
 double red_wall_now(void);
 int red_job_facts(red *x, state *s, facts *g, double *shift, int failed);
 /* wide.c */
+int red_wide_prepare(red *x, state *s, int failed);
 int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_series_part *series,
                         int failed);
 /* write.c */
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
-                   iochar_buf *body, int *nsec);
+                   iochar_buf *body, int *nsec, int failed);
 int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad);
 void red_fall_back(red *x, const iochar_job *before, const facts *g);
 

@@ -94,7 +94,7 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
  * after the reduction (a small job: every rank's rows, gathered at rank 0);
  * rank 0 adds the job's head and the series. */
 static int build_local(red *x, state *s, const facts *g, const iochar_series_part *series,
-                       iochar_buf *body, int *nsec) {
+                       iochar_buf *body, int *nsec, int failed) {
   int present[NMOD];
   for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
   iochar_log_parts parts = {.head = x->rank == 0,
@@ -112,7 +112,7 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
   size_t ntot[2 * NMOD + 1] = {0};
   memset(all, 0, sizeof all);
   if (gathered) {
-    rc = gather_small(x, s, present, 0, all, ntot);
+    rc = gather_small(x, s, present, failed, all, ntot);
     for (int k = 0; k < 2 * NMOD + 1; k++) rc |= all[k].failed;
     parts.names = &all[NMOD], parts.nnames = (uint32_t)ntot[NMOD];
     parts.records = all, parts.nrecords = ntot;
@@ -129,8 +129,8 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
  * votes on its own failures), whatever happened to its own sections.  A
  * failure here is this rank's: write_log makes it everybody's. */
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
-                   iochar_buf *body, int *nsec) {
-  int bad = build_local(x, s, g, series, body, nsec) != 0 || red_fault(x, "body");
+                   iochar_buf *body, int *nsec, int failed) {
+  int bad = build_local(x, s, g, series, body, nsec, failed) != 0 || failed || red_fault(x, "body");
   if (g->callsites && iochar_callsites_mpi_sections(&x->comm, body, nsec)) bad = 1;
   return bad || body->failed ? -1 : 0;
 }
