@@ -63,6 +63,8 @@ void red_state_free(state *s) {
   free(s->mrecv);
   free(s->wsnd);
   free(s->wrcv);
+  iochar_buf_free(&s->gpack);
+  free(s->gsizes);
   free(s->wide_owned);
   free(s->wide_local);
 }

@@ -66,6 +66,7 @@ int iochar_mpi_reduce_and_write(void) {
   red_shift_rows(&s, shift);
   t[3] = red_wall_now();
   if ((failed = red_merge_at_owners(x, &s, red_gathered(x, g))) < 0) goto stop;
+  failed |= red_small_pack(x, &s, g);
   t[4] = red_wall_now();
   /* 1: this rank failed after the last vote; the gather's or the write's
    * is the next. */

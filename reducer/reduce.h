@@ -76,7 +76,9 @@ typedef struct state {
   size_t msend_len, mrecv_len;
   uint8_t *wsnd, *wrcv; /* the first wide chunk's buffers (rank 0 receives it) */
   size_t wcap;
-  key *wide_owned; /* wide keys this rank owns */
+  iochar_buf gpack; /* a small job: this rank's block for rank 0, packed early */
+  int *gsizes;      /* rank 0: every rank's block size, from the first wide chunk */
+  key *wide_owned;  /* wide keys this rank owns */
   size_t nwide_owned;
   int64_t nodes_owned;                            /* distinct hostnames this rank owns */
   int64_t folded_owned[NMOD], folded_extra[NMOD]; /* distinct folded files owned; beyond the set */
@@ -115,6 +117,13 @@ static inline int red_gathered(const red *x, const facts *g) {
   return g->rows <= GATHER_ROWS && x->nprocs > 1;
 }
 
+/* A small job on at most this many ranks: the sizes of the blocks rank 0
+ * gathers travel in the first wide chunk (8 bytes a rank). */
+#define GATHER_SIZES_RANKS 4096
+static inline int red_small_sizes(const red *x, const facts *g) {
+  return red_gathered(x, g) && x->nprocs <= GATHER_SIZES_RANKS;
+}
+
 /* vote.c */
 int red_vote(red *x, int failed);
 extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
@@ -141,6 +150,7 @@ int red_wide_prepare(red *x, state *s, int failed);
 int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_series_part *series,
                         int failed);
 /* write.c */
+int red_small_pack(red *x, state *s, const facts *g);
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
                    iochar_buf *body, int *nsec, int failed);
 int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad);

@@ -62,6 +62,10 @@ int red_wide_prepare(red *x, state *s, int failed) {
     if (iochar_modules[m] && iochar_partial_size(m) > maxp) maxp = iochar_partial_size(m);
   size_t cap = 8 * (size_t)NMOD * 4 * IOCHAR_SERIES_BINS + WIDE_SLOTS * maxp;
   if (cap > WIDE_CHUNK + maxp) cap = WIDE_CHUNK + maxp;
+  if (x->nprocs <= GATHER_SIZES_RANKS) { /* a small job's block sizes (reducer/write.c) */
+    cap += 8 * (size_t)x->nprocs;
+    if (x->rank == 0 && !(s->gsizes = calloc((size_t)x->nprocs, sizeof(int)))) return 1;
+  }
   s->wsnd = calloc(cap, 1);
   s->wrcv = x->rank == 0 ? malloc(cap) : NULL; /* chunk 0's root */
   s->wcap = cap;
@@ -103,7 +107,8 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
   size_t a = 0, li = 0, chunk_no = 0;
   int rc = 0;
   do {
-    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB : 0, bytes = 8 * nser, b = a;
+    size_t nsizes = chunk_no == 0 && red_small_sizes(x, g) ? (size_t)x->nprocs : 0;
+    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB + nsizes : 0, bytes = 8 * nser, b = a;
     while (b < nw && (b == a || bytes + iochar_partial_size((int)w[b].m) <= WIDE_CHUNK))
       bytes += iochar_partial_size((int)w[b++].m);
     int root = (int)(chunk_no++ % (size_t)x->nprocs); /* spread the results */
@@ -118,8 +123,10 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
       free(snd), free(rcv);
       break;
     }
-    if (!pre) failed = 0; /* voted */
-    if (nser) {           /* this rank's series, re-binned to the widest and shifted */
+    if (!pre) failed = 0;                           /* voted */
+    if (nsizes && x->rank != 0 && !s->gpack.failed) /* summed: each rank fills its slot */
+      ((int64_t *)snd)[(size_t)NMOD * 4 * NB + (size_t)x->rank] = (int64_t)s->gpack.len;
+    if (nser) { /* this rank's series, re-binned to the widest and shifted */
       int64_t *ser = (int64_t *)snd;
       for (int m = 0; m < NMOD; m++) {
         double wm = s->width[m];
@@ -151,6 +158,11 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
     if (Y_Reduce(snd, rcv, 1, t, op, root, x->comm) != MPI_SUCCESS) rc = -1;
     P.Type_free(&t);
     if (x->rank == root && !rc) {
+      for (size_t i = 0; i < nsizes && s->gsizes; i++) {
+        int64_t v;
+        memcpy(&v, rcv + 8 * ((size_t)NMOD * 4 * NB + i), 8);
+        s->gsizes[i] = (int)v;
+      }
       for (int m = 0; m < NMOD && nser; m++) { /* the job's series: rank 0 writes it */
         memcpy(series[m].bins, rcv + (size_t)m * 4 * NB * 8, 4 * NB * 8);
         series[m].width = g->width[m];

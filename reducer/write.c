@@ -21,30 +21,62 @@
  * Every rank calls this (one exchange); -1 on all when any failed.  all[m]:
  * RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS rows; ntot the
  * counts. */
-static int gather_small(red *x, state *s, const int present[NMOD], int failed, iochar_buf *all,
-                        size_t *ntot) {
-  iochar_buf p = {0};
-  iochar_buf_u32(&p, s->noutnames);
-  iochar_buf_put(&p, s->outnames.p, s->outnames.len);
+static void present_of(const facts *g, int present[NMOD]) {
+  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+}
+
+/* This rank's block for rank 0: names, per module its rows and RANKS
+ * totals, then its MERGE rows. */
+static void pack_small(red *x, state *s, const int present[NMOD], iochar_buf *p) {
+  iochar_buf_u32(p, s->noutnames);
+  iochar_buf_put(p, s->outnames.p, s->outnames.len);
   for (int m = 0; m < NMOD; m++) {
     if (!present[m]) continue;
-    iochar_buf_u32(&p, (uint32_t)s->nout[m]);
-    iochar_buf_put(&p, s->out[m].p, s->nout[m] * iochar_row_size(m));
+    iochar_buf_u32(p, (uint32_t)s->nout[m]);
+    iochar_buf_put(p, s->out[m].p, s->nout[m] * iochar_row_size(m));
     uint8_t tot[64] = {0};
     if (s->nrows[m]) iochar_rank_totals(m, s->rows[m].p, s->nrows[m], x->rank, tot);
-    iochar_buf_u8(&p, s->nrows[m] > 0);
-    iochar_buf_put(&p, tot, 64);
+    iochar_buf_u8(p, s->nrows[m] > 0);
+    iochar_buf_put(p, tot, 64);
   }
-  iochar_buf_u64(&p, s->msend_len);
-  iochar_buf_put(&p, s->msend, s->msend_len);
+  iochar_buf_u64(p, s->msend_len);
+  iochar_buf_put(p, s->msend, s->msend_len);
+}
+
+/* Up to GATHER_SIZES_RANKS ranks the blocks' sizes reach rank 0 inside the
+ * first wide chunk (reducer/wide.c), so the gather needs no Alltoall of
+ * counts: the ranks but 0 pack theirs before it (their rows are final after
+ * the merge; rank 0, the chunk's root, receives the wide rows).  1 when this
+ * rank failed (its size travels as 0; the gather votes it down). */
+int red_small_pack(red *x, state *s, const facts *g) {
+  if (!red_small_sizes(x, g) || x->rank == 0) return 0;
+  int present[NMOD];
+  present_of(g, present);
+  pack_small(x, s, present, &s->gpack);
+  return s->gpack.failed || s->gpack.len > INT_MAX;
+}
+
+static int gather_small(red *x, state *s, const facts *g, const int present[NMOD], int failed,
+                        iochar_buf *all, size_t *ntot) {
+  int sizes = red_small_sizes(x, g), pre = sizes && x->rank != 0; /* packed already */
+  iochar_buf own = {0};
+  const iochar_buf *p = pre ? &s->gpack : &own;
+  if (!pre) pack_small(x, s, present, &own);
   int *scount = calloc((size_t)x->nprocs, sizeof(int));
-  failed |= p.failed || !scount || p.len > INT_MAX;
-  if (scount && !failed) scount[0] = (int)p.len;
+  failed |= p->failed || !scount || p->len > INT_MAX || (sizes && x->rank == 0 && !s->gsizes);
+  if (scount && !failed) scount[0] = (int)p->len;
   void *r = NULL;
   int *rc = NULL;
   size_t rt = 0;
-  int rc_x = red_exchange(x, failed, p.p, scount ? scount : x->zeros, NULL, &r, &rc, &rt);
-  iochar_buf_free(&p);
+  const int *known = NULL; /* NULL: the counts by one Alltoall */
+  if (sizes && x->rank == 0 && s->gsizes) {
+    s->gsizes[0] = (int)p->len; /* the others' came with the first wide chunk */
+    known = s->gsizes;
+  } else if (sizes) {
+    known = x->zeros; /* only rank 0 receives */
+  }
+  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, &r, &rc, &rt);
+  iochar_buf_free(&own);
   free(scount);
   if (rc_x) return -1;
   /* rank 0: each rank's block in rank order; split it by kind */
@@ -96,7 +128,7 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
 static int build_local(red *x, state *s, const facts *g, const iochar_series_part *series,
                        iochar_buf *body, int *nsec, int failed) {
   int present[NMOD];
-  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+  present_of(g, present);
   iochar_log_parts parts = {.head = x->rank == 0,
                             .present = present,
                             .names = &s->outnames,
@@ -112,7 +144,7 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
   size_t ntot[2 * NMOD + 1] = {0};
   memset(all, 0, sizeof all);
   if (gathered) {
-    rc = gather_small(x, s, present, failed, all, ntot);
+    rc = gather_small(x, s, g, present, failed, all, ntot);
     for (int k = 0; k < 2 * NMOD + 1; k++) rc |= all[k].failed;
     parts.names = &all[NMOD], parts.nnames = (uint32_t)ntot[NMOD];
     parts.records = all, parts.nrecords = ntot;
