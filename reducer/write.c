@@ -240,8 +240,14 @@ int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
   if (x->rank == 0) {    /* out of the private directory, never over an existing file */
-    if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
-    red_drop_tmp(g);
+    if (iochar_log_publish(-1, g->tmp, g->path) != 0) {
+      iochar_log_failed(g->path);
+      red_drop_tmp(g);
+    } else { /* the file has left it: only the directory remains (else both) */
+      int e = errno;
+      if (rmdir(g->dir) != 0) red_drop_tmp(g);
+      errno = e;
+    }
   }
   return 0;
 }
