@@ -397,13 +397,21 @@ def decompressor():
     return zlib.decompressobj(-15, zdict=DICTIONARY)
 
 
-def compress(payload: bytes, level: int | None = None) -> bytes:
-    """Level 9 for small payloads (JOB, SCHEMA...: cheap, and the dictionary
-    matches pay most there), 1 for the big ones, as the C writer does."""
+def compress(payload: bytes, level: int | None = None, runs: bool = False) -> bytes:
+    """As the C writer does (runtime/log_writer.c): level 8 with a 16 KiB
+    window up to 8 KiB (JOB, SCHEMA...: the dictionary matches pay most
+    there), 6 up to 64 KiB, 1 for the big ones; runs (SERIES, mostly zero
+    bins) by run-length matching when small."""
+    wbits, memlevel, strategy = -15, 9, zlib.Z_DEFAULT_STRATEGY
     if level is None:
-        level = 9 if len(payload) < SMALL else 1
-    z = zlib.compressobj(level, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY)
+        level = 8 if len(payload) <= TINY else 6 if len(payload) < SMALL else 1
+    if len(payload) <= TINY:
+        wbits, memlevel = -14, 7
+        if runs:
+            strategy = zlib.Z_RLE
+    z = zlib.compressobj(level, zlib.DEFLATED, wbits, memlevel, strategy, DICTIONARY)
     return z.compress(payload) + z.flush()
 
 
+TINY = 8 << 10
 SMALL = 64 << 10
