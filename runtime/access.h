@@ -3,6 +3,8 @@
 #ifndef IOCHAR_ACCESS_H
 #define IOCHAR_ACCESS_H
 
+#include <string.h>
+
 #include "core.h"
 
 #define IOCHAR_TOPK_SLOTS 16
@@ -88,7 +90,12 @@ static inline __attribute__((always_inline)) void iochar_series_note(iochar_reco
                                                                      int64_t ops) {
   double iw = atomic_load_explicit(&iochar_series_inv_width[r->module], memory_order_relaxed);
   int64_t bin = (int64_t)(t * iw);
-  if (__builtin_expect(bin != s->ser_bin || iw != s->ser_iw || iw == 0, 0)) {
+  /* the widths compared as bits: integer compares, no unordered cases (a
+   * width is a positive power of two, or 0 before the series starts) */
+  uint64_t iwb, oldb;
+  memcpy(&iwb, &iw, sizeof iwb);
+  memcpy(&oldb, &s->ser_iw, sizeof oldb);
+  if (__builtin_expect((bin != s->ser_bin) | (iwb != oldb) | (iwb == 0), 0)) {
     iochar_series_flush(r->module, s);
     s->ser_bin = bin;
     s->ser_iw = iw;
@@ -196,7 +203,16 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
     int64_t miss = 0;
     if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
       miss = off % a ? k : 0;
-    else if (a > 0 && !(a & (a - 1))) /* a power of two in practice: a mask, no divide */
+    else if (a > 0 && !(a & (a - 1)) && !(n & (n - 1))) {
+      /* both powers of two, n < a: the repeats step through every multiple
+       * of n, so they hit every multiple of a in their span when off is a
+       * multiple of n, and none otherwise */
+      int64_t last = off + (k - 1) * n, first_a = (off + a - 1) & ~(a - 1);
+      int64_t hit = (off & (n - 1)) || first_a > last
+                        ? 0
+                        : ((last - first_a) >> __builtin_ctzll((uint64_t)a)) + 1;
+      miss = k - hit;
+    } else if (a > 0 && !(a & (a - 1))) /* a power of two in practice: a mask, no divide */
       for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
     else
       for (int64_t i = 0; a > 0 && i < k; i++) miss += (off + i * n) % a != 0;
@@ -237,8 +253,12 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
   int64_t *c = r->c;
   double *f = r->f;
   c[L->ops[dir]]++;
-  iochar_time_add(r, L, s, dir, t0, t1);
-  if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
+  /* What iochar_time_add and iochar_ts do, knowing more: this op starts no
+   * earlier than the end of every earlier op in its direction (checked
+   * above), so its whole time counts and it moves no start timestamp. */
+  if (L->f_time[dir] >= 0) f[L->f_time[dir]] += t1 - t0;
+  if (t1 > s->last_end[dir]) s->last_end[dir] = t1;
+  if (L->f_end[dir] >= 0 && t1 > f[L->f_end[dir]]) f[L->f_end[dir]] = t1;
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
     f[L->f_max_time[dir]] = t1 - t0;
     if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;

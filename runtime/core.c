@@ -113,8 +113,12 @@ static void start_clocks(void) {
   clock_gettime(CLOCK_REALTIME, &wall);
   clock_gettime(CLOCK_MONOTONIC, &iochar_mono0);
   iochar_mono0_ns = (uint64_t)iochar_mono0.tv_sec * 1000000000u + (uint64_t)iochar_mono0.tv_nsec;
+  /* Readings are converted as (k - tsc0) * scale whichever clock gave them
+   * (core.h): without a TSC they are monotonic ns. */
+  iochar_tsc0 = iochar_mono0_ns;
+  if (!iochar_use_tsc) iochar_tsc_scale = 1e-9;
 #if defined(__x86_64__)
-  iochar_tsc0 = __builtin_ia32_rdtsc();
+  if (iochar_use_tsc) iochar_tsc0 = __builtin_ia32_rdtsc();
 #endif
   iochar_job_info.start_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
 }

@@ -58,6 +58,26 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
 #define IOCHAR_LAYOUTS __attribute__((constructor(101))) static void iochar_layouts_init(void)
 #define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes) \
   iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, writes)
+/* The same layout as a compile-time constant, for the modules on the hottest
+ * paths (POSIX, STDIO): the accounting, inlined with a constant layout, folds
+ * every lookup and every "has this counter" test away.  P's list must name
+ * every counter below (a missing one does not compile); the fields it does not
+ * cover (alignment, stride, access tables) follow as designated initializers,
+ * -1 for "none".  tests/unit/unit_layout.c checks each such constant against
+ * iochar_layout_from_names on the module's own lists. */
+#define IOCHAR_RW_LAYOUT_CONST(P, ...)                                                       \
+  {                                                                                          \
+    .ops = {P##_READS, P##_WRITES}, .bytes = {P##_BYTES_READ, P##_BYTES_WRITTEN},            \
+    .max_byte = {P##_MAX_BYTE_READ, P##_MAX_BYTE_WRITTEN},                                   \
+    .consec = {P##_CONSEC_READS, P##_CONSEC_WRITES}, .seq = {P##_SEQ_READS, P##_SEQ_WRITES}, \
+    .size_bin0 = {P##_SIZE_READ_0_100, P##_SIZE_WRITE_0_100},                                \
+    .max_time_size = {P##_MAX_READ_TIME_SIZE, P##_MAX_WRITE_TIME_SIZE},                      \
+    .rw_switches = P##_RW_SWITCHES,                                                          \
+    .f_time = {P##_F_READ_TIME, P##_F_WRITE_TIME, P##_F_META_TIME},                          \
+    .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                               \
+    .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                    \
+    .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, __VA_ARGS__              \
+  }
 
 typedef struct iochar_module {
   const char *name;
@@ -167,8 +187,8 @@ static inline int iochar_in_vfork_child(void) {
  * against ~100 ns for clock_gettime here), calibrated at start-up against
  * CLOCK_MONOTONIC; clock_gettime elsewhere. */
 extern int iochar_use_tsc;
-extern uint64_t iochar_tsc0;
-extern double iochar_tsc_scale; /* seconds per tick */
+extern uint64_t iochar_tsc0;    /* the reading at job start (TSC ticks or monotonic ns) */
+extern double iochar_tsc_scale; /* seconds per tick (1e-9 without a TSC) */
 
 extern uint64_t iochar_mono0_ns; /* CLOCK_MONOTONIC at job start, in ns */
 
@@ -184,13 +204,10 @@ static inline uint64_t iochar_ticks(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A raw reading as seconds since the job start. */
+/* A raw reading as seconds since the job start: one formula for both clocks
+ * (start_clocks in core.c sets tsc0 and scale for the one in use). */
 static inline double iochar_ticks_s(uint64_t k) {
-#if defined(__x86_64__)
-  if (__builtin_expect(iochar_use_tsc, 1))
-    return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
-#endif
-  return (double)(int64_t)(k - iochar_mono0_ns) * 1e-9;
+  return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
 }
 
 /* Seconds since the job start. */
@@ -231,8 +248,10 @@ size_t iochar_record_count(int m);
 /* ---- fd table (POSIX descriptors) -------------------------------------- */
 extern _Atomic(iochar_fdesc *) *iochar_fds;
 extern int iochar_fds_max;
+/* iochar_fds_max stays 0 until iochar_fds is mapped (records.c): one bound
+ * check covers both. */
 static inline iochar_fdesc *iochar_fd_get(int fd) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return NULL;
+  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return NULL;
   return atomic_load_explicit(&iochar_fds[fd], memory_order_acquire);
 }
 /* The description's offset after a seek (relaxed: threads racing on one

@@ -1,4 +1,5 @@
 /* Record tables in a bounded arena, the fd table, and the generic handle map. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -103,10 +104,12 @@ int iochar_records_init(void) {
   uint8_t *agg;
   if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
-  iochar_fds_max = 1 << 20;
-  iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
-  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)iochar_fds_max);
+  const int fds_max = 1 << 20;
+  iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)fds_max);
+  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)fds_max);
   if (!arena || !fold_set || !iochar_fds || !fdesc_pool) return -1;
+  /* last, published: iochar_fd_get checks this bound only (core.h) */
+  __atomic_store_n(&iochar_fds_max, fds_max, __ATOMIC_RELEASE);
   /* Aggregates live outside the bound so totals always have a home. */
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
@@ -328,12 +331,14 @@ struct iochar_hmap {
  * counters), then give the core away, so that a holder preempted by its own
  * waiters (threads outnumbering cores) gets to run and let go. */
 void iochar_spin_wait(iochar_spin *s) {
+  int saved = errno; /* callers on the data path do not save it (wrappers/posix.c) */
   for (unsigned n = 1; atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire); n++) {
     if (n % 64)
       __builtin_ia32_pause();
     else
       sched_yield();
   }
+  errno = saved;
 }
 
 void *iochar_pool_get(iochar_pool *p) {
