@@ -79,7 +79,8 @@ typedef struct iochar_rw_state {
 
 static inline void iochar_rw_state_init(iochar_rw_state *s) { s->last_dir = -1; }
 
-/* Current 1/width of module m's time series (0 before its first use). */
+/* Current 1/width of module m's time series (the first width before its
+ * first use; never 0). */
 extern _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
 /* Move a record's pending series counts into the module's series. */
 void iochar_series_flush(int m, iochar_rw_state *s);
@@ -90,12 +91,13 @@ static inline __attribute__((always_inline)) void iochar_series_note(iochar_reco
                                                                      int64_t ops) {
   double iw = atomic_load_explicit(&iochar_series_inv_width[r->module], memory_order_relaxed);
   int64_t bin = (int64_t)(t * iw);
-  /* the widths compared as bits: integer compares, no unordered cases (a
-   * width is a positive power of two, or 0 before the series starts) */
+  /* the widths compared as bits: integer compares, no unordered cases.  The
+   * module's width is never 0 (series.c), a fresh record's is: its first op
+   * flushes (nothing) and takes the current width */
   uint64_t iwb, oldb;
   memcpy(&iwb, &iw, sizeof iwb);
   memcpy(&oldb, &s->ser_iw, sizeof oldb);
-  if (__builtin_expect((bin != s->ser_bin) | (iwb != oldb) | (iwb == 0), 0)) {
+  if (__builtin_expect((bin != s->ser_bin) | (iwb != oldb), 0)) {
     iochar_series_flush(r->module, s);
     s->ser_bin = bin;
     s->ser_iw = iw;
@@ -172,8 +174,11 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
     s->last_byte[dir] = off + len - 1;
     if (L->max_byte[dir] >= 0 && off + len - 1 > c[L->max_byte[dir]])
       c[L->max_byte[dir]] = off + len - 1;
-    s->run_dir = (int8_t)dir; /* later repeats of this op may be deferred */
-    s->run_len = len;
+    /* later repeats of this op may be deferred, but not while observers run:
+     * they want every op (run_len 0 matches no op, so iochar_rw_defer and
+     * iochar_rw_defer_timed need not test for them) */
+    s->run_dir = (int8_t)dir;
+    s->run_len = __builtin_expect(iochar_observing, 0) ? 0 : len;
     s->run_next = off + len;
   }
 }
@@ -227,11 +232,11 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
 
 /* An untimed op (served from a user-space buffer) that repeats the last one:
  * absorb it into the run (three adds) and return 1; else 0 and the caller
- * accounts it normally.  Caller holds r->lock.  Off while observers run, as
- * they want every op. */
+ * accounts it normally.  Caller holds r->lock.  Off while observers run (no
+ * run starts then: iochar_rw_account). */
 static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int64_t len, double t) {
   if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      iochar_observing || (s->run_k && s->run_timed))
+      (s->run_k && s->run_timed))
     return 0;
   if (!s->run_k) s->run_t = t;
   s->run_timed = 0;
@@ -248,7 +253,7 @@ static inline __attribute__((always_inline)) int
 iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
                       int64_t off, int64_t len, const void *buf, double t0, double t1) {
   if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      iochar_observing || (s->run_k && !s->run_timed) || t0 < s->last_end[dir])
+      (s->run_k && !s->run_timed) || t0 < s->last_end[dir])
     return 0;
   int64_t *c = r->c;
   double *f = r->f;
