@@ -267,11 +267,20 @@ static inline iochar_fdesc *iochar_fd_get(int fd) {
 static inline void iochar_fd_seek(iochar_fdesc *d, int64_t off) {
   atomic_store_explicit(&d->offset, off, memory_order_relaxed);
 }
-iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset);
+/* An open: fd gets a new description of rec (offset 0: the kernel starts
+ * every description there, O_APPEND included); replaces and releases what
+ * fd had.  Without a free description, fd is just forgotten. */
+void iochar_fd_open(int fd, iochar_record *rec, int append);
 /* Point fd at d (taking a reference); replaces and releases what was there. */
 void iochar_fd_set(int fd, iochar_fdesc *d);
+/* A description nothing refers to any more, back to the pool (records.c). */
+void iochar_fdesc_put(iochar_fdesc *d);
 /* Forget fd (close): drops its reference. */
-void iochar_fd_clear(int fd);
+static inline void iochar_fd_clear(int fd) {
+  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return;
+  iochar_fdesc *d = atomic_exchange(&iochar_fds[fd], NULL);
+  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
+}
 
 /* ---- fixed pools (in-flight MPI requests, AIO operations) ---------------- */
 /* A static array of items handed out and taken back, so tracking what is in

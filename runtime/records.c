@@ -285,7 +285,21 @@ void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
 
 /* ---- fd table ----------------------------------------------------------- */
 
-iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
+/* (iochar_fds_max is 0 until the table is mapped: the bound checks cover it) */
+
+void iochar_fdesc_put(iochar_fdesc *d) {
+  iochar_spin_lock(&fdesc_lock);
+  d->free_next = fdesc_free;
+  fdesc_free = d;
+  iochar_spin_unlock(&fdesc_lock);
+}
+
+static void fdesc_release(iochar_fdesc *d) {
+  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
+}
+
+void iochar_fd_open(int fd, iochar_record *rec, int append) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
   iochar_spin_lock(&fdesc_lock);
   iochar_fdesc *d = fdesc_free;
   if (d)
@@ -293,30 +307,21 @@ iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
   else if (fdesc_next < (size_t)iochar_fds_max)
     d = &fdesc_pool[fdesc_next++];
   iochar_spin_unlock(&fdesc_lock);
-  if (!d) return NULL;
-  d->rec = rec;
-  d->append = append;
-  d->free_next = NULL;
-  atomic_store(&d->offset, offset);
-  atomic_store(&d->refs, 0);
-  return d;
-}
-
-static void fdesc_release(iochar_fdesc *d) {
-  if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
-  iochar_spin_lock(&fdesc_lock);
-  d->free_next = fdesc_free;
-  fdesc_free = d;
-  iochar_spin_unlock(&fdesc_lock);
-}
-
-void iochar_fd_set(int fd, iochar_fdesc *d) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return;
-  if (d) atomic_fetch_add(&d->refs, 1);
+  if (d) { /* plain stores: the exchange below publishes them */
+    d->rec = rec;
+    d->append = append;
+    d->free_next = NULL;
+    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
+  }
   fdesc_release(atomic_exchange(&iochar_fds[fd], d));
 }
 
-void iochar_fd_clear(int fd) { iochar_fd_set(fd, NULL); }
+void iochar_fd_set(int fd, iochar_fdesc *d) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
+  if (d) atomic_fetch_add(&d->refs, 1);
+  fdesc_release(atomic_exchange(&iochar_fds[fd], d));
+}
 
 /* ---- handle map: open addressing, linear probing, backward-shift delete -- */
 

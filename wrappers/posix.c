@@ -49,12 +49,11 @@ static __thread struct {
   char path[240];
 } last_path __attribute__((tls_model("initial-exec")));
 
-static iochar_record *path_record(int dirfd, const char *path) {
-  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
-  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
-  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
-      strcmp(path, last_path.path) == 0)
-    return last_path.rec;
+/* A name other than the last: resolve, check, find or make its record.  Out
+ * of line, so that its 4 KiB buffer (stack probes) and saved registers cost
+ * nothing to the repeat below. */
+static __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const char *path,
+                                                                   int cacheable, unsigned gen) {
   char abs[IOCHAR_PATH_MAX];
   if (iochar_path_resolve(dirfd, path, abs, sizeof abs)) return NULL;
   iochar_record *r = iochar_path_excluded(abs) ? NULL : iochar_record_get(IOCHAR_MOD_POSIX, abs);
@@ -71,6 +70,15 @@ static iochar_record *path_record(int dirfd, const char *path) {
     iochar_spin_unlock(&r->lock);
   }
   return r;
+}
+
+static inline iochar_record *path_record(int dirfd, const char *path) {
+  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
+  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
+  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
+      strcmp(path, last_path.path) == 0)
+    return last_path.rec;
+  return path_record_lookup(dirfd, path, cacheable, gen);
 }
 
 /* File-system facts of a record, once (its first open): the preferred I/O
@@ -99,8 +107,7 @@ static void record_open(int fd, int dirfd, const char *path, int flags, mode_t m
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
-  iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, 0);
-  iochar_fd_set(fd, d);
+  iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
   iochar_rw_open(r, &layout, r->state);
@@ -279,7 +286,11 @@ IOCHAR_WRAP(int, close, (int fd)) {
   double t0 = iochar_now();
   int ret = IOCHAR_REAL(close)(fd);
   double t1 = iochar_now();
-  IOCHAR_RECORD(record_close(fd, d, t0, t1));
+  /* IOCHAR_RECORD without the errno save: nothing in record_close sets it
+   * (the contended lock and the observers keep it themselves) */
+  iochar_in_tool++;
+  record_close(fd, d, t0, t1);
+  iochar_in_tool--;
   return ret;
 }
 
