@@ -822,32 +822,27 @@ def from_bytes(data, name: str = "<bytes>") -> Log:
     return Log([_Part(bytes(data), name)])
 
 
-def _expand(path_or_list) -> list:
-    items = [path_or_list] if isinstance(path_or_list, (str, os.PathLike)) else list(path_or_list)
-    if not items:
-        raise LogError("no log files given")
-    files = []
-    for it in items:
-        p = Path(it)
-        if p.is_dir():
-            from .live import live_files
-            found = sorted(p.glob("*.iochar"))
-            found += live_files(p, found)
-            if not found:
-                raise LogError(f"no *.iochar logs in {p}")
-            files += found
-        else:
-            files.append(p)
-    return files
-
-
-def open(path_or_list) -> Log:
-    """Open a log, a list of logs, or a directory of *.iochar logs of one job.
-    A `.darshan` file is read through PyDarshan (iochar/darshan.py)."""
+def open(path_or_list, job: str | None = None) -> Log:
+    """Open a log, a list of per-rank logs of one job, or a directory of logs.
+    A directory may hold several jobs (iochar/jobs.py groups them by their JOB
+    sections): name one with `job` (an id from `iochar-report DIR --list`, or a
+    jobid), else the directory must hold exactly one. A `.darshan` file is read
+    through PyDarshan (iochar/darshan.py)."""
     if isinstance(path_or_list, (str, os.PathLike)) and str(path_or_list).endswith(".darshan"):
         from .darshan import DarshanLog
         return DarshanLog(path_or_list)
-    return Log([_read(p) for p in _expand(path_or_list)])
+    from . import jobs
+    items = [path_or_list] if isinstance(path_or_list, (str, os.PathLike)) else list(path_or_list)
+    if job is None and not any(Path(it).is_dir() for it in items):
+        return Log([_read(p) for p in jobs.expand(items)])
+    found, bad = jobs.find(items, job)
+    if bad:  # a log that does not read is an error here, as it is when named alone
+        raise LogError(bad[0][1])
+    if len(found) > 1:
+        raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one with "
+                       f"job= (ids: {', '.join(g.id for g in found[:5])}"
+                       f"{', ...' if len(found) > 5 else ''})")
+    return Log([_read(Path(p)) for p in found[0].files])
 
 
 

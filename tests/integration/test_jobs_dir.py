@@ -60,6 +60,25 @@ def test_grouping_by_job_identity(tmp_path):
     assert log.records("POSIX")["POSIX_BYTES_WRITTEN"].sum() == 1000 * (1 + 2 + 3 + 4)
 
 
+def test_python_open_of_a_directory_of_many_jobs(tmp_path):
+    d = many_jobs(tmp_path / "logs")
+    with pytest.raises(iochar.LogError, match=r"^4 jobs in .*pick one with job= "
+                       r"\(ids: 100:100, 100:101, 200:210, 200:220\)$"):
+        iochar.open(d)
+    log = iochar.open(d, job="200:220")
+    assert log.job["nprocs"] == 4 and log.job["merged_logs"] == 4
+    assert log.records("POSIX")["POSIX_BYTES_WRITTEN"].sum() == 2000 * (1 + 2 + 3 + 4)
+    one = tmp_path / "one"
+    one.mkdir()
+    for f in sorted(d.iterdir()):
+        if iochar.jobs.read_job(f).get("pid", 0) in (220, 221, 222, 223):
+            shutil.copy(f, one / f.name)
+    assert iochar.open(one).job["merged_logs"] == 4  # one job: no job= needed
+    (one / "zz.iochar").write_bytes(b"junk")  # a bad log fails the open, as alone
+    with pytest.raises(iochar.LogError, match="zz.iochar"):
+        iochar.open(one)
+
+
 def test_report_lists_and_reports_each_job(tmp_path, capsys):
     d = many_jobs(tmp_path / "logs")
     assert report.main([str(d)]) == 0
