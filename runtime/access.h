@@ -7,6 +7,9 @@
 
 #include "core.h"
 
+/* The library's own (hidden: direct access, no GOT; as in core.h). */
+#pragma GCC visibility push(hidden)
+
 #define IOCHAR_TOPK_SLOTS 16
 
 /* Space-Saving top-k: exact while <= IOCHAR_TOPK_SLOTS distinct values;
@@ -312,5 +315,7 @@ void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
  * counters into first[], the tables into t[] when s is given; returns 0..2. */
 int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
                      iochar_topk *t[2]);
+
+#pragma GCC visibility pop
 
 #endif

@@ -74,6 +74,13 @@ static void job_identity(iochar_job *j) {
   j->nnodes = 1;
 }
 
+static const char always_lock = 0;
+const char *iochar_single_threaded_flag = &always_lock;
+/* Before any wrapper can run (the default-priority constructors come later). */
+__attribute__((constructor(101))) static void single_threaded_flag(void) {
+  if (&__libc_single_threaded) iochar_single_threaded_flag = &__libc_single_threaded;
+}
+
 int iochar_use_tsc;
 uint64_t iochar_tsc0;
 uint64_t iochar_mono0_ns;

@@ -112,6 +112,10 @@ extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
  * and never sets it back; its own stdio skips locking on it.  Weak, so an
  * older glibc (no such symbol) just always locks. */
 extern char __libc_single_threaded __attribute__((weak, visibility("default")));
+/* Where that flag is read: &__libc_single_threaded once core.c's first
+ * constructor ran and glibc has one, else a 0 byte (always lock).  One load
+ * and a compare per lock, not a test of the weak symbol's address too. */
+extern const char *iochar_single_threaded_flag;
 
 /* Record locks.  While the process has one thread, nothing can contend, so
  * the lock is not taken: the locked exchange is the largest single cost of a
@@ -122,9 +126,7 @@ extern char __libc_single_threaded __attribute__((weak, visibility("default")));
 typedef struct iochar_spin {
   atomic_flag f;
 } iochar_spin;
-static inline int iochar_single_threaded(void) {
-  return &__libc_single_threaded != 0 && __libc_single_threaded;
-}
+static inline int iochar_single_threaded(void) { return *iochar_single_threaded_flag; }
 void iochar_spin_wait(iochar_spin *s); /* records.c: the contended path */
 static inline void iochar_spin_lock(iochar_spin *s) {
   if (__builtin_expect(iochar_single_threaded(), 1)) return;

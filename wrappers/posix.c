@@ -151,7 +151,8 @@ static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, 
  * restore would be a tenth of the path. */
 static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc *d, int dir,
                                                             int64_t off, ssize_t ret,
-                                                            const void *buf, double t0, double t1) {
+                                                            const void *buf, uint64_t k0,
+                                                            uint64_t k1) {
   iochar_in_tool++;
   iochar_record *r = d->rec;
   if (__builtin_expect(dir == 1 && d->append && ret > 0, 0))
@@ -163,6 +164,9 @@ static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc
     off = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
   }
+  /* the clock readings become seconds only now: no call left that would
+   * make the compiler keep two doubles on the stack across it */
+  double t0 = iochar_ticks_s(k0), t1 = iochar_ticks_s(k1);
   if (!iochar_rw_defer_timed(r, &layout, r->state, dir, off, ret, buf, t0, t1))
     iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
   iochar_spin_unlock(&r->lock);
@@ -175,13 +179,13 @@ static inline __attribute__((always_inline)) void record_read_hot(int fd, iochar
                                                                   int64_t off, ssize_t ret,
                                                                   const void *buf, uint64_t k0,
                                                                   uint64_t k1) {
-  record_rw(fd, d, 0, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  record_rw(fd, d, 0, off, ret, buf, k0, k1);
 }
 static inline __attribute__((always_inline)) void record_write_hot(int fd, iochar_fdesc *d,
                                                                    int64_t off, ssize_t ret,
                                                                    const void *buf, uint64_t k0,
                                                                    uint64_t k1) {
-  record_rw(fd, d, 1, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  record_rw(fd, d, 1, off, ret, buf, k0, k1);
 }
 static __attribute__((noinline)) void record_read(int fd, iochar_fdesc *d, int64_t off, ssize_t ret,
                                                   const void *buf, uint64_t k0, uint64_t k1) {
