@@ -80,7 +80,12 @@ typedef struct iochar_rw_state {
   iochar_topk access, stride;
 } iochar_rw_state;
 
-static inline void iochar_rw_state_init(iochar_rw_state *s) { s->last_dir = -1; }
+/* run_timed is 1 whenever no repeats are pending (run_k 0), so a timed
+ * repeat checks one flag (iochar_rw_defer_timed). */
+static inline void iochar_rw_state_init(iochar_rw_state *s) {
+  s->last_dir = -1;
+  s->run_timed = 1;
+}
 
 /* Current 1/width of module m's time series (the first width before its
  * first use; never 0). */
@@ -203,6 +208,7 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
       iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
     iochar_series_note(r, s, dir, s->run_t, k * n, k);
   }
+  s->run_timed = 1; /* nothing pending (iochar_rw_state_init) */
   c[L->bytes[dir]] += k * n;
   c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
   if (L->access1 >= 0) iochar_topk_add_k(&s->access, n, k);
@@ -255,8 +261,8 @@ static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int6
 static inline __attribute__((always_inline)) int
 iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
                       int64_t off, int64_t len, const void *buf, double t0, double t1) {
-  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      (s->run_k && !s->run_timed) || t0 < s->last_end[dir])
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir || !s->run_timed ||
+      t0 < s->last_end[dir])
     return 0;
   int64_t *c = r->c;
   double *f = r->f;
@@ -273,8 +279,7 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
   }
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   iochar_series_note(r, s, dir, t0, len, 1);
-  s->run_timed = 1;
-  s->run_k++;
+  s->run_k++; /* run_timed is 1 already: checked above */
   s->run_next += len;
   return 1;
 }

@@ -232,6 +232,7 @@ void iochar_shutdown(void) {
   if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* data wrappers: core.h */
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   iochar_job_info.end_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;

@@ -258,8 +258,9 @@ size_t iochar_record_count(int m);
 /* ---- fd table (POSIX descriptors) -------------------------------------- */
 extern _Atomic(iochar_fdesc *) *iochar_fds;
 extern int iochar_fds_max;
-/* iochar_fds_max stays 0 until iochar_fds is mapped (records.c): one bound
- * check covers both. */
+/* iochar_fds_max stays 0 until iochar_fds is mapped (records.c), and is 0
+ * again once recording stops (iochar_ready 0, at the log): one bound check
+ * covers the three, so data wrappers need not read iochar_ready. */
 static inline iochar_fdesc *iochar_fd_get(int fd) {
   if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return NULL;
   return atomic_load_explicit(&iochar_fds[fd], memory_order_acquire);

@@ -282,8 +282,8 @@ DEFINE_CREAT(creat64)
 // clang-format on
 
 IOCHAR_WRAP(int, close, (int fd)) {
-  iochar_fdesc *d = iochar_fd_get(fd);
-  if (!d || !iochar_active()) {
+  iochar_fdesc *d = iochar_fd_get(fd); /* NULL whenever not recording (core.h) */
+  if (!d || (__builtin_expect(iochar_in_tool, 0) && !iochar_active())) {
     if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
   }
@@ -303,8 +303,9 @@ IOCHAR_WRAP(int, close, (int fd)) {
 /* Every data wrapper: the descriptor's state when this call is recorded
  * (NULL: pass straight through), then clock, real call, clock, record. */
 static inline iochar_fdesc *data_fd(int fd) {
-  iochar_fdesc *d = iochar_fd_get(fd);
-  return d && iochar_active() ? d : NULL;
+  iochar_fdesc *d = iochar_fd_get(fd); /* NULL whenever not recording (core.h) */
+  if (!d) return NULL;
+  return __builtin_expect(!iochar_in_tool, 1) || iochar_active() ? d : NULL;
 }
 
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
