@@ -93,11 +93,12 @@ extern _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
 /* Move a record's pending series counts into the module's series. */
 void iochar_series_flush(int m, iochar_rw_state *s);
 
-static inline __attribute__((always_inline)) void iochar_series_note(iochar_record *r,
+static inline __attribute__((always_inline)) void iochar_series_note(const iochar_rw_layout *L,
                                                                      iochar_rw_state *s, int dir,
                                                                      double t, int64_t len,
                                                                      int64_t ops) {
-  double iw = atomic_load_explicit(&iochar_series_inv_width[r->module], memory_order_relaxed);
+  /* L->module, not the record's: the same, and a constant with a constant L */
+  double iw = atomic_load_explicit(&iochar_series_inv_width[L->module], memory_order_relaxed);
   int64_t bin = (int64_t)(t * iw);
   /* the widths compared as bits: integer compares, no unordered cases.  The
    * module's width is never 0 (series.c), a fresh record's is: its first op
@@ -106,7 +107,7 @@ static inline __attribute__((always_inline)) void iochar_series_note(iochar_reco
   memcpy(&iwb, &iw, sizeof iwb);
   memcpy(&oldb, &s->ser_iw, sizeof oldb);
   if (__builtin_expect((bin != s->ser_bin) | (iwb != oldb), 0)) {
-    iochar_series_flush(r->module, s);
+    iochar_series_flush(L->module, s);
     s->ser_bin = bin;
     s->ser_iw = iw;
     s->ser_t = t;
@@ -149,7 +150,8 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   if (len < 0) return;
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
-  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
+  int observing = iochar_observing; /* set once, at start-up: read once */
+  if (__builtin_expect(observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
   iochar_time_add(r, L, s, dir, t0, t1);
   if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
@@ -158,7 +160,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   }
   if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir) c[L->rw_switches]++;
   s->last_dir = (int8_t)dir;
-  iochar_series_note(r, s, dir, t0, len, 1);
+  iochar_series_note(L, s, dir, t0, len, 1);
   s->run_len = 0;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
@@ -186,7 +188,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
      * they want every op (run_len 0 matches no op, so iochar_rw_defer and
      * iochar_rw_defer_timed need not test for them) */
     s->run_dir = (int8_t)dir;
-    s->run_len = __builtin_expect(iochar_observing, 0) ? 0 : len;
+    s->run_len = __builtin_expect(observing, 0) ? 0 : len;
     s->run_next = off + len;
   }
 }
@@ -206,7 +208,7 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
     iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
     if (L->f_start[dir] >= 0)
       iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
-    iochar_series_note(r, s, dir, s->run_t, k * n, k);
+    iochar_series_note(L, s, dir, s->run_t, k * n, k);
   }
   s->run_timed = 1; /* nothing pending (iochar_rw_state_init) */
   c[L->bytes[dir]] += k * n;
@@ -215,19 +217,22 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   if (L->file_not_aligned >= 0) {
     int64_t a = c[L->file_alignment];
     int64_t miss = 0;
-    if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
+    if (a > 0 && !(a & (a - 1))) { /* a power of two in practice: masks, no divide */
+      if (!(n & (a - 1)))          /* every repeat shares the first one's alignment */
+        miss = off & (a - 1) ? k : 0;
+      else if (!(n & (n - 1))) {
+        /* both powers of two, n < a: the repeats step through every multiple
+         * of n, so they hit every multiple of a in their span when off is a
+         * multiple of n, and none otherwise */
+        int64_t last = off + (k - 1) * n, first_a = (off + a - 1) & ~(a - 1);
+        int64_t hit = (off & (n - 1)) || first_a > last
+                          ? 0
+                          : ((last - first_a) >> __builtin_ctzll((uint64_t)a)) + 1;
+        miss = k - hit;
+      } else
+        for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
+    } else if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
       miss = off % a ? k : 0;
-    else if (a > 0 && !(a & (a - 1)) && !(n & (n - 1))) {
-      /* both powers of two, n < a: the repeats step through every multiple
-       * of n, so they hit every multiple of a in their span when off is a
-       * multiple of n, and none otherwise */
-      int64_t last = off + (k - 1) * n, first_a = (off + a - 1) & ~(a - 1);
-      int64_t hit = (off & (n - 1)) || first_a > last
-                        ? 0
-                        : ((last - first_a) >> __builtin_ctzll((uint64_t)a)) + 1;
-      miss = k - hit;
-    } else if (a > 0 && !(a & (a - 1))) /* a power of two in practice: a mask, no divide */
-      for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
     else
       for (int64_t i = 0; a > 0 && i < k; i++) miss += (off + i * n) % a != 0;
     c[L->file_not_aligned] += miss;
@@ -278,7 +283,7 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
     if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;
   }
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
-  iochar_series_note(r, s, dir, t0, len, 1);
+  iochar_series_note(L, s, dir, t0, len, 1);
   s->run_k++; /* run_timed is 1 already: checked above */
   s->run_next += len;
   return 1;

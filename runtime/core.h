@@ -52,6 +52,7 @@ typedef struct iochar_rw_layout {
   int16_t f_max_time[2]; /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
   int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
   int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
+  int16_t module;        /* IOCHAR_MOD_<P>: the module whose records use it */
 } iochar_rw_layout;
 /* Fill L from module prefix P's counter lists by the names above (each field
  * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
@@ -62,8 +63,10 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
 /* A wrapper file's layouts, built before the runtime starts (its constructor
  * runs at the default priority, after this one): IOCHAR_LAYOUTS { ... } */
 #define IOCHAR_LAYOUTS __attribute__((constructor(101))) static void iochar_layouts_init(void)
-#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes) \
-  iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, writes)
+#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes)                               \
+  (iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, \
+                            writes),                                                        \
+   (L)->module = IOCHAR_MOD_##P)
 /* The same layout as a compile-time constant, for the modules on the hottest
  * paths (POSIX, STDIO): the accounting, inlined with a constant layout, folds
  * every lookup and every "has this counter" test away.  P's list must name
@@ -71,18 +74,19 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
  * cover (alignment, stride, access tables) follow as designated initializers,
  * -1 for "none".  tests/unit/unit_layout.c checks each such constant against
  * iochar_layout_from_names on the module's own lists. */
-#define IOCHAR_RW_LAYOUT_CONST(P, ...)                                                       \
-  {                                                                                          \
-    .ops = {P##_READS, P##_WRITES}, .bytes = {P##_BYTES_READ, P##_BYTES_WRITTEN},            \
-    .max_byte = {P##_MAX_BYTE_READ, P##_MAX_BYTE_WRITTEN},                                   \
-    .consec = {P##_CONSEC_READS, P##_CONSEC_WRITES}, .seq = {P##_SEQ_READS, P##_SEQ_WRITES}, \
-    .size_bin0 = {P##_SIZE_READ_0_100, P##_SIZE_WRITE_0_100},                                \
-    .max_time_size = {P##_MAX_READ_TIME_SIZE, P##_MAX_WRITE_TIME_SIZE},                      \
-    .rw_switches = P##_RW_SWITCHES,                                                          \
-    .f_time = {P##_F_READ_TIME, P##_F_WRITE_TIME, P##_F_META_TIME},                          \
-    .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                               \
-    .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                    \
-    .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, __VA_ARGS__              \
+#define IOCHAR_RW_LAYOUT_CONST(P, ...)                                                        \
+  {                                                                                           \
+    .ops = {P##_READS, P##_WRITES}, .bytes = {P##_BYTES_READ, P##_BYTES_WRITTEN},             \
+    .max_byte = {P##_MAX_BYTE_READ, P##_MAX_BYTE_WRITTEN},                                    \
+    .consec = {P##_CONSEC_READS, P##_CONSEC_WRITES}, .seq = {P##_SEQ_READS, P##_SEQ_WRITES},  \
+    .size_bin0 = {P##_SIZE_READ_0_100, P##_SIZE_WRITE_0_100},                                 \
+    .max_time_size = {P##_MAX_READ_TIME_SIZE, P##_MAX_WRITE_TIME_SIZE},                       \
+    .rw_switches = P##_RW_SWITCHES,                                                           \
+    .f_time = {P##_F_READ_TIME, P##_F_WRITE_TIME, P##_F_META_TIME},                           \
+    .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                                \
+    .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                     \
+    .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, .module = IOCHAR_MOD_##P, \
+    __VA_ARGS__                                                                               \
   }
 
 typedef struct iochar_module {

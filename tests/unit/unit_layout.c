@@ -21,6 +21,7 @@
   X(T_F_MAX_WRITE_TIME, MAXT) IOCHAR_F_TIMESTAMPS(X, T) X(T_F_NUM_INDICES, SUM)
 // clang-format on
 enum { T_COUNTERS(IOCHAR_ENUM_ENTRY) };
+enum { IOCHAR_MOD_T = 5 }; /* the module id IOCHAR_LAYOUT_INIT records */
 enum { T_F_COUNTERS(IOCHAR_ENUM_ENTRY) };
 static const iochar_counter_def ints[] = {T_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {T_F_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -63,6 +64,7 @@ int main(void) {
   EQ(L.f_max_time[1], T_F_MAX_WRITE_TIME);
   EQ(L.f_start[1], T_F_WRITE_START_TIMESTAMP);
   EQ(L.f_end[0], T_F_READ_END_TIMESTAMP);
+  EQ(L.module, IOCHAR_MOD_T);
   IOCHAR_LAYOUT_INIT(&L, T, ints, flts, NULL, "OPENS"); /* a metadata-only module: no reads */
   EQ(L.ops[0], -1);
   EQ(L.ops[1], T_OPENS);
