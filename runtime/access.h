@@ -127,7 +127,11 @@ static inline __attribute__((always_inline)) void iochar_time_add(iochar_record 
 }
 
 static inline void iochar_ts(double *start, double *end, double t0, double t1) {
-  if (*start == 0 || t0 < *start) *start = t0;
+  /* "unset" tested on the bits: an integer test, not an unordered compare
+   * (a start is never -0.0: times are (int64) ticks times a positive scale) */
+  uint64_t unset;
+  memcpy(&unset, start, sizeof unset);
+  if (unset == 0 || t0 < *start) *start = t0;
   if (t1 > *end) *end = t1;
 }
 
