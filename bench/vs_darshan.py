@@ -2,7 +2,7 @@
 """Side by side: bare / iochar / Darshan, every figure of issue 20's table.
 
     IOCHAR_BENCH_DARSHAN=/work/baseline/darshan IOCHAR_BENCH_IOR=/work/baseline/ior \\
-        python3 bench/vs_darshan.py [--quick] [--only micro,callgrind,ior,mdtest,logs,shutdown,report]
+        python3 bench/vs_darshan.py [--quick] [--only micro,callgrind,fixed,ior,mdtest,logs,shutdown,report]
 
 IOCHAR_BENCH_DARSHAN is a Darshan install prefix (lib/libdarshan.so,
 bin/darshan-parser), IOCHAR_BENCH_IOR an IOR install prefix (bin/ior,
@@ -196,6 +196,33 @@ def ior(d):
         row(cells)
 
 
+def fixed(d):
+    """The per-job fixed cost, load-independent: callgrind's instruction
+    count of a whole 1-rank IOR (an MPI singleton: load, MPI_Init, 16 writes
+    and 16 reads of 1 KiB, MPI_Finalize with the log write) minus the bare
+    run's."""
+    import shutil
+    if not shutil.which("valgrind"):
+        print("\nfixed cost: valgrind not installed; skipped")
+        return
+    header("fixed cost per job: instructions of a 1-rank IOR 1 KiB x 32 (callgrind, whole "
+           "process)", cols3(["iochar/darshan"] if DARSHAN else []))
+    out = Path(d) / "cg.fixed"
+    n = {}
+    for t in TOOLS:
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", f"{IOR}/bin/ior",
+               "-a", "POSIX", "-t", "1k", "-b", "16k", "-w", "-r", "-o", f"{d}/ior.dat", "-F"]
+        subprocess.run(cmd, env=tool_env(t, d), cwd=d, capture_output=True, check=True)
+        n[t] = int(re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M).group(1))
+        out.unlink()
+        clear_logs(d)
+    cells = ["instructions", f"{n['bare']:,}"]
+    cells += [f"+{n[t] - n['bare']:,}" for t in TOOLS if t != "bare"]
+    if DARSHAN:
+        cells.append(ratio(n["iochar"] - n["bare"], n["darshan"] - n["bare"]))
+    row(cells)
+
+
 def mdtest_rate(out, op):
     m = re.search(rf"File {op}\s+([0-9.]+)", out)
     return float(m.group(1))
@@ -273,6 +300,15 @@ def shutdown(d):
     r = rotation(once, 1 if QUICK else 3)
     med = {t: statistics.median(v) for t, v in r.items()}
     row(["shutdown", f"{med['bare']:.3f}"] + [f"{med[t] - med['bare']:.3f}" for t in tools])
+    # Where ranks outnumber cores each collective costs a scheduling round:
+    # how many the tool's shutdown issues (IOCHAR_TIMING=1 prints them).
+    env = dict(tool_env("iochar", d), IOCHAR_TIMING="1")
+    for f in (10, files):
+        p = subprocess.run(["mpiexec.mpich", "-n", str(ranks), str(many), str(f)], env=env,
+                           cwd=d, capture_output=True, text=True)
+        clear_logs(d)
+        m = re.search(r"(\d+) collectives", p.stderr)
+        row([f"iochar collectives, {ranks} x {f} files", m.group(1) if m else "?"])
 
 
 def report_speed(d):
@@ -282,7 +318,7 @@ def report_speed(d):
                    + (["--quick"] if QUICK else []), check=False, env=env)
 
 
-SECTIONS = [("micro", micro), ("callgrind", callgrind), ("ior", ior), ("mdtest", mdtest),
+SECTIONS = [("micro", micro), ("callgrind", callgrind), ("fixed", fixed), ("ior", ior), ("mdtest", mdtest),
             ("logs", log_sizes), ("shutdown", shutdown), ("report", report_speed)]
 
 
@@ -294,7 +330,7 @@ def main():
     for name, fn in SECTIONS:
         if ONLY and name not in ONLY:
             continue
-        if name in ("ior", "mdtest", "logs") and not IOR:
+        if name in ("fixed", "ior", "mdtest", "logs") and not IOR:
             continue
         with tempfile.TemporaryDirectory() as d:
             fn(d)

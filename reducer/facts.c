@@ -43,6 +43,7 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     b->partial |= a->partial;
     if (a->path_ok > b->path_ok) b->path_ok = a->path_ok;
     if (a->callsites > b->callsites) b->callsites = a->callsites;
+    if (a->trace > b->trace) b->trace = a->trace;
     if (a->failed > b->failed) b->failed = a->failed;
     if (a->overflow > b->overflow) b->overflow = a->overflow;
     b->truncated += a->truncated;
@@ -126,6 +127,7 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
     f->truncated = j->truncated_paths;
     f->warned = iochar_warned();
     f->callsites = iochar_callsites_on;
+    f->trace = iochar_trace_on;
     for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
       if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
     if (x->rank == 0) name_log(f);
@@ -159,7 +161,3 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
   j->per_rank_log = 0;
   return 0;
 }
-
-/* The wide list in the same order on every rank: from the facts' set, or
- * (more than WIDE_SLOTS) by Exscan offsets and an Allreduce of key slices.
- * Votes first: NULL on every rank when any failed. */

@@ -58,6 +58,13 @@ void red_state_free(state *s) {
   free(s->sent);
   free(s->flags);
   free(s->merge_rc);
+  free(s->mscount);
+  free(s->msend);
+  free(s->mrecv);
+  free(s->wsnd);
+  free(s->wrcv);
+  iochar_buf_free(&s->gpack);
+  free(s->gsizes);
   free(s->wide_owned);
   free(s->wide_local);
 }
@@ -110,8 +117,12 @@ void red_shift_rows(state *s, double shift) {
 /* Steps 1-2: every key (and one hostname key per rank) goes to its owner,
  * which counts the ranks holding it and answers LOCAL / MERGE / WIDE, with
  * NAME on the one key whose rank writes the path.  The owner also learns how
- * many MERGE bytes each rank will send it, so that exchange needs no counts. */
-int red_classify(red *x, state *s) {
+ * many MERGE bytes each rank will send it, so that exchange needs no counts.
+ * failed: this rank could not collect its rows (the keys' Alltoall is the
+ * vote).  The answers' buffer is taken before that vote, so the answers go
+ * back without one: an owner that fails after it sends its answers' length
+ * from the keys' buffer and returns 1 (the job facts vote next). */
+int red_classify(red *x, state *s, int failed_rows) {
   size_t nk = 1, nfold = 0;
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
   int64_t in_set[NMOD];
@@ -130,7 +141,8 @@ int red_classify(red *x, state *s) {
   nk += nfold;
   int *cnt = calloc((size_t)x->nprocs * 2, sizeof(int)), *pos = cnt ? cnt + x->nprocs : NULL;
   key *sent = s->sent = malloc(sizeof(key) * nk);
-  int failed = !cnt || !sent || red_fault(x, "classify");
+  s->flags = malloc(nk + 1);
+  int failed = failed_rows || !cnt || !sent || !s->flags || red_fault(x, "classify");
   key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
   for (int pass = 0; pass < 2 && !failed; pass++) { /* count per owner, then place */
     if (pass) {
@@ -174,7 +186,7 @@ int red_classify(red *x, state *s) {
   s->merge_rc = calloc((size_t)x->nprocs, sizeof(int));
   int *src_of = malloc(sizeof(int) * (nr + 1));
   failed = !where || !reply || !s->wide_owned || !s->merge_rc || !src_of;
-  if (failed) nr = 0; /* nothing to classify: the answers' exchange votes it down */
+  if (failed) nr = 0; /* nothing to classify: the job facts vote it down */
   for (int src = 0, j = 0; src < x->nprocs && !failed; src++)
     for (int c = 0; c < rcount[src] / (int)sizeof(key); c++, j++) {
       rk[j].aux = (uint32_t)src;
@@ -222,31 +234,50 @@ int red_classify(red *x, state *s) {
   }
   free(where);
   free(src_of);
-  free(rbuf);
-  /* Answers go back in the order the keys came: both sides know the counts. */
+  /* Answers go back in the order the keys came: both sides know the counts
+   * (a failed owner sends as many bytes of its keys' buffer instead). */
   for (int d = 0; d < x->nprocs; d++) rcount[d] /= (int)sizeof(key);
-  void *fbuf;
-  int *fcount;
-  size_t ftotal;
-  int rc = red_exchange(x, failed, reply, rcount, cnt, &fbuf, &fcount, &ftotal);
+  int rc = red_exchange_ready(x, failed ? rbuf : reply, rcount, s->flags, cnt);
+  free(rbuf);
   free(reply);
   free(rcount);
   free(cnt);
-  if (rc) return -1;
-  free(fcount);
-  s->flags = fbuf;
-  return ftotal == nk ? 0 : 1;
+  return rc ? -1 : failed;
 }
 
-/* Step 4: MERGE rows travel to their owner, which folds each record's rows
- * (in rank order) into one rank -1 row. */
-int red_merge_at_owners(red *x, state *s) {
-  int *scount = calloc((size_t)x->nprocs, sizeof(int));
-  iochar_buf sb = {0};
+/* Step 4, before the job facts (whose Allreduce is the vote): the buffers
+ * of the MERGE rows this rank sends and of those it receives as owner, sized
+ * from the owners' answers, so that the exchange itself needs no vote. */
+int red_merge_prepare(red *x, state *s, int failed) {
+  s->mscount = calloc((size_t)x->nprocs, sizeof(int));
   s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
-  int failed = !scount || !s->wide_local || red_fault(x, "merge");
-  for (size_t j = 0; j < s->nsent && !failed; j++) { /* sent is grouped by owner already */
-    if (s->sent[j].m >= HOST_MOD) continue;          /* hostname and folded-file keys */
+  failed = failed || !s->mscount || !s->wide_local || red_fault(x, "merge");
+  if (failed) return 1;
+  long long so = 0, ro = 0;
+  for (size_t j = 0; j < s->nsent; j++) {
+    if (s->sent[j].m >= HOST_MOD || (s->flags[j] & 3) != MERGE) continue;
+    int b = 8 + (int)iochar_row_size((int)s->sent[j].m);
+    s->mscount[red_owner_of(x, s->sent[j].id)] += b;
+    so += b;
+  }
+  for (int d = 0; d < x->nprocs; d++) ro += s->merge_rc[d];
+  if (so > INT_MAX || ro > INT_MAX) return 1;
+  s->msend = malloc((size_t)so + 1);
+  s->mrecv = malloc((size_t)ro + 1);
+  s->mrecv_len = (size_t)ro;
+  return !s->msend || !s->mrecv;
+}
+
+/* Step 4, after the job facts (rows shifted): this rank's LOCAL rows and
+ * names, and its MERGE rows to their owner, which folds each record's rows
+ * (in rank order) into one rank -1 row.  A small job (gathered) sends its
+ * MERGE rows to rank 0 with the rest instead (reducer/write.c), one
+ * exchange less.  -1 on every rank when the exchange failed, 1 when this
+ * rank failed (the wide step votes first). */
+int red_merge_at_owners(red *x, state *s, int gathered) {
+  size_t o = 0;
+  for (size_t j = 0; j < s->nsent; j++) {   /* sent is grouped by owner already */
+    if (s->sent[j].m >= HOST_MOD) continue; /* hostname and folded-file keys */
     int m = (int)s->sent[j].m;
     size_t i = s->sent[j].aux;
     if (s->flags[j] & NAME) emit_name(s, m, i);
@@ -257,39 +288,40 @@ int red_merge_at_owners(red *x, state *s) {
       break;
     case MERGE: {
       uint64_t mm = (uint64_t)m;
-      iochar_buf_put(&sb, &mm, 8);
-      iochar_buf_put(&sb, red_row_at(s, m, i), iochar_row_size(m));
-      scount[red_owner_of(x, s->sent[j].id)] += 8 + (int)iochar_row_size(m);
+      memcpy(s->msend + o, &mm, 8);
+      memcpy(s->msend + o + 8, red_row_at(s, m, i), iochar_row_size(m));
+      o += 8 + iochar_row_size(m);
       break;
     }
     default: s->wide_local[s->nwide_local++] = s->sent[j];
     }
   }
-  void *rbuf;
-  int *rcount;
-  size_t rtotal;
-  failed |= sb.failed;
-  int rc = red_exchange(x, failed, sb.p, scount, s->merge_rc, &rbuf, &rcount, &rtotal);
-  iochar_buf_free(&sb);
-  free(scount);
-  if (rc) return -1;
-  free(rcount);
+  s->msend_len = o;
+  if (gathered) return 0;
+  if (red_exchange_ready(x, s->msend, s->mscount, s->mrecv, s->merge_rc)) return -1;
+  return red_fold_rows(s->mrecv, s->mrecv_len, s->out, s->nout);
+}
+
+/* MERGE rows ([module u64][row] each, any order) folded per record, by
+ * (module, id, rank), into one row each, appended to out[m].  1 when out of
+ * memory. */
+int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout) {
   size_t n = 0;
   for (size_t o = 0; o < rtotal; n++) {
     uint64_t mm;
-    memcpy(&mm, (uint8_t *)rbuf + o, 8);
+    memcpy(&mm, rbuf + o, 8);
     o += 8 + iochar_row_size((int)mm);
   }
   key *ix = malloc(sizeof(key) * (n + 1));
   size_t *off = malloc(sizeof(size_t) * (n + 1));
   if (!ix || !off) {
-    free(rbuf), free(ix), free(off);
+    free(ix), free(off);
     return 1;
   }
   for (size_t o = 0, j = 0; o < rtotal; j++) {
     uint64_t mm;
-    memcpy(&mm, (uint8_t *)rbuf + o, 8);
-    memcpy(&ix[j].id, (uint8_t *)rbuf + o + 8, 8);
+    memcpy(&mm, rbuf + o, 8);
+    memcpy(&ix[j].id, rbuf + o + 8, 8);
     ix[j].m = (uint32_t)mm;
     ix[j].aux = (uint32_t)j;
     off[j] = o + 8;
@@ -298,7 +330,7 @@ int red_merge_at_owners(red *x, state *s) {
   rows_at ra = {rbuf, off};
   qsort_r(ix, n, sizeof(key), row_cmp, &ra);
   void *acc = NULL, *one = NULL, *row = NULL;
-  int cur = -1;
+  int cur = -1, failed = 0;
   for (size_t a = 0; a < n;) {
     int m = (int)ix[a].m;
     if (m != cur) {
@@ -315,18 +347,17 @@ int red_merge_at_owners(red *x, state *s) {
     size_t b = a;
     iochar_partial_empty(m, acc);
     while (b < n && ix[b].m == ix[a].m && ix[b].id == ix[a].id) {
-      iochar_partial_from_row(m, one, (uint8_t *)rbuf + off[ix[b].aux]);
+      iochar_partial_from_row(m, one, rbuf + off[ix[b].aux]);
       iochar_partial_merge(m, acc, one);
       b++;
     }
     iochar_partial_to_row(m, acc, row);
-    iochar_buf_put(&s->out[m], row, iochar_row_size(m));
-    s->nout[m]++;
+    iochar_buf_put(&out[m], row, iochar_row_size(m));
+    nout[m]++;
     a = b;
   }
   free(acc), free(one), free(row);
   free(ix);
   free(off);
-  free(rbuf);
   return failed;
 }

@@ -25,6 +25,9 @@
 #define WIDE_CHUNK (8u << 20)
 /* Wide keys carried inside the job-facts Allreduce (more: one more round). */
 #define WIDE_SLOTS 256
+/* A job with at most this many rows in all (before reduction) is written by
+ * rank 0 alone: every rank sends it its rows (reducer/write.c). */
+#define GATHER_ROWS 1024
 /* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
 #define COLLECTIVE_WRITE_RANKS 256
 #define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
@@ -66,9 +69,16 @@ typedef struct state {
   uint32_t noutnames;
   key *sent; /* keys in the order sent (by owner) */
   size_t nsent;
-  uint8_t *flags;  /* the owners' answers, same order */
-  int *merge_rc;   /* bytes of MERGE rows each rank will send us */
-  key *wide_owned; /* wide keys this rank owns */
+  uint8_t *flags;         /* the owners' answers, same order */
+  int *merge_rc;          /* bytes of MERGE rows each rank will send us */
+  int *mscount;           /* bytes of MERGE rows we send each owner */
+  uint8_t *msend, *mrecv; /* MERGE rows sent ([module u64][row] each) and received */
+  size_t msend_len, mrecv_len;
+  uint8_t *wsnd, *wrcv; /* the first wide chunk's buffers (rank 0 receives it) */
+  size_t wcap;
+  iochar_buf gpack; /* a small job: this rank's block for rank 0, packed early */
+  int *gsizes;      /* rank 0: every rank's block size, from the first wide chunk */
+  key *wide_owned;  /* wide keys this rank owns */
   size_t nwide_owned;
   int64_t nodes_owned;                            /* distinct hostnames this rank owns */
   int64_t folded_owned[NMOD], folded_extra[NMOD]; /* distinct folded files owned; beyond the set */
@@ -91,6 +101,7 @@ typedef struct facts {
   int64_t overflow;      /* wide keys past WIDE_SLOTS: MAX */
   int64_t path_ok;       /* rank 0's: MAX */
   int64_t callsites;     /* some rank records call sites: MAX */
+  int64_t trace;         /* some rank keeps a trace: MAX */
   int64_t failed;        /* some rank failed since the last vote: MAX */
   int64_t truncated;     /* names past the path limit: SUM */
   uint64_t warned;       /* warning keys raised: OR */
@@ -100,29 +111,48 @@ typedef struct facts {
   char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
 } facts;
 
+/* A small job: rank 0 gathers every row and writes the log alone (g is the
+ * reduced facts, so every rank agrees). */
+static inline int red_gathered(const red *x, const facts *g) {
+  return g->rows <= GATHER_ROWS && x->nprocs > 1;
+}
+
+/* A small job on at most this many ranks: the sizes of the blocks rank 0
+ * gathers travel in the first wide chunk (8 bytes a rank). */
+#define GATHER_SIZES_RANKS 4096
+static inline int red_small_sizes(const red *x, const facts *g) {
+  return red_gathered(x, g) && x->nprocs <= GATHER_SIZES_RANKS;
+}
+
 /* vote.c */
 int red_vote(red *x, int failed);
+extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
                  void **rbuf, int **rcount_out, size_t *rtotal);
+int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount);
 /* owners.c */
 int red_mkey_cmp(const void *a, const void *b);
 void red_state_free(state *s);
 const uint8_t *red_row_at(state *s, int m, size_t i);
 int red_collect_rows(state *s);
 void red_shift_rows(state *s, double shift);
-int red_classify(red *x, state *s);
-int red_merge_at_owners(red *x, state *s);
+int red_classify(red *x, state *s, int failed_rows);
+int red_merge_prepare(red *x, state *s, int failed);
+int red_merge_at_owners(red *x, state *s, int gathered);
+int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
 void red_drop_tmp(const facts *f);
 double red_wall_now(void);
 int red_job_facts(red *x, state *s, facts *g, double *shift, int failed);
 /* wide.c */
+int red_wide_prepare(red *x, state *s, int failed);
 int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_series_part *series,
                         int failed);
 /* write.c */
+int red_small_pack(red *x, state *s, const facts *g);
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
-                   iochar_buf *body, int *nsec);
+                   iochar_buf *body, int *nsec, int failed);
 int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad);
 void red_fall_back(red *x, const iochar_job *before, const facts *g);
 

@@ -39,15 +39,21 @@ int red_fault(red *x, const char *phase) {
 /* Alltoallv of byte blocks grouped by destination; the receive counts are
  * passed in (known already) or exchanged by one Alltoall (rcount NULL).  A
  * rank that failed before (failed) sends nothing and votes the exchange
- * down; -1 on every rank when any failed. */
+ * down; -1 on every rank when any failed.  With the counts exchanged, the
+ * Alltoall is that vote: a failed rank sends every rank -1 (each rank hears
+ * from each), so no separate vote needs to precede this exchange. */
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
                  void **rbuf, int **rcount_out, size_t *rtotal) {
   int *sd = x->xbuf, *rc = x->xbuf + x->nprocs, *rd = x->xbuf + 2 * x->nprocs;
   if (failed) scount = x->zeros;
-  if (rcount_known)
+  if (rcount_known) {
     memcpy(rc, rcount_known, sizeof(int) * (size_t)x->nprocs);
-  else if (Y_Alltoall(scount, 1, MPI_INT, rc, 1, MPI_INT, x->comm) != MPI_SUCCESS)
-    failed = 1;
+  } else {
+    for (int i = 0; i < x->nprocs; i++) sd[i] = failed ? -1 : scount[i];
+    if (Y_Alltoall(sd, 1, MPI_INT, rc, 1, MPI_INT, x->comm) != MPI_SUCCESS) return -1;
+    for (int i = 0; i < x->nprocs; i++)
+      if (rc[i] < 0) return -1; /* some rank failed: every rank saw its -1 */
+  }
   long long so = 0, ro = 0;
   for (int i = 0; i < x->nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
@@ -68,10 +74,31 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
   return 0;
 }
 
+/* Alltoallv with no vote: both sides' counts are known and the receive
+ * buffer was taken before the last vote, so no rank can have failed in
+ * between (a rank that fails after it sends what it promised, from any
+ * buffer that long, and says so at the next vote).  The caller keeps rbuf. */
+int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
+  int *sd = x->xbuf, *rd = x->xbuf + 2 * x->nprocs;
+  long long so = 0, ro = 0;
+  for (int i = 0; i < x->nprocs; i++) {
+    sd[i] = (int)so, rd[i] = (int)ro;
+    so += scount[i], ro += rcount[i];
+  }
+  return Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm) == MPI_SUCCESS
+             ? 0
+             : -1;
+}
+
+/* How many collectives this rank's shutdown issued (IOCHAR_TIMING=1 prints
+ * it): where ranks outnumber cores each one costs a scheduling round. */
+int red_ncoll;
+
 /* The tool's collectives: nonblocking, completed by polling with sched_yield
  * (reducer/pmpi.h says why). */
 int iochar_coll_wait(MPI_Request *req) {
   int done = 0;
+  red_ncoll++;
   while (!done) {
     if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
     if (!done) sched_yield();

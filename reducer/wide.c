@@ -13,24 +13,28 @@
 
 #include "reduce.h"
 
-static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed) {
+/* The wide list, in the same order on every rank: from the facts' set (at
+ * most WIDE_SLOTS keys: static storage, nothing can fail), or by Exscan
+ * offsets and an Allreduce of key slices after a vote (NULL on every rank
+ * when it failed).  *own: w was allocated. */
+static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed, int *own) {
+  static key from_set[WIDE_SLOTS + 1];
   size_t total = (size_t)g->nwide;
-  key *w = failed ? NULL : malloc(sizeof(key) * (total + 1));
-  uint64_t *a = NULL, *b = NULL;
-  if (w && g->overflow) {
-    a = calloc(total * 2 + 1, 8);
-    b = malloc((total * 2 + 1) * 8);
-  }
-  if (red_vote(x, !w || (g->overflow && (!a || !b)) || red_fault(x, "wide"))) {
-    free(w), free(a), free(b);
-    return NULL;
-  }
+  key *w = from_set;
+  *own = 0;
   if (!g->overflow) {
     size_t k = 0;
     for (int i = 0; i < WIDE_SLOTS; i++)
       if (g->wide[i].aux && k < total) w[k++] = (key){g->wide[i].id, g->wide[i].m, 0};
     total = k;
   } else {
+    w = failed ? NULL : malloc(sizeof(key) * (total + 1));
+    uint64_t *a = w ? calloc(total * 2 + 1, 8) : NULL, *b = w ? malloc((total * 2 + 1) * 8) : NULL;
+    if (red_vote(x, !w || !a || !b)) {
+      free(w), free(a), free(b);
+      return NULL;
+    }
+    *own = 1;
     uint64_t mine = s->nwide_owned, before = 0;
     Y_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, x->comm);
     if (x->rank == 0) before = 0;
@@ -45,6 +49,27 @@ static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed) {
   qsort(w, total, sizeof(key), red_mkey_cmp);
   *n = total;
   return w;
+}
+
+/* Before the job facts (whose Allreduce is the vote): the first chunk's
+ * buffers, sized for the most it can hold when the wide keys fit the facts'
+ * set (the series and WIDE_SLOTS partials of the largest module), so that
+ * chunk needs no vote of its own.  calloc: untouched pages cost nothing. */
+int red_wide_prepare(red *x, state *s, int failed) {
+  if (failed || red_fault(x, "wide")) return 1;
+  size_t maxp = 0;
+  for (int m = 0; m < NMOD; m++)
+    if (iochar_modules[m] && iochar_partial_size(m) > maxp) maxp = iochar_partial_size(m);
+  size_t cap = 8 * (size_t)NMOD * 4 * IOCHAR_SERIES_BINS + WIDE_SLOTS * maxp;
+  if (cap > WIDE_CHUNK + maxp) cap = WIDE_CHUNK + maxp;
+  if (x->nprocs <= GATHER_SIZES_RANKS) { /* a small job's block sizes (reducer/write.c) */
+    cap += 8 * (size_t)x->nprocs;
+    if (x->rank == 0 && !(s->gsizes = calloc((size_t)x->nprocs, sizeof(int)))) return 1;
+  }
+  s->wsnd = calloc(cap, 1);
+  s->wrcv = x->rank == 0 ? malloc(cap) : NULL; /* chunk 0's root */
+  s->wcap = cap;
+  return !s->wsnd || (x->rank == 0 && !s->wrcv);
 }
 
 /* A chunk is [series (first chunk only)][partials of wide keys a..b).  An
@@ -73,24 +98,34 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
                         int failed) {
   enum { NB = IOCHAR_SERIES_BINS };
   size_t nw = 0;
-  key *w = wide_list(x, s, g, &nw, failed);
-  if (!w) return -1;
+  int own_w;
+  key *w = wide_list(x, s, g, &nw, failed, &own_w);
+  if (!w) return -1; /* every rank stopped at the list's vote */
   qsort(s->wide_local, s->nwide_local, sizeof(key), red_mkey_cmp);
   MPI_Op op;
   P.Op_create(chunk_op, 1, &op);
   size_t a = 0, li = 0, chunk_no = 0;
   int rc = 0;
   do {
-    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB : 0, bytes = 8 * nser, b = a;
+    size_t nsizes = chunk_no == 0 && red_small_sizes(x, g) ? (size_t)x->nprocs : 0;
+    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB + nsizes : 0, bytes = 8 * nser, b = a;
     while (b < nw && (b == a || bytes + iochar_partial_size((int)w[b].m) <= WIDE_CHUNK))
       bytes += iochar_partial_size((int)w[b++].m);
     int root = (int)(chunk_no++ % (size_t)x->nprocs); /* spread the results */
-    uint8_t *snd = calloc(bytes, 1), *rcv = x->rank == root ? malloc(bytes) : NULL;
-    if (red_vote(x, !snd || (x->rank == root && !rcv))) {
+    /* The first chunk from the facts' set has its buffers already (taken
+     * before the facts' vote): no vote; a failure since goes on to the
+     * write's.  Otherwise each chunk votes on its own buffers. */
+    int pre = root == 0 && chunk_no == 1 && !g->overflow && bytes <= s->wcap;
+    uint8_t *snd = pre ? s->wsnd : calloc(bytes, 1);
+    uint8_t *rcv = pre ? s->wrcv : x->rank == root ? malloc(bytes) : NULL;
+    if (!pre && red_vote(x, failed || !snd || (x->rank == root && !rcv))) {
       rc = -1;
       free(snd), free(rcv);
       break;
     }
+    if (!pre) failed = 0;                           /* voted */
+    if (nsizes && x->rank != 0 && !s->gpack.failed) /* summed: each rank fills its slot */
+      ((int64_t *)snd)[(size_t)NMOD * 4 * NB + (size_t)x->rank] = (int64_t)s->gpack.len;
     if (nser) { /* this rank's series, re-binned to the widest and shifted */
       int64_t *ser = (int64_t *)snd;
       for (int m = 0; m < NMOD; m++) {
@@ -123,6 +158,11 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
     if (Y_Reduce(snd, rcv, 1, t, op, root, x->comm) != MPI_SUCCESS) rc = -1;
     P.Type_free(&t);
     if (x->rank == root && !rc) {
+      for (size_t i = 0; i < nsizes && s->gsizes; i++) {
+        int64_t v;
+        memcpy(&v, rcv + 8 * ((size_t)NMOD * 4 * NB + i), 8);
+        s->gsizes[i] = (int)v;
+      }
       for (int m = 0; m < NMOD && nser; m++) { /* the job's series: rank 0 writes it */
         memcpy(series[m].bins, rcv + (size_t)m * 4 * NB * 8, 4 * NB * 8);
         series[m].width = g->width[m];
@@ -140,10 +180,10 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
         p += iochar_partial_size(m);
       }
     }
-    free(snd), free(rcv);
+    if (!pre) free(snd), free(rcv);
     a = b;
   } while (a < nw && !rc);
   P.Op_free(&op);
-  free(w);
-  return rc;
+  if (own_w) free(w);
+  return rc ? rc : failed;
 }

@@ -14,40 +14,75 @@
 #include "reduce.h"
 
 /* A small job (at most GATHER_ROWS rows in all) sends its NAMES entries,
- * RECORDS rows and RANKS totals to rank 0, which writes each kind as one
- * section: a section per rank and kind cost more in headers and in
- * compression restarts than the few rows themselves (a 16-rank IOR log was
- * 1.25x Darshan's).  Every rank calls this (one exchange); -1 on all when any
- * failed.  all[m]: RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS
- * rows; ntot the counts. */
-#define GATHER_ROWS 1024
-static int gather_small(red *x, state *s, const int present[NMOD], int failed, iochar_buf *all,
-                        size_t *ntot) {
-  iochar_buf p = {0};
-  iochar_buf_u32(&p, s->noutnames);
-  iochar_buf_put(&p, s->outnames.p, s->outnames.len);
+ * RECORDS rows, RANKS totals and MERGE rows to rank 0, which folds the MERGE
+ * rows (as their owners would have) and writes each kind as one section: a
+ * section per rank and kind cost more in headers and in compression restarts
+ * than the few rows themselves (a 16-rank IOR log was 1.25x Darshan's).
+ * Every rank calls this (one exchange); -1 on all when any failed.  all[m]:
+ * RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS rows; ntot the
+ * counts. */
+static void present_of(const facts *g, int present[NMOD]) {
+  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+}
+
+/* This rank's block for rank 0: names, per module its rows and RANKS
+ * totals, then its MERGE rows. */
+static void pack_small(red *x, state *s, const int present[NMOD], iochar_buf *p) {
+  iochar_buf_u32(p, s->noutnames);
+  iochar_buf_put(p, s->outnames.p, s->outnames.len);
   for (int m = 0; m < NMOD; m++) {
     if (!present[m]) continue;
-    iochar_buf_u32(&p, (uint32_t)s->nout[m]);
-    iochar_buf_put(&p, s->out[m].p, s->nout[m] * iochar_row_size(m));
+    iochar_buf_u32(p, (uint32_t)s->nout[m]);
+    iochar_buf_put(p, s->out[m].p, s->nout[m] * iochar_row_size(m));
     uint8_t tot[64] = {0};
     if (s->nrows[m]) iochar_rank_totals(m, s->rows[m].p, s->nrows[m], x->rank, tot);
-    iochar_buf_u8(&p, s->nrows[m] > 0);
-    iochar_buf_put(&p, tot, 64);
+    iochar_buf_u8(p, s->nrows[m] > 0);
+    iochar_buf_put(p, tot, 64);
   }
+  iochar_buf_u64(p, s->msend_len);
+  iochar_buf_put(p, s->msend, s->msend_len);
+}
+
+/* Up to GATHER_SIZES_RANKS ranks the blocks' sizes reach rank 0 inside the
+ * first wide chunk (reducer/wide.c), so the gather needs no Alltoall of
+ * counts: the ranks but 0 pack theirs before it (their rows are final after
+ * the merge; rank 0, the chunk's root, receives the wide rows).  1 when this
+ * rank failed (its size travels as 0; the gather votes it down). */
+int red_small_pack(red *x, state *s, const facts *g) {
+  if (!red_small_sizes(x, g) || x->rank == 0) return 0;
+  int present[NMOD];
+  present_of(g, present);
+  pack_small(x, s, present, &s->gpack);
+  return s->gpack.failed || s->gpack.len > INT_MAX;
+}
+
+static int gather_small(red *x, state *s, const facts *g, const int present[NMOD], int failed,
+                        iochar_buf *all, size_t *ntot) {
+  int sizes = red_small_sizes(x, g), pre = sizes && x->rank != 0; /* packed already */
+  iochar_buf own = {0};
+  const iochar_buf *p = pre ? &s->gpack : &own;
+  if (!pre) pack_small(x, s, present, &own);
   int *scount = calloc((size_t)x->nprocs, sizeof(int));
-  failed |= p.failed || !scount || p.len > INT_MAX;
-  if (scount && !failed) scount[0] = (int)p.len;
+  failed |= p->failed || !scount || p->len > INT_MAX || (sizes && x->rank == 0 && !s->gsizes);
+  if (scount && !failed) scount[0] = (int)p->len;
   void *r = NULL;
   int *rc = NULL;
   size_t rt = 0;
-  int rc_x = red_exchange(x, failed, p.p, scount ? scount : x->zeros, NULL, &r, &rc, &rt);
-  iochar_buf_free(&p);
+  const int *known = NULL; /* NULL: the counts by one Alltoall */
+  if (sizes && x->rank == 0 && s->gsizes) {
+    s->gsizes[0] = (int)p->len; /* the others' came with the first wide chunk */
+    known = s->gsizes;
+  } else if (sizes) {
+    known = x->zeros; /* only rank 0 receives */
+  }
+  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, &r, &rc, &rt);
+  iochar_buf_free(&own);
   free(scount);
   if (rc_x) return -1;
   /* rank 0: each rank's block in rank order; split it by kind */
   const uint8_t *q = r, *end = q + rt;
   uint32_t n, nn = 0;
+  iochar_buf merge = {0};
   for (int i = 0; i < x->nprocs && x->rank == 0; i++) { /* names: count, entries */
     if (!rc[i]) continue;
     memcpy(&n, q, 4), q += 4;
@@ -73,11 +108,17 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
       }
       q += 64;
     }
+    uint64_t mlen;
+    memcpy(&mlen, q, 8), q += 8;
+    iochar_buf_put(&merge, q, (size_t)mlen);
+    q += mlen;
   }
   ntot[NMOD] = nn;
+  int folded = x->rank != 0 || (!merge.failed && red_fold_rows(merge.p, merge.len, all, ntot) == 0);
+  iochar_buf_free(&merge);
   free(r);
   free(rc);
-  return q == end || x->rank != 0 ? 0 : -1;
+  return (q == end || x->rank != 0) && folded ? 0 : -1;
 }
 
 /* This rank's sections, but the call sites (below): the same assembly as
@@ -85,9 +126,9 @@ static int gather_small(red *x, state *s, const int present[NMOD], int failed, i
  * after the reduction (a small job: every rank's rows, gathered at rank 0);
  * rank 0 adds the job's head and the series. */
 static int build_local(red *x, state *s, const facts *g, const iochar_series_part *series,
-                       iochar_buf *body, int *nsec) {
+                       iochar_buf *body, int *nsec, int failed) {
   int present[NMOD];
-  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+  present_of(g, present);
   iochar_log_parts parts = {.head = x->rank == 0,
                             .present = present,
                             .names = &s->outnames,
@@ -98,12 +139,12 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
                             .nrank_rows = s->nrows,
                             .rank = x->rank,
                             .series = x->rank == 0 ? series : NULL};
-  int rc = 0, gathered = g->rows <= GATHER_ROWS && x->nprocs > 1; /* g is reduced: all agree */
+  int rc = 0, gathered = red_gathered(x, g);
   iochar_buf all[2 * NMOD + 1];
   size_t ntot[2 * NMOD + 1] = {0};
   memset(all, 0, sizeof all);
   if (gathered) {
-    rc = gather_small(x, s, present, 0, all, ntot);
+    rc = gather_small(x, s, g, present, failed, all, ntot);
     for (int k = 0; k < 2 * NMOD + 1; k++) rc |= all[k].failed;
     parts.names = &all[NMOD], parts.nnames = (uint32_t)ntot[NMOD];
     parts.records = all, parts.nrecords = ntot;
@@ -120,8 +161,8 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
  * votes on its own failures), whatever happened to its own sections.  A
  * failure here is this rank's: write_log makes it everybody's. */
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
-                   iochar_buf *body, int *nsec) {
-  int bad = build_local(x, s, g, series, body, nsec) != 0 || red_fault(x, "body");
+                   iochar_buf *body, int *nsec, int failed) {
+  int bad = build_local(x, s, g, series, body, nsec, failed) != 0 || failed || red_fault(x, "body");
   if (g->callsites && iochar_callsites_mpi_sections(&x->comm, body, nsec)) bad = 1;
   return bad || body->failed ? -1 : 0;
 }
@@ -173,26 +214,40 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
 }
 
 /* Offsets by one inclusive scan of (bytes, sections); the last rank, which
- * alone knows the totals, writes the file header.  Rank 0 renames the
- * temporary file once every rank reports success. */
+ * alone knows the totals, writes the file header.  A small job's log is rank
+ * 0's alone (no call sites or traces, which each rank adds): no scan, and
+ * rank 0 writes the header.  Rank 0 renames the temporary file once every
+ * rank reports success. */
 int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
-  Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
+  int solo = red_gathered(x, g) && !g->callsites && !g->trace;
+  int last = solo ? 0 : x->nprocs - 1; /* the header's writer */
+  if (solo)
+    memcpy(incl, mine, sizeof incl); /* rank 0's totals; the others write nothing */
+  else
+    Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
   uint8_t hdr[IOCHAR_HEADER_SIZE];
-  if (x->rank == x->nprocs - 1)
-    iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
+  if (x->rank == last) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
   int collective = iochar_cfg.collective_write >= 0 ? iochar_cfg.collective_write
                                                     : x->nprocs > COLLECTIVE_WRITE_RANKS;
-  int err = bad | write_parts(x, g, x->rank == x->nprocs - 1 ? hdr : NULL, body,
-                              IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
+  int err = bad;
+  if (collective || x->rank == last || body->len)
+    err |= write_parts(x, g, x->rank == last ? hdr : NULL, body,
+                       IOCHAR_HEADER_SIZE + incl[0] - mine[0], collective);
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
   if (x->rank == 0) {    /* out of the private directory, never over an existing file */
-    if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
-    red_drop_tmp(g);
+    if (iochar_log_publish(-1, g->tmp, g->path) != 0) {
+      iochar_log_failed(g->path);
+      red_drop_tmp(g);
+    } else { /* the file has left it: only the directory remains (else both) */
+      int e = errno;
+      if (rmdir(g->dir) != 0) red_drop_tmp(g);
+      errno = e;
+    }
   }
   return 0;
 }

@@ -48,9 +48,12 @@ static void read_small(const char *path, char *buf, size_t n) {
   buf[r] = 0;
 }
 
-static void job_identity(iochar_job *j) {
+static void job_exe(iochar_job *j) {
   ssize_t n = readlink("/proc/self/exe", j->exe, sizeof j->exe - 1);
   j->exe[n > 0 ? n : 0] = 0;
+}
+
+static void job_identity(iochar_job *j) {
   read_small("/proc/self/cmdline", j->cmdline, sizeof j->cmdline);
   if (gethostname(j->hostname, sizeof j->hostname) != 0) strcpy(j->hostname, "unknown");
   j->hostname[sizeof j->hostname - 1] = 0;
@@ -91,8 +94,15 @@ static double mono_diff(const struct timespec *a, const struct timespec *b) {
 }
 
 /* Use the TSC only when the kernel says it is constant and non-stop; its rate
- * comes from a 200 us comparison with CLOCK_MONOTONIC (error ~0.05%). */
-static void calibrate_tsc(void) {
+ * comes from a 200 us comparison with CLOCK_MONOTONIC (error ~0.05%).  The
+ * interval starts before the rest of the start-up (calibrate_begin) and only
+ * what remains of it is spent waiting (calibrate_end): no clock reading is
+ * converted before the end, as no wrapper records before iochar_ready. */
+static struct timespec cal_mono;
+static uint64_t cal_tsc;
+static int cal_on;
+
+static void calibrate_begin(void) {
 #if defined(__x86_64__)
   char flags[8192];
   int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
@@ -102,15 +112,23 @@ static void calibrate_tsc(void) {
   if (n <= 0) return;
   flags[n] = 0;
   if (!strstr(flags, " constant_tsc") || !strstr(flags, " nonstop_tsc")) return;
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  uint64_t t0 = __builtin_ia32_rdtsc(), t1;
+  clock_gettime(CLOCK_MONOTONIC, &cal_mono);
+  cal_tsc = __builtin_ia32_rdtsc();
+  cal_on = 1;
+#endif
+}
+
+static void calibrate_end(void) {
+#if defined(__x86_64__)
+  if (!cal_on) return;
+  struct timespec b;
+  uint64_t t1;
   do {
     clock_gettime(CLOCK_MONOTONIC, &b);
     t1 = __builtin_ia32_rdtsc();
-  } while (mono_diff(&a, &b) < 200e-6);
-  if (t1 <= t0) return;
-  iochar_tsc_scale = mono_diff(&a, &b) / (double)(t1 - t0);
+  } while (mono_diff(&cal_mono, &b) < 200e-6);
+  if (t1 <= cal_tsc) return;
+  iochar_tsc_scale = mono_diff(&cal_mono, &b) / (double)(t1 - cal_tsc);
   iochar_use_tsc = 1;
 #endif
 }
@@ -201,19 +219,23 @@ __attribute__((constructor)) void iochar_init(void) {
   if (getauxval(AT_SECURE)) {
     iochar_cfg.disabled = 1;
   } else if (iochar_config_load() == 0) {
-    job_identity(&iochar_job_info);
+    job_exe(&iochar_job_info);
     const char *b = strrchr(iochar_job_info.exe, '/');
     b = b ? b + 1 : iochar_job_info.exe;
+    /* Before the rest of the identity: a launcher (mpiexec and its proxies
+     * load us too) need not look up its user. */
     if (iochar_is_launcher(b) || iochar_is_launcher(program_invocation_short_name)) {
       iochar_cfg.disabled = 1;
     } else {
-      calibrate_tsc();
-      start_clocks();
+      calibrate_begin();
+      job_identity(&iochar_job_info);
       iochar_job_info.memory_bound = iochar_cfg.memory;
       if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
         pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
         iochar_observe_init();  /* call sites, trace (runtime/observe.c) */
         iochar_log_dir_check(); /* say now, while the user is watching */
+        calibrate_end();
+        start_clocks(); /* the job's start: the clock is known, nothing recorded yet */
         __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
       } else {
         iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,

@@ -3,18 +3,9 @@
  * iochar_rw_layout's fields (<P>_BYTES_READ, <P>_F_READ_TIME...), so a module
  * has a counter the accounting moves exactly when its list names it. */
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
-
-static int16_t find(const char *P, const char *suffix, const iochar_counter_def *defs, uint32_t n) {
-  char want[96];
-  if (!suffix || snprintf(want, sizeof want, "%s_%s", P, suffix) >= (int)sizeof want) return -1;
-  for (uint32_t i = 0; i < n; i++)
-    if (!strcmp(defs[i].name, want)) return (int16_t)i;
-  return -1;
-}
 
 void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_counter_def *ints,
                               uint32_t n_int, const iochar_counter_def *flts, uint32_t n_flt,
@@ -55,10 +46,24 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
       SLOT(f_end[1], "F_WRITE_END_TIMESTAMP", 1),
 #undef SLOT
   };
-  L->ops[0] = find(P, reads, ints, n_int);
-  L->ops[1] = find(P, writes, ints, n_int);
-  for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
-    int16_t v = S[i].flt ? find(P, S[i].suffix, flts, n_flt) : find(P, S[i].suffix, ints, n_int);
-    memcpy((char *)L + S[i].off, &v, sizeof v);
+  /* One pass over each list (this runs in every process, launchers too):
+   * a counter named <P>_<suffix> fills the slots whose suffix it carries;
+   * a name's first match wins, as names are unique anyway. */
+  memset(L, 0xff, sizeof *L); /* every slot -1: the module has no such counter */
+  size_t plen = strlen(P);
+  for (int flt = 0; flt < 2; flt++) {
+    const iochar_counter_def *defs = flt ? flts : ints;
+    uint32_t n = flt ? n_flt : n_int;
+    for (uint32_t i = n; i-- > 0;) { /* backwards: the lowest index is written last */
+      const char *nm = defs[i].name;
+      if (strncmp(nm, P, plen) != 0 || nm[plen] != '_') continue;
+      const char *sfx = nm + plen + 1;
+      int16_t v = (int16_t)i;
+      if (!flt && reads && !strcmp(sfx, reads)) L->ops[0] = v;
+      if (!flt && writes && !strcmp(sfx, writes)) L->ops[1] = v;
+      for (size_t k = 0; k < sizeof S / sizeof *S; k++)
+        if (S[k].flt == flt && S[k].suffix[0] == sfx[0] && !strcmp(S[k].suffix, sfx))
+          memcpy((char *)L + S[k].off, &v, sizeof v);
+    }
   }
 }

@@ -6,15 +6,45 @@
 
 #include "internal.h"
 
+/* Facts from Lustre's public user header, lustre-release
+ * lustre/include/uapi/linux/lustre/lustre_user.h (lov_user_md_v1/v3,
+ * lov_user_ost_data_v1, lov_comp_md_v1, lov_comp_md_entry_v1, lu_extent);
+ * the sizes below hold from 2.10, which brought composite layouts, to today's
+ * master, where later fields only took over padding.
+ *
+ * lov_user_md_v1: u32 magic, u32 pattern, 16-byte object id, u32 stripe size
+ * @24, u16 stripe count @28, u16 stripe offset / layout generation @30 = 32
+ * bytes; v3 adds a 16-byte pool name (48).  Then one 24-byte entry per listed
+ * stripe: 16-byte object id, u32 generation, u32 OST index @20.
+ *
+ * lov_comp_md_v1: u32 magic, u32 lcm_size @4 (the whole blob), u32 layout
+ * generation, u16 flags, u16 lcm_entry_count @14, u16 lcm_mirror_count @16
+ * (mirrors - 1), padding to 32 bytes; then lcm_entry_count 48-byte entries:
+ * u32 lcme_id, u32 lcme_flags @4, lcme_extent as u64 start @8 and end @16
+ * ([start, end), end ~0 for EOF), u32 lcme_offset @24 and u32 lcme_size @28
+ * (the component's v1/v3 layout, from the start of the blob), then layout
+ * generation, timestamp and erasure-coding/compression bytes up to 48.
+ * Lustre packs the components' layouts after the table in entry order, each
+ * listing all its stripes once instantiated and none before (lov_lsm_pack,
+ * lov/lov_pack.c), so a blob whose layouts go backwards, overlap or list some
+ * stripes is not one Lustre wrote. */
 #define LOV_MAGIC_V1 0x0BD10BD0u
 #define LOV_MAGIC_V3 0x0BD30BD0u
-/* lov_user_md_v1: u32 magic, u32 pattern, 16-byte object id, u32 stripe
- * size, u16 stripe count, u16 stripe offset / layout generation = 32 bytes;
- * v3 adds a 16-byte pool name (48).  Then one 24-byte entry per stripe:
- * 16-byte object id, u32 generation, u32 OST index. */
+#define LOV_MAGIC_COMP_V1 0x0BD60BD0u
+#define LOV_MAGIC_FOREIGN 0x0BD70BD0u
 #define V1_HEAD 32
 #define V3_HEAD 48
 #define OST_ENTRY 24
+#define COMP_HEAD 32
+#define COMP_ENTRY 48
+#define PATTERN_MDT 0x100u /* Data-on-MDT: the component's bytes live on the MDT */
+#define FL_STALE 0x01u     /* FLR: a mirror's out-of-date copy, not read or written */
+#define FL_INIT 0x10u      /* instantiated: its OST objects exist */
+#define FL_EXTENSION 0x40u /* self-extending layouts: a placeholder, never instantiated */
+#define FL_PARITY 0x80u    /* erasure coding: parity, not file data */
+/* Stripe counts from 0xffe0 up are requests ("all OSTs", N per OST), resolved
+ * when the component is instantiated (LOV_ALL_STRIPES_WIDE..LOV_ALL_STRIPES). */
+#define COUNT_REQUEST 0xffe0u
 
 static uint32_t u32_at(const uint8_t *p) {
   uint32_t v;
@@ -26,10 +56,15 @@ static uint16_t u16_at(const uint8_t *p) {
   memcpy(&v, p, 2);
   return v;
 }
+static uint64_t u64_at(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
 
-int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
-  const uint8_t *p = buf;
-  if (!p || n < V1_HEAD) return -1;
+/* A v1/v3 layout in exactly n bytes. */
+static int plain(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
+  if (n < V1_HEAD) return -1;
   uint32_t magic = u32_at(p);
   size_t head = magic == LOV_MAGIC_V1 ? V1_HEAD : magic == LOV_MAGIC_V3 ? V3_HEAD : 0;
   if (!head || n < head) return -1;
@@ -42,5 +77,56 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
   size_t listed = (n - head) / OST_ENTRY;
   if ((int64_t)listed > out->stripe_count) return -1;
   out->first_ost = listed ? (int64_t)u32_at(p + head + 20) : -1;
+  out->components = 1;
+  return 0;
+}
+
+/* A composite layout is described by one component that stores file data
+ * on OSTs (not DOM, stale, parity or an extension placeholder): the
+ * instantiated one covering the highest extent, which holds the end of the
+ * file's data, where appends and the large offsets of a big file land, and
+ * in a progressive layout the widest striping the file has reached; else,
+ * when none is instantiated yet, the lowest-starting one, where the first
+ * bytes past any DOM part will go. Ties (mirrors) go to the first listed. */
+static int composite(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
+  if (n < COMP_HEAD) return -1;
+  size_t size = u32_at(p + 4), count = u16_at(p + 14), mirrors = (size_t)u16_at(p + 16) + 1;
+  if (size > n || count == 0 || mirrors > count || size < COMP_HEAD + count * COMP_ENTRY) return -1;
+  size_t end = COMP_HEAD + count * COMP_ENTRY; /* where the next layout may start */
+  iochar_lustre_layout best = {0, 0, 0, 0, -1, 0}, lo;
+  int found = 0, best_init = 0;
+  uint64_t best_start = 0;
+  for (size_t i = 0; i < count; i++) {
+    const uint8_t *e = p + COMP_HEAD + i * COMP_ENTRY;
+    uint32_t flags = u32_at(e + 4);
+    uint64_t start = u64_at(e + 8), stop = u64_at(e + 16);
+    size_t off = u32_at(e + 24), len = u32_at(e + 28);
+    if (start > stop || off < end || off > size || len > size - off || len < 4) return -1;
+    end = off + len;
+    if (u32_at(p + off) == LOV_MAGIC_FOREIGN) continue; /* e.g. an HSM copy: no OSTs */
+    if (plain(p + off, len, &lo)) return -1;
+    /* exactly a header and none or all of its stripes, as Lustre packs it */
+    size_t objs = len - (lo.version == 1 ? V1_HEAD : V3_HEAD);
+    if (objs % OST_ENTRY || (objs && (int64_t)(objs / OST_ENTRY) != lo.stripe_count)) return -1;
+    if ((lo.pattern & PATTERN_MDT) || (flags & (FL_STALE | FL_EXTENSION | FL_PARITY))) continue;
+    int init = (flags & FL_INIT) != 0;
+    if (!found || init > best_init ||
+        (init == best_init && (init ? start > best_start : start < best_start))) {
+      if (!init && (lo.stripe_count == 0 || lo.stripe_count >= COUNT_REQUEST))
+        lo.stripe_count = -1; /* the file system's default or "all": not known yet */
+      best = lo, best_init = init, best_start = start, found = 1;
+    }
+  }
+  best.components = (int64_t)count;
+  *out = best;
+  return 0;
+}
+
+int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
+  const uint8_t *p = buf;
+  iochar_lustre_layout lo = {0};
+  if (!p || n < 4) return -1;
+  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, &lo) : plain(p, n, &lo)) return -1;
+  *out = lo;
   return 0;
 }

@@ -1,6 +1,6 @@
 /* Which mount holds a path: longest matching mount point, whole components
  * only, with a per-thread cache of the last directory (the table itself is
- * read at start-up by paths.c and never changes). */
+ * read by paths.c at the first lookup and never changes after). */
 #include <string.h>
 
 #include "internal.h"
@@ -23,8 +23,8 @@ static int mount_scan(const iochar_mount *mounts, int nmounts, const char *abs) 
  * directory (the common case: a job's outputs) then cost one compare instead
  * of a scan of every mount point (~20 strncmp, 500-1000 instructions per new
  * file).  Only a directory no mount point sits directly in is cached, so any
- * file in it is on the directory's mount; the table never changes after
- * start-up. */
+ * file in it is on the directory's mount; the table never changes once
+ * read. */
 #define DIR_CACHE 240
 static __thread struct {
   char dir[DIR_CACHE];

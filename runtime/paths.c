@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -241,27 +242,48 @@ int iochar_paths_init(void) {
   index_prefixes();
   if (iochar_cfg.logfile)
     iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
-  FILE *f = fopen("/proc/self/mounts", "r");
-  if (!f) return 0;
-  char line[4096];
-  while (nmounts < MAX_MOUNTS && fgets(line, sizeof line, f)) {
+  return 0;
+}
+
+/* The mount table, read at the first question about it (a process's first
+ * file, or its log): a process that opens nothing never reads it.  Read
+ * with plain system calls into one block (no stdio, one allocation); the
+ * table never changes after. */
+static void mounts_load(void) {
+  iochar_in_tool++;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mounts", O_RDONLY | O_CLOEXEC);
+  size_t cap = 16384, len = 0;
+  char *buf = fd >= 0 ? malloc(cap) : NULL;
+  for (ssize_t r = 1; buf && r > 0;) {
+    if (len + 1 == cap) {
+      char *b = realloc(buf, cap *= 2);
+      if (!b) break;
+      buf = b;
+    }
+    r = syscall(SYS_read, fd, buf + len, cap - 1 - len);
+    if (r > 0) len += (size_t)r;
+  }
+  if (fd >= 0) syscall(SYS_close, fd);
+  if (buf) buf[len] = 0;
+  for (char *line = buf, *next; line && *line && nmounts < MAX_MOUNTS; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
     char *save, *dev = strtok_r(line, " ", &save);
     char *point = strtok_r(NULL, " ", &save);
     char *type = strtok_r(NULL, " ", &save);
     if (!dev || !point || !type) continue;
     unescape(point);
-    iochar_mount *m = &mounts[nmounts];
-    m->point = strdup(point);
-    m->type = strdup(type);
-    if (!m->point || !m->type) break;
-    m->len = strlen(m->point);
-    nmounts++;
+    iochar_mount *m = &mounts[nmounts++];
+    m->point = point; /* inside buf, kept for the process's life */
+    m->type = type;
+    m->len = strlen(point);
   }
-  fclose(f);
-  return 0;
+  iochar_in_tool--;
 }
 
 int iochar_mounts(const iochar_mount **out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, mounts_load);
   *out = mounts;
   return nmounts;
 }

@@ -97,6 +97,7 @@ static void record_fs_facts(int fd, iochar_record *r) {
   r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
   r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
   r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+  r->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
   iochar_spin_unlock(&r->lock);
 }
 

@@ -33,8 +33,9 @@
   X(POSIX_FILE_ALIGNMENT, ANY)       /* statfs block size of the mount */          \
   X(POSIX_FILE_BLKSIZE, ANY)         /* st_blksize at first open: preferred I/O */ \
   X(POSIX_LUSTRE_STRIPE_SIZE, ANY)   /* Lustre layout (lustre.lov) at first */     \
-  X(POSIX_LUSTRE_STRIPE_COUNT, ANY)  /* open; 0 on other file systems */           \
-  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* OST index of the first stripe */           \
+  X(POSIX_LUSTRE_STRIPE_COUNT, ANY)  /* open, 0 elsewhere; if composite, of */     \
+  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one component: docs/log-format.md */       \
+  X(POSIX_LUSTRE_COMPONENTS, ANY)    /* layout components: > 1 for PFL/FLR */      \
   X(POSIX_MAX_READ_TIME_SIZE, MAXT_SIZE)                                           \
   X(POSIX_MAX_WRITE_TIME_SIZE, MAXT_SIZE)                                          \
   IOCHAR_SIZE_BINS(X, POSIX, READ)                                                 \

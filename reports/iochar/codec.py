@@ -112,12 +112,18 @@ class _Cursor:
         lens = ends - starts + 1
         if lens.max() > 10:
             self.fail("varint over 10 bytes")
-        pos = np.arange(nbytes) - np.repeat(starts, lens)
-        parts = (b & 0x7F).astype(np.uint64) << (7 * pos).astype(np.uint64)
         over = (lens == 10) & (b[ends] > 1)
         if over.any():
             self.fail("varint over 64 bits")
-        return np.add.reduceat(parts, starts)
+        # byte k of every varint longer than k, k = 0, 1...: no per-byte index arrays
+        low = (b & 0x7F).astype(np.uint64)
+        v = low[starts]
+        live = np.flatnonzero(lens > 1)
+        for k in range(1, int(lens.max())):
+            if k > 1:
+                live = live[lens[live] > k]
+            v[live] |= low[starts[live] + k] << np.uint64(7 * k)
+        return v
 
 
 # ---- RECORDS ---------------------------------------------------------------
@@ -284,6 +290,34 @@ def encode_names(ids: np.ndarray, paths: list) -> bytes:
 
 def decode_names(buf: bytes, count: int, what: str):
     """NAMES format 2 -> (ids uint64 array, list of path bytes)."""
+    ids, flat, starts, lens = decode_names_flat(buf, count, what)
+    data = flat.tobytes()
+    return ids, [data[s:s + n] for s, n in zip(starts.tolist(), lens.tolist())]
+
+
+def _bounded_sum(u: np.ndarray, limit: int) -> int | None:
+    """The exact sum of the uint64 values u, or None when it exceeds limit (no wrap)."""
+    if not len(u):
+        return 0
+    if int(u.max()) > limit:
+        return None
+    if len(u) * limit < 1 << 63:  # no partial sum can wrap
+        total = int(u.sum())
+    else:
+        total = int(np.sum(u.astype(np.float64)))
+        total = int(u.sum()) if total <= limit else total
+    return total if total <= limit else None
+
+
+def decode_names_flat(buf: bytes, count: int, what: str, limit: int | None = None):
+    """NAMES format 2 -> (ids uint64, paths uint8 array with a NUL after each path,
+    starts int64, lengths int64): path i is flat[starts[i]:starts[i] + lengths[i]].
+
+    Vectorized over entries, column by column: byte j of path i is the suffix byte
+    of the last entry r <= i with shared[r] <= j (the entries in between inherit it
+    unchanged), so each column is a run-length repeat of its writers' bytes. FNV-1a
+    runs along in the same columns. limit bounds the decoded bytes (the front coding
+    can expand far beyond its payload)."""
     c = _Cursor(buf, what)
     shared = c.varints(c.varint(), count)
     lens = c.varints(c.varint(), count)
@@ -296,23 +330,65 @@ def decode_names(buf: bytes, count: int, what: str):
         if i >= count:
             c.fail(f"explicit id of entry {i} of {count}")
         explicit.append((i, int.from_bytes(c.take(8), "little")))
-    text = bytes(c.buf[c.at:])
-    if int(lens.sum()) != len(text):
-        c.fail(f"suffixes of {int(lens.sum())} bytes, {len(text)} present")
-    ends = np.cumsum(lens).tolist()
-    shared_l = shared.tolist()
-    out, prev, at = [], b"", 0
-    for i in range(count):
-        k = shared_l[i]
-        if k > len(prev):
-            c.fail(f"entry {i} shares {k} bytes with a {len(prev)}-byte path")
-        prev = prev[:k] + text[at:ends[i]]
-        at = ends[i]
-        out.append(prev)
-    ids = fnv1a64_many(out)
+    text = c.raw[c.at:]
+    total = _bounded_sum(lens, len(text))
+    if total != len(text):
+        c.fail(f"suffixes of {int(lens.sum()) if total is None else total} bytes, "
+               f"{len(text)} present")
+    # a path is at most every suffix byte before it: larger shares are errors
+    sh = np.minimum(shared, np.uint64(len(text) + 1)).astype(np.int64)
+    lens = lens.astype(np.int64)
+    full = sh + lens
+    prev = np.zeros(count, np.int64)
+    prev[1:] = full[:-1]
+    bad = np.flatnonzero(sh > prev)
+    if len(bad):
+        i = int(bad[0])
+        c.fail(f"entry {i} shares {int(shared[i])} bytes with a {int(prev[i])}-byte path")
+    size = int(full.sum()) + count
+    if limit is not None and size > limit:
+        c.fail(f"paths of {size} bytes exceed the bound of {limit} for this file")
+    starts = np.zeros(count, np.int64)
+    np.cumsum(full[:-1] + 1, out=starts[1:])
+    sufstart = np.zeros(count, np.int64)
+    np.cumsum(lens[:-1], out=sufstart[1:])
+    flat = np.zeros(size, np.uint8)
+    ids = np.full(count, _FNV_OFFSET, np.uint64)
+    _front_columns(sh, full, sufstart, starts, text, flat, ids)
     for i, v in explicit:
         ids[i] = v
-    return ids, out
+    return ids, flat, starts, full
+
+
+def _front_columns(shared, full, sufstart, starts, text, flat, h):
+    """Fill flat and hash h column by column (see decode_names_flat). rows holds the
+    entries at least j + 1 bytes long, in entry order: an entry that inherits byte j
+    has its predecessor among them, right before it."""
+    rows = None  # every entry
+    sh, sf, st = shared, sufstart, starts
+    shortest = int(full.min()) if len(full) else 0
+    at = np.empty(len(full), np.int64)
+    with np.errstate(over="ignore"):
+        for j in range(int(full.max()) if len(full) else 0):
+            if j >= shortest:  # drop the entries that end before byte j
+                keep = (full if rows is None else full[rows]) > j
+                rows = np.flatnonzero(keep) if rows is None else rows[keep]
+                sh, sf, st = shared[rows], sufstart[rows], starts[rows]
+                shortest = int(full[rows].min())
+            writers = np.flatnonzero(sh <= j)
+            if len(writers) == len(sh):
+                vals = text[sf + (j - sh)]
+            else:
+                w = writers
+                vals = np.repeat(text[sf[w] + (j - sh[w])], np.diff(w, append=len(sh)))
+            t = at[:len(sh)]
+            np.add(st, j, out=t)
+            flat[t] = vals
+            if rows is None:
+                h ^= vals
+                h *= _FNV_PRIME
+            else:
+                h[rows] = (h[rows] ^ vals) * _FNV_PRIME
 
 
 def decompressor():
@@ -321,13 +397,21 @@ def decompressor():
     return zlib.decompressobj(-15, zdict=DICTIONARY)
 
 
-def compress(payload: bytes, level: int | None = None) -> bytes:
-    """Level 9 for small payloads (JOB, SCHEMA...: cheap, and the dictionary
-    matches pay most there), 1 for the big ones, as the C writer does."""
+def compress(payload: bytes, level: int | None = None, runs: bool = False) -> bytes:
+    """As the C writer does (runtime/log_writer.c): level 8 with a 16 KiB
+    window up to 8 KiB (JOB, SCHEMA...: the dictionary matches pay most
+    there), 6 up to 64 KiB, 1 for the big ones; runs (SERIES, mostly zero
+    bins) by run-length matching when small."""
+    wbits, memlevel, strategy = -15, 9, zlib.Z_DEFAULT_STRATEGY
     if level is None:
-        level = 9 if len(payload) < SMALL else 1
-    z = zlib.compressobj(level, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY)
+        level = 8 if len(payload) <= TINY else 6 if len(payload) < SMALL else 1
+    if len(payload) <= TINY:
+        wbits, memlevel = -14, 7
+        if runs:
+            strategy = zlib.Z_RLE
+    z = zlib.compressobj(level, zlib.DEFLATED, wbits, memlevel, strategy, DICTIONARY)
     return z.compress(payload) + z.flush()
 
 
+TINY = 8 << 10
 SMALL = 64 << 10

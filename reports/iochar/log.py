@@ -207,21 +207,51 @@ def _parse_names(buf: bytes, count: int, what: str):
     ids = raw[starts[:, None] + np.arange(8)].copy().view("<u8").ravel() if count else \
         np.empty(0, np.uint64)
     ends = np.append(starts[1:], n).tolist()
-    return _names_checked(ids, [buf[s + 12:e] for s, e in zip(offs, ends)], what)
+    names = [buf[s + 12:e] for s, e in zip(offs, ends)]
+    lens = np.fromiter(map(len, names), np.int64, count)
+    at = np.zeros(count, np.int64)
+    np.cumsum(lens[:-1] + 1, out=at[1:])
+    flat = np.frombuffer(b"\0".join(names) + b"\0" if count else b"", np.uint8)
+    return _names_checked(ids, flat, at, lens, what)
 
 
-def _names_checked(ids: np.ndarray, names: list, what: str):
-    """NAMES (ids, path bytes) of either format -> (ids, paths, truncated ids)."""
-    truncated = set()
-    for i, b in enumerate(names):
-        if b"\0" in b:  # real paths never hold a NUL: only the truncation marker may
-            if not b.endswith(TRUNCATED_MARK) or b"\0" in b[:-len(TRUNCATED_MARK)]:
-                raise LogError(f"{what}: path {i} holds a NUL byte")
-            names[i] = b[:-len(TRUNCATED_MARK)]
-            truncated.add(int(ids[i]))
-        if not names[i]:
-            raise LogError(f"{what}: path {i} is empty")
-    return ids, [b.decode("utf-8", "surrogateescape") for b in names], truncated
+def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   what: str):
+    """NAMES of either format -> (ids, paths, truncated ids). flat holds the path bytes
+    with a NUL after each (path i at starts[i], lens[i] bytes long)."""
+    count, truncated = len(lens), set()
+    ends = starts + lens
+    nul = np.flatnonzero(flat == 0) if count else np.empty(0, np.int64)
+    cut = np.zeros(count, bool)
+    bad = count  # the first entry that is not a path
+    if len(nul) > count:  # NULs inside paths: only the truncation marker may be one
+        inner = nul
+        row = np.searchsorted(starts, inner, side="right") - 1
+        inside = inner < ends[row]
+        row, inner = row[inside], inner[inside]
+        mark = len(TRUNCATED_MARK)
+        tail = np.frombuffer(TRUNCATED_MARK, np.uint8)
+        for r in np.unique(row).tolist():
+            marked = (lens[r] >= mark and np.array_equal(flat[ends[r] - mark:ends[r]], tail)
+                      and np.count_nonzero(row == r) == 1)
+            if not marked:
+                bad = min(bad, r)
+                break
+            cut[r] = True
+    empty = np.flatnonzero(lens - cut * len(TRUNCATED_MARK) <= 0)
+    if len(empty) and empty[0] < bad:
+        raise LogError(f"{what}: path {int(empty[0])} is empty")
+    if bad < count:
+        raise LogError(f"{what}: path {bad} holds a NUL byte")
+    if cut.any():  # the marker is not part of the path
+        keep = np.ones(len(flat), bool)
+        for r in np.flatnonzero(cut).tolist():
+            keep[ends[r] - len(TRUNCATED_MARK):ends[r]] = False
+            truncated.add(int(ids[r]))
+        flat = flat[keep]
+    # one decode for all: NUL ends any UTF-8 sequence, so each path decodes as it would alone
+    paths = flat.tobytes().decode("utf-8", "surrogateescape").split("\0")[:-1] if count else []
+    return ids, paths, truncated
 
 
 _SCHEMAS: dict = {}  # SCHEMA payload -> parsed schema: the logs of one tool version share it
@@ -431,8 +461,9 @@ class _Part:
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
             if self.version >= 2:
-                ids, raw = self._decoded(codec.decode_names, buf, count, where)
-                self.names.append(_names_checked(ids, raw, f"{self.name}: {where}"))
+                ids, flat, starts, lens = self._decoded(
+                    lambda b, c, w: codec.decode_names_flat(b, c, w, self.cap), buf, count, where)
+                self.names.append(_names_checked(ids, flat, starts, lens, f"{self.name}: {where}"))
             else:
                 self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
         elif kind == "SCHEMA":

@@ -31,7 +31,8 @@ def section(kind: str, module: str, count: int, payload: bytes, level: int = 1,
             version: int = FORMAT_VERSION) -> bytes:
     """One section: 48-byte header then the compressed payload (format 1: a zlib
     stream at `level`; 2: raw deflate against the preset dictionary)."""
-    comp = zlib.compress(payload, level) if version < 2 else codec.compress(payload)
+    comp = (zlib.compress(payload, level) if version < 2
+            else codec.compress(payload, runs=kind == "SERIES"))
     head = SECTION.pack(kind.encode(), module.encode(), count, zlib.crc32(comp),
                         len(payload), len(comp), 0)[:44]
     return head + struct.pack("<I", zlib.crc32(head)) + comp

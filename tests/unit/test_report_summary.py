@@ -1,6 +1,5 @@
 """summary.py on hand-built frames: file classes, ops, times, slowest rank, patterns, speed."""
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -83,7 +82,9 @@ def test_modules_map_and_missing_columns():
     assert S.summarize(job(), {"NEWMOD": odd})["modules"]["NEWMOD"]["reads"] == 5
 
 
-def test_million_records_summarize_fast():
+def test_million_records_summarize_exactly():
+    """Scale without a clock: speed is bench/report_speed.py's (a timed test flakes
+    on a loaded machine); here 10^6 records must still sum exactly."""
     n = 1_000_000
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"rank": rng.integers(0, 1024, n), "record_id": np.arange(n, dtype=np.uint64),
@@ -96,8 +97,7 @@ def test_million_records_summarize_fast():
         df[c] = rng.integers(0, 1000, n)
     for c in ("POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME", "POSIX_F_META_TIME"):
         df[c] = rng.random(n)
-    t = time.perf_counter()
-    s = S.summarize(job(1024), {"POSIX": df})
-    took = time.perf_counter() - t
-    assert s["modules"]["POSIX"]["files"] == n
-    assert took < 10, f"summary of 1M records took {took:.1f} s"
+    s = S.summarize(job(1024), {"POSIX": df})["modules"]["POSIX"]
+    assert s["files"] == n
+    assert (s["reads"], s["writes"]) == (int(df["POSIX_READS"].sum()), int(df["POSIX_WRITES"].sum()))
+    assert s["bytes_written"] == int(df["POSIX_BYTES_WRITTEN"].sum())

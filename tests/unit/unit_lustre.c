@@ -1,6 +1,8 @@
 /* Unit tests of the Lustre layout decoder on hand-built lov_user_md bytes
- * (v1 and v3, from the public struct layout), and of the mount lookup. */
+ * (v1, v3 and composite, from the public struct layout), and of the mount
+ * lookup. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/internal.h"
@@ -27,14 +29,17 @@ static void put16(unsigned char *p, unsigned v) {
   p[1] = (unsigned char)(v >> 8);
 }
 
+static void put64(unsigned char *p, unsigned long long v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
 /* lov_user_md: magic, pattern, 16-byte object id, stripe size, stripe count,
  * stripe offset; v3: a 16-byte pool name; then 24-byte OST entries (16-byte
- * object id, generation, OST index). */
-static size_t build(unsigned char *b, int v3, unsigned size, unsigned count, int nost,
-                    const unsigned *ost) {
-  memset(b, 0, 4096);
+ * object id, generation, OST index). Returns its length. */
+static size_t layout(unsigned char *b, int v3, unsigned pattern, unsigned size, unsigned count,
+                     int nost, const unsigned *ost) {
   put32(b, v3 ? 0x0BD30BD0u : 0x0BD10BD0u);
-  put32(b + 4, 1);         /* RAID0 */
+  put32(b + 4, pattern);
   put32(b + 8, 0x1234567); /* object id: ignored */
   put32(b + 24, size);
   put16(b + 28, count);
@@ -46,6 +51,193 @@ static size_t build(unsigned char *b, int v3, unsigned size, unsigned count, int
     put32(b + head + 24 * i + 20, ost[i]); /* OST index */
   }
   return head + 24 * (size_t)nost;
+}
+
+static size_t build(unsigned char *b, int v3, unsigned size, unsigned count, int nost,
+                    const unsigned *ost) {
+  memset(b, 0, 4096);
+  return layout(b, v3, 1 /* RAID0 */, size, count, nost, ost);
+}
+
+/* lov_comp_md_v1 as Lustre packs it: a 32-byte header (magic, lcm_size,
+ * layout generation, flags, entry count @14, mirror count - 1 @16), 48-byte
+ * entries (id, flags @4, extent start @8 and end @16, offset @24 and size @28
+ * of the component's layout), then the layouts in entry order. */
+typedef struct comp {
+  unsigned id, flags;
+  unsigned long long start, end;
+  int v3;
+  unsigned pattern, size, count;
+  int nost;
+  const unsigned *ost;
+} comp;
+#define INIT 0x10u
+#define STALE 0x01u
+#define MDT 0x100u
+#define EOF_ ~0ULL
+#define MiB (1u << 20)
+
+static size_t build_comp(unsigned char *b, const comp *c, int nc, unsigned mirrors) {
+  memset(b, 0, 4096);
+  put32(b, 0x0BD60BD0u);
+  put32(b + 8, 9); /* layout generation: ignored */
+  put16(b + 14, (unsigned)nc);
+  put16(b + 16, mirrors - 1);
+  size_t off = 32 + 48 * (size_t)nc;
+  for (int i = 0; i < nc; i++) {
+    unsigned char *e = b + 32 + 48 * i;
+    put32(e, c[i].id);
+    put32(e + 4, c[i].flags);
+    put64(e + 8, c[i].start);
+    put64(e + 16, c[i].end);
+    size_t len = layout(b + off, c[i].v3, c[i].pattern, c[i].size, c[i].count, c[i].nost, c[i].ost);
+    put32(e + 24, (unsigned)off);
+    put32(e + 28, (unsigned)len);
+    off += len;
+  }
+  put32(b + 4, (unsigned)off);
+  return off;
+}
+
+/* Parse a copy of exactly n bytes, so that a read past them is caught by
+ * ASan or valgrind (meson test --wrap='valgrind --error-exitcode=1'). */
+static int parse_exact(const unsigned char *b, size_t n, iochar_lustre_layout *lo) {
+  unsigned char *t = malloc(n ? n : 1);
+  memcpy(t, b, n);
+  int rc = iochar_lustre_parse(t, n, lo);
+  free(t);
+  return rc;
+}
+
+#define LAYOUT(lo, ver, size, count, first, ncomp) \
+  do {                                             \
+    EXPECT((lo).version, ver);                     \
+    EXPECT((lo).stripe_size, size);                \
+    EXPECT((lo).stripe_count, count);              \
+    EXPECT((lo).first_ost, first);                 \
+    EXPECT((lo).components, ncomp);                \
+  } while (0)
+
+/* Composite layouts: which component describes the file, and blobs that lie. */
+static void composite_tests(void) {
+  unsigned char b[4096];
+  iochar_lustre_layout lo;
+  const unsigned o1[] = {3}, o4[] = {5, 9, 2, 11}, o2[] = {0, 1}, o4b[] = {6, 7, 8, 9};
+  /* the usual PFL: [0, 1M) 1 stripe, [1M, 1G) 4 stripes of 4 MiB, [1G, EOF)
+   * 8 stripes of 16 MiB not instantiated yet */
+  comp pfl[] = {{1, INIT, 0, MiB, 0, 1, MiB, 1, 1, o1},
+                {2, INIT, MiB, 1024ull * MiB, 0, 1, 4 * MiB, 4, 4, o4},
+                {3, 0, 1024ull * MiB, EOF_, 0, 1, 16 * MiB, 8, 0, NULL}};
+  size_t n = build_comp(b, pfl, 3, 1);
+  EXPECT(n, 32 + 3 * 48 + (32 + 24) + (32 + 96) + 32);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+  EXPECT(lo.pattern, 1);
+  /* the attribute buffer may hold more than the layout (lcm_size) */
+  EXPECT(iochar_lustre_parse(b, sizeof b, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+  /* a new file: only the first component instantiated */
+  pfl[1].flags = 0, pfl[1].nost = 0;
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, MiB, 1, 3, 3);
+  /* nothing instantiated (created with delayed layout): the first component */
+  pfl[0].flags = 0, pfl[0].nost = 0;
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, MiB, 1, -1, 3);
+  /* the whole file instantiated: the last component */
+  pfl[0].flags = pfl[1].flags = pfl[2].flags = INIT, pfl[0].nost = 1, pfl[1].nost = 4;
+  pfl[2].count = 4, pfl[2].nost = 4, pfl[2].ost = o4b;
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, 16 * MiB, 4, 6, 3);
+
+  /* Data-on-MDT first: 64 KiB on the MDT, then a v3 component over "all"
+   * OSTs (0xffff, resolved when instantiated) */
+  comp dom[] = {{1, INIT, 0, 65536, 0, MDT, 65536, 0, 0, NULL},
+                {2, 0, 65536, EOF_, 1, 1, MiB, 0xffff, 0, NULL}};
+  n = build_comp(b, dom, 2, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 3, MiB, -1, -1, 2);
+  dom[1].flags = INIT, dom[1].count = 4, dom[1].nost = 4, dom[1].ost = o4;
+  n = build_comp(b, dom, 2, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 3, MiB, 4, 5, 2);
+  /* a file wholly on the MDT: no OST striping */
+  n = build_comp(b, dom, 1, 1);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 0, 0, 0, -1, 1);
+
+  /* FLR: two mirrors of [0, EOF) (ids carry the mirror in bits 16-30); in
+   * sync, the first listed; with it stale, the other */
+  comp flr[] = {{0x10001, INIT, 0, EOF_, 0, 1, MiB, 2, 2, o2},
+                {0x20002, INIT, 0, EOF_, 1, 1, 2 * MiB, 4, 4, o4b}};
+  n = build_comp(b, flr, 2, 2);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, MiB, 2, 0, 2);
+  flr[0].flags = INIT | STALE;
+  n = build_comp(b, flr, 2, 2);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 3, 2 * MiB, 4, 6, 2);
+  /* a mirrored PFL: mirror 1 [0, 1M) + [1M, EOF), mirror 2 [0, EOF) */
+  comp mpfl[] = {{0x10001, INIT, 0, MiB, 0, 1, MiB, 1, 1, o1},
+                 {0x10002, INIT, MiB, EOF_, 0, 1, 4 * MiB, 4, 4, o4},
+                 {0x20003, INIT, 0, EOF_, 0, 1, 2 * MiB, 2, 2, o2}};
+  n = build_comp(b, mpfl, 3, 2);
+  EXPECT(parse_exact(b, n, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+
+  /* malformed: every truncation, with lcm_size as written (claims more than
+   * the bytes) and rewritten to the truncated length (the table or the
+   * layouts run past it) */
+  comp good[] = {{1, INIT, 0, MiB, 0, 1, MiB, 1, 1, o1},
+                 {2, INIT, MiB, 1024ull * MiB, 0, 1, 4 * MiB, 4, 4, o4},
+                 {3, 0, 1024ull * MiB, EOF_, 0, 1, 16 * MiB, 8, 0, NULL}};
+  size_t full = build_comp(b, good, 3, 1);
+  int accepted = 0;
+  for (size_t k = 0; k < full; k++) {
+    accepted += parse_exact(b, k, &lo) == 0;
+    unsigned char t[4096];
+    memcpy(t, b, full);
+    put32(t + 4, (unsigned)k);
+    accepted += parse_exact(t, k, &lo) == 0;
+  }
+  EXPECT(accepted, 0);
+  unsigned char t[4096];
+#define BAD(what, at, v)                   \
+  do {                                     \
+    memcpy(t, b, full);                    \
+    what(t + (at), v);                     \
+    EXPECT(parse_exact(t, full, &lo), -1); \
+  } while (0)
+  EXPECT(parse_exact(b, full, &lo), 0);
+  BAD(put16, 14, 0xffff);                /* entry count: far more than the bytes */
+  BAD(put16, 14, 0);                     /* no entries */
+  BAD(put16, 16, 3);                     /* 4 mirrors of 3 components */
+  BAD(put32, 32 + 24, 0);                /* a layout inside the header */
+  BAD(put32, 32 + 48 + 24, 32 + 3 * 48); /* overlapping the first one's */
+  BAD(put32, 32 + 96 + 24, (unsigned)full);
+  BAD(put32, 32 + 96 + 24, 0xffffffffu);
+  BAD(put32, 32 + 96 + 28, 0xffffffe0u); /* a size that wraps the offset */
+  BAD(put32, 32 + 28, 56 + 24);          /* size lies: into the next layout */
+  BAD(put32, 32 + 28, 16);               /* size lies: shorter than a header */
+  BAD(put32, 32 + 48 + 28, 128 - 24);    /* size lies: 3 of its 4 objects */
+  BAD(put32, 32 + 48 + 28, 128 - 20);    /* size lies: not whole objects */
+  BAD(put64, 32 + 8, 2ull * MiB);        /* extent starts after its end */
+  BAD(put32, 32 + 3 * 48, 0x0BD90BD0u);  /* an unknown layout in a component */
+  BAD(put32, 32 + 3 * 48, 0x0BD60BD0u);  /* a composite inside a composite */
+  /* a component's size lies within the blob: the last layout claims 9
+   * objects of 8 stripes */
+  memcpy(t, b, full);
+  put32(t + 32 + 96 + 28, 32 + 9 * 24);
+  put32(t + 4, (unsigned)full + 9 * 24);
+  EXPECT(parse_exact(t, full + 9 * 24, &lo), -1);
+  put32(t + 32 + 96 + 28, 32 + 8 * 24); /* 8 objects of 8: consistent */
+  put32(t + 4, (unsigned)full + 8 * 24);
+  EXPECT(parse_exact(t, full + 8 * 24, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+#undef BAD
 }
 
 int main(void) {
@@ -60,6 +252,7 @@ int main(void) {
   EXPECT(lo.stripe_size, 1 << 20);
   EXPECT(lo.stripe_count, 4);
   EXPECT(lo.first_ost, 5);
+  EXPECT(lo.components, 1);
 
   n = build(b, 1, 4 << 20, 2, 2, osts + 2);
   EXPECT(iochar_lustre_parse(b, n, &lo), 0);
@@ -82,8 +275,8 @@ int main(void) {
   EXPECT(iochar_lustre_parse(b, 47, &lo), -1);
   n = build(b, 0, 65536, 1, 2, osts);
   EXPECT(iochar_lustre_parse(b, n, &lo), -1);
-  put32(b, 0x0BD60BD0u); /* a composite layout: not decoded */
-  EXPECT(iochar_lustre_parse(b, n, &lo), -1);
+  EXPECT(iochar_lustre_parse(b, 3, &lo), -1);
+  composite_tests();
 
   /* longest matching mount point, whole components only */
   EXPECT(strcmp(iochar_fs_type("/lus/scratch/a"), "lustre"), 0);

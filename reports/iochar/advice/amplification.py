@@ -4,7 +4,7 @@ POSIX than the application asked it for."""
 from __future__ import annotations
 
 from .. import summary as S
-from .base import Advice, Context
+from .base import Advice, Context, least
 
 ID = "layer-amplification"
 REMEDY = {
@@ -46,5 +46,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              "POSIX_BYTES_READ": float(low["bytes_read"].sum()),
              "POSIX_BYTES_WRITTEN": float(low["bytes_written"].sum())},
             {"HDF5": "H5D", "NetCDF": "NC_VAR", "PnetCDF": "PNETCDF_VAR"}[layer],
-            sorted(paths)[:3], seconds=secs, layers=ctx.layers_of(paths), paths=set(paths)))
+            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=set(paths)))
     return out

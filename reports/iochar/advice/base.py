@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -119,16 +120,43 @@ class Context:
 
     @cached_property
     def layer_table(self) -> pd.DataFrame:
-        return L.table(self)
+        return self._table_codes[0]
+
+    @cached_property
+    def _table_codes(self) -> tuple:
+        return L.table_codes(self)
+
+    @cached_property
+    def _path_codes(self) -> tuple:
+        """(code of each layer_table row's path, the distinct paths)."""
+        return self._table_codes[1] or L.path_codes(self.layer_table)
+
+    @cached_property
+    def _path_index(self) -> pd.Index:
+        """The distinct paths of layer_table, indexed once for every lookup."""
+        return L.path_index(self._path_codes[1])
 
     @cached_property
     def owner(self) -> pd.Series:
         """path -> the highest layer that touched it (layers.LAYERS)."""
-        return L.owners(self.layer_table)
+        paths, layers, _ = self._owners
+        t = self.layer_table
+        if not len(t):
+            return pd.Series(dtype=object)
+        return pd.Series(layers, index=pd.Index(paths, name="path", dtype=t["path"].dtype),
+                         name="layer", dtype=t["layer"].dtype)
+
+    @cached_property
+    def _owners(self) -> tuple:
+        """(paths, owning layer of each), as layers.owner_arrays gives them."""
+        t = self.layer_table
+        return L.owner_arrays(t, self._path_codes if len(t) else None)
+
 
     @cached_property
     def file_time(self) -> pd.Series:
-        return L.file_time(self.layer_table)
+        t = self.layer_table
+        return L.file_time(t, self._path_codes if len(t) else None)
 
     @cached_property
     def io_time(self) -> float:
@@ -149,7 +177,7 @@ class Context:
         if not len(t):
             return 0.0
         per = L._max_by_path(t, S.column(t, "bytes_read") + S.column(t, "bytes_written"),
-                             "bytes")
+                             "bytes", self._path_codes)
         return float(per.sum())
 
     def own_rows(self, module: str) -> np.ndarray:
@@ -171,31 +199,36 @@ class Context:
     def _own_rows(self) -> dict:
         return {}
 
-    @cached_property
-    def _owner_map(self) -> dict:
-        return L.owner_map(self.layer_table) if len(self.layer_table) else {}
-
     def owner_of(self, paths, default: str) -> np.ndarray:
         """The owning layer of each path (default for paths no layer table has)."""
-        m = self._owner_map
-        return np.array([m.get(p, default) for p in paths], dtype=object)
+        paths = np.asarray(paths, dtype=object)
+        owners = self._owners[2]  # per path code
+        if not len(owners) or (owners == default).all():  # one layer: nothing to look up
+            return np.full(len(paths), default, dtype=object)
+        at = self._path_index.get_indexer(L.path_index(paths))
+        out = owners[np.maximum(at, 0)]
+        out[at < 0] = default
+        return out
 
     def owned_paths(self, layer: str) -> set:
-        return {p for p, owner in self._owner_map.items() if owner == layer}
+        paths, owners, _ = self._owners
+        return set(paths[owners == layer].tolist())
 
     def time_of(self, paths) -> float:
         """I/O seconds (all ranks) spent on these files."""
-        ft = self._file_time_map
-        # summed in the order of the set, as Series.reindex(list(set)).sum() would
-        return float(np.array([ft.get(p, 0.0) for p in set(paths)], dtype=np.float64).sum())
-
-    @cached_property
-    def _file_time_map(self) -> dict:
         ft = self.file_time
-        return {p: (0.0 if v != v else v) for p, v in zip(ft.index, ft.to_numpy().tolist())}
+        # summed in the order of the set, as Series.reindex(list(set)).sum() would
+        keys = list(set(paths))
+        if not keys or not len(ft):
+            return 0.0
+        at = self._path_index.get_indexer(L.path_index(keys))  # file_time's index
+        v = ft.to_numpy(dtype=np.float64)[np.maximum(at, 0)]
+        v[(at < 0) | np.isnan(v)] = 0.0
+        return float(v.sum())
 
     def layers_of(self, paths) -> dict:
-        return L.evidence(self.layer_table, paths)
+        t = self.layer_table
+        return L.evidence(t, paths, self._path_codes, self._path_index) if len(t) else {}
 
     def parallel(self, paths) -> bool:
         """These files are used by more than one rank (so collective calls can merge
@@ -242,6 +275,11 @@ class Context:
             if len(v) and v.max() > 0:
                 return float(v.max())
         return 0.0
+
+
+def least(paths, k: int = 3) -> list:
+    """sorted(paths)[:k] without sorting them all (a rule may name a million files)."""
+    return heapq.nsmallest(k, paths)
 
 
 def pct(x: float) -> str:

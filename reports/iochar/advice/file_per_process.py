@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import summary as S
 from .base import Advice, Context, num
 
 ID = "file-per-process"
@@ -17,8 +20,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if many < cfg["min_files"]:
             continue
         files = ctx.files(module)
-        files = files[~files["shared"]]
-        secs = float(files["time_meta"].sum())
+        own = ~S.column(files, "shared").astype(bool)
+        secs = float(np.nansum(S.column(files, "time_meta")[own]))  # as Series.sum()
         out.append(Advice(
             ID, "high",
             f"{module}: {num(many)} files each used by one rank ({many / ctx.nprocs:.1f} per "
@@ -29,5 +32,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             "MPI-IO driver, or group ranks so one rank per node writes a file",
             {"files_unique": many, "nprocs": ctx.nprocs, f"{module}_OPENS": ms.get("opens", 0),
              f"{module}_F_META_TIME": secs},
-            module, seconds=secs, paths=set(files["path"])))
+            module, seconds=secs, paths=set(S.objects(files)[own].tolist())))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, num
+from .base import Advice, Context, least, num
 
 ID = "fsync-storm"
 CALL = {"POSIX": "fsync()/fdatasync()", "STDIO": "fflush()", "MPIIO": "MPI_File_sync",
@@ -43,5 +43,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             "every sync waits for the storage and defeats write-back caching",
             {f"{module}_syncs": syncs, f"{module}_WRITES": writes,
              "syncs_per_write": syncs / writes if writes else 0}, module,
-            sorted(paths)[:3], seconds=secs, paths=paths))
+            least(paths), seconds=secs, paths=paths))
     return out

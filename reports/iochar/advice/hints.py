@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, num, pct
+from .base import Advice, Context, least, num, pct
 from .small_io import small_counts
 
 ID = "hints"
@@ -20,7 +20,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     top = S.top_sizes(df, "MPIIO")
     paths = set(df["path"]) if "path" in df.columns else set()
     kw = {"seconds": ctx.time_of(paths), "layers": ctx.layers_of(paths), "paths": paths,
-          "files": sorted(paths)[:3]}
+          "files": least(paths)}
     for d, key in (("WRITE", "writes"), ("READ", "reads")):
         hint = f"MPIIO_HINT_ROMIO_CB_{d}"
         ds = f"MPIIO_HINT_ROMIO_DS_{d}"
@@ -115,5 +115,5 @@ def buffer_rounds(ctx: Context, df, cfg: dict, kw: dict) -> list[Advice]:
         f"aggregators (cb_nodes, now {cbn[i]:.0f})",
         {"MPIIO_HINT_CB_BUFFER_SIZE": cbs[i], "MPIIO_HINT_CB_NODES": cbn[i],
          "bytes_per_call": per_call[i], "rounds_per_call": rounds[i]},
-        "MPIIO", sorted(paths)[:3], seconds=ctx.time_of(paths) * (1 - 1 / rounds[i]),
+        "MPIIO", least(paths), seconds=ctx.time_of(paths) * (1 - 1 / rounds[i]),
         layers=ctx.layers_of(paths), paths=paths)]

@@ -28,6 +28,10 @@ METRICS = ("opens", "reads", "writes", "bytes_read", "bytes_written", "time")
 
 def file_of(paths: np.ndarray, files: set) -> np.ndarray:
     """Map dataset/variable record names (`<file>:<name>`) to their file's path."""
+    if not files:  # no file to map to: every name is its own (str) path
+        if pd.api.types.infer_dtype(paths, skipna=False) == "string":
+            return np.array(paths, dtype=object, copy=True)
+        return np.array([str(p) for p in paths], dtype=object)
     out = []
     for p in paths:
         p = str(p)
@@ -47,6 +51,11 @@ def file_of(paths: np.ndarray, files: set) -> np.ndarray:
 def table(ctx) -> pd.DataFrame:
     """One row per (file path, layer): the METRICS summed over ranks, plus `nranks`
     (ranks that used it at that layer; nprocs for a record reduced over ranks)."""
+    return table_codes(ctx)[0]
+
+
+def table_codes(ctx) -> tuple:
+    """(table(ctx), its path_codes when computed on the way, else None)."""
     parts = []
     file_paths = set()
     for m in ("NC_FILE", "PNETCDF_FILE", "H5F"):
@@ -66,15 +75,19 @@ def table(ctx) -> pd.DataFrame:
         parts.append({"path": paths, "layer": np.full(len(f), layer, dtype=object),
                       **{k: S.column(f, k) for k in METRICS}, "nranks": nranks})
     if not parts:
-        return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"])
+        return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"]), None
     # one frame from the parts' columns (what pd.concat of one frame per part gives)
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     cols["path"] = text_column(cols["path"])  # str objects, as every path column
     t = pd.DataFrame(cols)
-    paths, layers = S.objects(t, "path"), S.objects(t, "layer")
-    keys = set(zip(paths, layers))
-    if len(keys) == len(t) and all(isinstance(p, str) for p in paths):
-        return t  # one row per (path, layer) already: what the groupby would give
+    paths = S.objects(t, "path")
+    codes, uniq = pd.factorize(paths, use_na_sentinel=False)
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    lcodes = np.concatenate([np.full(len(p["path"]), rank[p["layer"][0]]) for p in parts])
+    if S._unique(codes * len(LAYERS) + lcodes) and \
+            pd.api.types.infer_dtype(paths, skipna=False) == "string":
+        # one row per (path, layer) already: what the groupby would give
+        return t, (codes, np.asarray(uniq, dtype=object))
     agg = {k: "sum" for k in METRICS}
     agg["nranks"] = "max"
     agg["path"] = "first"
@@ -83,53 +96,86 @@ def table(ctx) -> pd.DataFrame:
     t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
                             for p in t["path"]])
     g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
-    return g[["path", "layer", *METRICS, "nranks"]]
+    return g[["path", "layer", *METRICS, "nranks"]], None
+
+
+def path_codes(t: pd.DataFrame) -> tuple:
+    """(code of each row's path, the distinct paths in first-seen order)."""
+    codes, uniq = pd.factorize(S.objects(t, "path"), use_na_sentinel=False)
+    return codes, np.asarray(uniq, dtype=object)
+
+
+def path_index(paths) -> pd.Index:
+    """An object Index of paths: pandas would infer its Arrow-backed str dtype, which
+    refuses the surrogates of names that are not UTF-8."""
+    return pd.Index(np.asarray(paths if not isinstance(paths, (set, frozenset)) else list(paths),
+                               dtype=object), dtype=object)
+
+
+def owner_arrays(t: pd.DataFrame, codes: tuple | None = None) -> tuple:
+    """(paths, the highest layer that touched each, that layer per path code): the
+    first row of each path in layer order (a stable sort: ties keep table order),
+    paths in the order they first appear in that sorted order."""
+    if not len(t):
+        return np.empty(0, object), np.empty(0, object), np.empty(0, object)
+    codes, uniq = codes or path_codes(t)
+    layers = S.objects(t, "layer")
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    lcodes, lnames = pd.factorize(layers, use_na_sentinel=False)
+    order = np.argsort(np.array([rank[x] for x in lnames], np.int64)[lcodes], kind="stable")
+    _, first = np.unique(codes[order], return_index=True)
+    by_code = layers[order[first]]  # np.unique's codes come sorted: 0, 1, ...
+    first = order[np.sort(first)]
+    return uniq[codes[first]], layers[first], by_code
 
 
 def owners(t: pd.DataFrame) -> pd.Series:
     """path -> the highest layer that touched it."""
     if not len(t):
         return pd.Series(dtype=object)
-    best = owner_map(t)
-    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path",
-                                                         dtype=t["path"].dtype),
+    paths, layers, _ = owner_arrays(t)
+    return pd.Series(layers, index=pd.Index(paths, name="path", dtype=t["path"].dtype),
                      name="layer", dtype=t["layer"].dtype)
 
 
 def owner_map(t: pd.DataFrame) -> dict:
     """owners(t) as a dict, in the same order."""
-    order = {name: i for i, (name, _) in enumerate(LAYERS)}
-    # the first row of each path in layer order (a stable sort: ties keep table order)
-    paths, layers = S.objects(t, "path"), S.objects(t, "layer")
-    best: dict = {}
-    for i in sorted(range(len(t)), key=lambda i: order[layers[i]]):
-        best.setdefault(paths[i], layers[i])
-    return best
+    paths, layers, _ = owner_arrays(t)
+    return dict(zip(paths.tolist(), layers.tolist()))
 
 
-def file_time(t: pd.DataFrame) -> pd.Series:
+def file_time(t: pd.DataFrame, codes: tuple | None = None) -> pd.Series:
     """path -> I/O seconds (summed over ranks): the largest layer's time, since an
     upper layer's time includes the calls it makes below."""
     if not len(t):
         return pd.Series(dtype=float)
-    return _max_by_path(t, S.column(t, "time"), "time")
+    return _max_by_path(t, S.column(t, "time"), "time", codes)
 
 
-def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str) -> pd.Series:
-    """groupby("path", sort=False)[name].max() of the table (paths in first-seen order)."""
-    best: dict = {}
-    for p, x in zip(S.objects(t, "path"), v.tolist()):
-        if p not in best or x > best[p] or best[p] != best[p]:
-            best[p] = x
-    return pd.Series(list(best.values()), index=pd.Index(list(best), name="path",
-                                                         dtype=t["path"].dtype),
+def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str,
+                 codes: tuple | None = None) -> pd.Series:
+    """groupby("path", sort=False)[name].max() of the table (paths in first-seen
+    order; NaN only where every value is)."""
+    codes, uniq = codes or path_codes(t)
+    v = np.asarray(v, dtype=np.float64)
+    if len(uniq) < len(v):
+        v = pd.Series(v).groupby(codes, sort=True).max().to_numpy()
+    return pd.Series(v, index=pd.Index(uniq, name="path", dtype=t["path"].dtype),
                      name=name, dtype=np.float64)
 
 
-def evidence(t: pd.DataFrame, paths) -> dict:
-    """{layer: {ops, bytes_read, bytes_written, ...}} over these files (nonzero only)."""
-    want = set(paths)
-    sel = np.fromiter((p in want for p in S.objects(t, "path")), bool, len(t))
+def evidence(t: pd.DataFrame, paths, codes: tuple | None = None,
+             index: pd.Index | None = None) -> dict:
+    """{layer: {ops, bytes_read, bytes_written, ...}} over these files (nonzero only).
+    codes, index: path_codes(t) and path_index of its distinct paths, when known."""
+    if codes is None:
+        codes = path_codes(t)
+        index = None
+    index = path_index(codes[1]) if index is None else index
+    at = index.get_indexer(path_index(set(paths))) if len(index) else np.empty(0, np.int64)
+    hit = np.zeros(len(index), bool)
+    hit[at[at >= 0]] = True
+    sel = hit[codes[0]]
     layers = S.objects(t, "layer")
     out = {}
     for layer, _ in LAYERS:

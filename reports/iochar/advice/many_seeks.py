@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, num
+from .base import Advice, Context, least, num
 
 ID = "many-seeks"
 
@@ -36,6 +36,6 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         out.append(Advice(
             ID, "high",
             f"{module}: {num(seeks)} seeks for {num(ops)} accesses ({seeks / ops:.2f} per access)",
-            rec, {f"{module}_SEEKS": seeks, "accesses": ops}, module, sorted(paths)[:3],
+            rec, {f"{module}_SEEKS": seeks, "accesses": ops}, module, least(paths),
             seconds=secs, paths=paths))
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, num, pct
+from .base import Advice, Context, least, num, pct
 
 ID = "misaligned"
 
@@ -77,5 +77,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              **({"common_size": common} if common else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
-            sorted(paths)[:3], seconds=secs, layers=ctx.layers_of(paths), paths=paths))
+            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths))
     return out

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import summary as S
 from . import layers as L
-from .base import Advice, Context, num
+from .base import Advice, Context, least, num
 
 ID = "netcdf-record-vars"
 CLASSIC = (1, 2, 5)  # NC_FILE_FORMAT: classic, 64-bit offset, CDF5 interleave records
@@ -65,5 +65,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             {"record_vars": len(names), "files": len(fp), "record_var_ops": nops,
              "record_var_bytes": nbytes, "posix_bytes": moved,
              f"{m}_STRIDED_ACCESSES": S.col(var, f"{m}_STRIDED_ACCESSES")[rec].sum()},
-            m, sorted(fp)[:3], seconds=ctx.time_of(fp), layers=lay, paths=fp))
+            m, least(fp), seconds=ctx.time_of(fp), layers=lay, paths=fp))
     return out

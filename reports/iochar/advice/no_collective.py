@@ -7,7 +7,7 @@ import pandas as pd
 
 from .. import schema as R
 from .. import summary as S
-from .base import Advice, Context, num, pct
+from .base import Advice, Context, least, num, pct
 from .remedy import collective
 from .small_io import small_counts
 
@@ -59,7 +59,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 "large_share": large_share, "MPIIO_VIEWS": views,
                 **({"posix_sequential_share": contig} if contig is not None else {}),
                 "nnodes": ctx.nnodes}
-    files = sorted(paths)[:3]
+    files = least(paths)
     secs = ctx.time_of(paths)
     lay = ctx.layers_of(paths)
     owners = {ctx.owner.get(p, "MPIIO") for p in paths}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, num, pct
+from .base import Advice, Context, least, num, pct
 
 ID = "rw-switches"
 
@@ -38,5 +38,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"separate the read and write phases: read what you need first (one large "
             f"{calls} per region), modify it in memory, then write it back in one pass",
             {name: float(raw.sum()), "excess_switches": sw, "accesses": ops}, module,
-            sorted(paths)[:3], seconds=secs, paths=paths))
+            least(paths), seconds=secs, paths=paths))
     return out

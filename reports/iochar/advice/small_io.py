@@ -115,7 +115,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         paths = set(df["path"].to_numpy()[per > 0]) if "path" in df.columns else set()
         files = [str(df["path"].iat[i]) for i in order[:3] if per[i] > 0] \
             if "path" in df.columns else []
-        fpaths = set(L.file_of(np.array(sorted(paths), dtype=object),
+        fpaths = set(L.file_of(np.array(list(paths), dtype=object),
                                ctx.paths_in(L.FILE_MODULE.get(layer, "")))) if paths else set()
         rec = bigger(layer, d, S.human_bytes(size))
         if layer in ("MPIIO", "HDF5", "NetCDF", "PnetCDF") and ctx.parallel(fpaths):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import summary as S
-from .base import Advice, Context, num, pct
+from .base import Advice, Context, least, num, pct
 
 ID = "stdio-heavy"
 
@@ -38,4 +38,4 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         "instead of fprintf/fscanf per value: text formatting is CPU-bound",
         {"STDIO_BYTES": sb, "STDIO_OPS": so, "POSIX_BYTES": pb, "POSIX_OPS": po,
          "stdio_bytes_share": bshare, "stdio_ops_share": oshare},
-        "STDIO", sorted(paths)[:3], seconds=float(t.sum()), paths=paths)]
+        "STDIO", least(paths), seconds=float(t.sum()), paths=paths)]
