@@ -52,7 +52,10 @@ typedef struct iochar_rw_layout {
   int16_t f_max_time[2]; /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
   int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
   int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
-  int16_t module;        /* IOCHAR_MOD_<P>: the module whose records use it */
+  /* IOCHAR_MOD_<P>, the module whose records use it (their time series):
+   * IOCHAR_LAYOUT_INIT and IOCHAR_RW_LAYOUT_CONST set it; a layout built any
+   * other way must too (0 is POSIX) */
+  int16_t module;
 } iochar_rw_layout;
 /* Fill L from module prefix P's counter lists by the names above (each field
  * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
