@@ -1,7 +1,7 @@
 /* The MPI runtime: the PMPI table and its loader, and the process's MPI
  * lifecycle (MPI_Init: rank, size, the job's log name; MPI_Finalize: the
  * reduced log; MPI_Abort: this rank's log).  The MPI-IO wrappers
- * (wrappers/mpiio.c) stand on it; nothing here knows about them. */
+ * (wrappers/mpiio*.c) stand on it; nothing here knows about them. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* One preload library for MPICH and Open MPI programs (-Dmpi=both).
  *
  * The two MPIs differ in ABI (handle types, constants), so meson.build
- * compiles the MPI part (reducer/, wrappers/mpiio.c) once per MPI's headers
+ * compiles the MPI part (reducer/, wrappers/mpiio*.c) once per MPI's headers
  * and links both copies in, each reduced to one visible symbol: its table of
  * wrappers (reducer/mpi_names.h's order).  This file exports every wrapped
  * MPI_x and PMPI_x as a two-instruction trampoline, `jmp *slot`; a slot first

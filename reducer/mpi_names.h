@@ -1,5 +1,5 @@
 /* Every MPI function the tool intercepts (the lifecycle in reducer/lifecycle.c,
- * the MPI-IO calls in wrappers/mpiio.c), in one list: the dual-MPI build
+ * the MPI-IO calls in wrappers/mpiio*.c), in one list: the dual-MPI build
  * (reducer/mpi_dispatch.c) exports one trampoline per name and each MPI's
  * copy exports its wrappers in this order (reducer/mpi_table.c). */
 #ifndef IOCHAR_MPI_NAMES_H

@@ -1,5 +1,5 @@
 /* How an MPI wrapper is declared, for the MPI runtime (reducer/lifecycle.c)
- * and the MPI-IO wrappers (wrappers/mpiio.c) alike: MPI_WRAP(ret, MPI_x,
+ * and the MPI-IO wrappers (wrappers/mpiio*.c) alike: MPI_WRAP(ret, MPI_x,
  * (params)) opens the definition of MPI_x; PREAL(MPI_x) is the real PMPI_x,
  * resolved at the first call (no libmpi is linked). */
 #ifndef IOCHAR_MPI_WRAP_H

@@ -4,7 +4,7 @@
     runtime/  -> runtime/ only            (the core knows no wrapper, no MPI)
     reducer/  -> reducer/, runtime/       (the MPI runtime and the shutdown)
     wrappers/ -> wrappers/, runtime/, and reducer/'s wrapper header only
-                 (wrappers/mpiio.c stands on the MPI runtime, never the reverse)
+                 (the MPI-IO wrappers stand on the MPI runtime, never the reverse)
 
 Prints each offending `#include` and exits 1; exit 0 when the graph holds.
 Usage: check_layers.py [source root]"""

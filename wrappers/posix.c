@@ -235,21 +235,27 @@ static void record_path_meta(int dirfd, const char *path, int idx, double t0, do
   }
 
 /* The shape of every open wrapper: guard, clock, real call, clock, record. */
-#define DEFINE_OPEN(name)                                                             \
-  IOCHAR_WRAP(int, name, (const char *path, int flags, ...)) {                        \
-    mode_t mode = 0;                                                                  \
-    OPEN_MODE(flags, mode);                                                           \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags, mode);                \
-    double t0 = iochar_now();                                                         \
-    int fd = IOCHAR_REAL(name)(path, flags, mode);                                    \
-    double t1 = iochar_now();                                                         \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1)); \
-    return fd;                                                                        \
-  }
-// clang-format off
-DEFINE_OPEN(open)
-DEFINE_OPEN(open64)
-// clang-format on
+IOCHAR_WRAP(int, open, (const char *path, int flags, ...)) {
+  mode_t mode = 0;
+  OPEN_MODE(flags, mode);
+  if (!iochar_active()) return IOCHAR_REAL(open)(path, flags, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(open)(path, flags, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1));
+  return fd;
+}
+
+IOCHAR_WRAP(int, open64, (const char *path, int flags, ...)) {
+  mode_t mode = 0;
+  OPEN_MODE(flags, mode);
+  if (!iochar_active()) return IOCHAR_REAL(open64)(path, flags, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(open64)(path, flags, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, mode, t0, t1));
+  return fd;
+}
 
 #define DEFINE_OPENAT(name)                                                        \
   IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
@@ -784,19 +790,23 @@ ssize_t __read_chk(int, void *, size_t, size_t);
 ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
 ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
 
-#define DEFINE_OPEN_2(name)                                                        \
-  IOCHAR_WRAP(int, name, (const char *path, int flags)) {                          \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, flags);                   \
-    double t0 = iochar_now();                                                      \
-    int fd = IOCHAR_REAL(name)(path, flags);                                       \
-    double t1 = iochar_now();                                                      \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1)); \
-    return fd;                                                                     \
-  }
-// clang-format off
-DEFINE_OPEN_2(__open_2)
-DEFINE_OPEN_2(__open64_2)
-// clang-format on
+IOCHAR_WRAP(int, __open_2, (const char *path, int flags)) {
+  if (!iochar_active()) return IOCHAR_REAL(__open_2)(path, flags);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(__open_2)(path, flags);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1));
+  return fd;
+}
+
+IOCHAR_WRAP(int, __open64_2, (const char *path, int flags)) {
+  if (!iochar_active()) return IOCHAR_REAL(__open64_2)(path, flags);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(__open64_2)(path, flags);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, flags, 0, t0, t1));
+  return fd;
+}
 
 #define DEFINE_OPENAT_2(name)                                                   \
   IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
