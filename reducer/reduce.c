@@ -27,7 +27,8 @@ int iochar_mpi_reduce_and_write(void) {
   int fin = 0;
   if (iochar_pmpi_load() || (P.Finalized(&fin), fin)) return -1;
   if (__atomic_exchange_n(&j->written, 1, __ATOMIC_ACQ_REL)) return 0;
-  __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE); /* stop recording */
+  __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);   /* stop recording */
+  __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* (core.h, iochar_fd_get) */
   int e = errno;
   /* The application has finished communicating (it is in MPI_Finalize), so
    * the tool's collectives use MPI_COMM_WORLD directly: creating a

@@ -3,7 +3,12 @@
 #ifndef IOCHAR_ACCESS_H
 #define IOCHAR_ACCESS_H
 
+#include <string.h>
+
 #include "core.h"
+
+/* The library's own (hidden: direct access, no GOT; as in core.h). */
+#pragma GCC visibility push(hidden)
 
 #define IOCHAR_TOPK_SLOTS 16
 
@@ -88,21 +93,34 @@ typedef struct iochar_rw_state {
   iochar_rw_topk *tk; /* NULL until the first read or write */
 } iochar_rw_state;
 
-static inline void iochar_rw_state_init(iochar_rw_state *s) { s->last_dir = -1; }
+/* run_timed is 1 whenever no repeats are pending (run_k 0), so a timed
+ * repeat checks one flag (iochar_rw_defer_timed). */
+static inline void iochar_rw_state_init(iochar_rw_state *s) {
+  s->last_dir = -1;
+  s->run_timed = 1;
+}
 
-/* Current 1/width of module m's time series (0 before its first use). */
+/* Current 1/width of module m's time series (the first width before its
+ * first use; never 0). */
 extern _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
 /* Move a record's pending series counts into the module's series. */
 void iochar_series_flush(int m, iochar_rw_state *s);
 
-static inline __attribute__((always_inline)) void iochar_series_note(iochar_record *r,
+static inline __attribute__((always_inline)) void iochar_series_note(const iochar_rw_layout *L,
                                                                      iochar_rw_state *s, int dir,
                                                                      double t, int64_t len,
                                                                      int64_t ops) {
-  double iw = atomic_load_explicit(&iochar_series_inv_width[r->module], memory_order_relaxed);
+  /* L->module, not the record's: the same, and a constant with a constant L */
+  double iw = atomic_load_explicit(&iochar_series_inv_width[L->module], memory_order_relaxed);
   int64_t bin = (int64_t)(t * iw);
-  if (__builtin_expect(bin != s->ser_bin || iw != s->ser_iw || iw == 0, 0)) {
-    iochar_series_flush(r->module, s);
+  /* the widths compared as bits: integer compares, no unordered cases.  The
+   * module's width is never 0 (series.c), a fresh record's is: its first op
+   * flushes (nothing) and takes the current width */
+  uint64_t iwb, oldb;
+  memcpy(&iwb, &iw, sizeof iwb);
+  memcpy(&oldb, &s->ser_iw, sizeof oldb);
+  if (__builtin_expect((bin != s->ser_bin) | (iwb != oldb), 0)) {
+    iochar_series_flush(L->module, s);
     s->ser_bin = bin;
     s->ser_iw = iw;
     s->ser_t = t;
@@ -122,7 +140,11 @@ static inline __attribute__((always_inline)) void iochar_time_add(iochar_record 
 }
 
 static inline void iochar_ts(double *start, double *end, double t0, double t1) {
-  if (*start == 0 || t0 < *start) *start = t0;
+  /* "unset" tested on the bits: an integer test, not an unordered compare
+   * (a start is never -0.0: times are (int64) ticks times a positive scale) */
+  uint64_t unset;
+  memcpy(&unset, start, sizeof unset);
+  if (unset == 0 || t0 < *start) *start = t0;
   if (t1 > *end) *end = t1;
 }
 
@@ -146,7 +168,8 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   if (__builtin_expect(!s->tk, 0)) s->tk = iochar_rw_topk_make(r);
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
-  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
+  int observing = iochar_observing; /* set once, at start-up: read once */
+  if (__builtin_expect(observing, 0)) iochar_observe(r, dir, off, len, t0, t1);
   iochar_time_add(r, L, s, dir, t0, t1);
   if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
@@ -155,7 +178,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   }
   if (L->rw_switches >= 0 && s->last_dir >= 0 && s->last_dir != dir) c[L->rw_switches]++;
   s->last_dir = (int8_t)dir;
-  iochar_series_note(r, s, dir, t0, len, 1);
+  iochar_series_note(L, s, dir, t0, len, 1);
   s->run_len = 0;
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
@@ -179,8 +202,11 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
     s->last_byte[dir] = off + len - 1;
     if (L->max_byte[dir] >= 0 && off + len - 1 > c[L->max_byte[dir]])
       c[L->max_byte[dir]] = off + len - 1;
-    s->run_dir = (int8_t)dir; /* later repeats of this op may be deferred */
-    s->run_len = len;
+    /* later repeats of this op may be deferred, but not while observers run:
+     * they want every op (run_len 0 matches no op, so iochar_rw_defer and
+     * iochar_rw_defer_timed need not test for them) */
+    s->run_dir = (int8_t)dir;
+    s->run_len = __builtin_expect(observing, 0) ? 0 : len;
     s->run_next = off + len;
   }
 }
@@ -201,18 +227,31 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
     iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
     if (L->f_start[dir] >= 0)
       iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
-    iochar_series_note(r, s, dir, s->run_t, k * n, k);
+    iochar_series_note(L, s, dir, s->run_t, k * n, k);
   }
+  s->run_timed = 1; /* nothing pending (iochar_rw_state_init) */
   c[L->bytes[dir]] += k * n;
   c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
   if (L->access1 >= 0) iochar_topk_add_k(&s->tk->access, n, k);
   if (L->file_not_aligned >= 0) {
     int64_t a = c[L->file_alignment];
     int64_t miss = 0;
-    if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
+    if (a > 0 && !(a & (a - 1))) { /* a power of two in practice: masks, no divide */
+      if (!(n & (a - 1)))          /* every repeat shares the first one's alignment */
+        miss = off & (a - 1) ? k : 0;
+      else if (!(n & (n - 1))) {
+        /* both powers of two, n < a: the repeats step through every multiple
+         * of n, so they hit every multiple of a in their span when off is a
+         * multiple of n, and none otherwise */
+        int64_t last = off + (k - 1) * n, first_a = (off + a - 1) & ~(a - 1);
+        int64_t hit = (off & (n - 1)) || first_a > last
+                          ? 0
+                          : ((last - first_a) >> __builtin_ctzll((uint64_t)a)) + 1;
+        miss = k - hit;
+      } else
+        for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
+    } else if (a > 0 && n % a == 0) /* every repeat shares the first one's alignment */
       miss = off % a ? k : 0;
-    else if (a > 0 && !(a & (a - 1))) /* a power of two in practice: a mask, no divide */
-      for (int64_t i = 0; i < k; i++) miss += ((off + i * n) & (a - 1)) != 0;
     else
       for (int64_t i = 0; a > 0 && i < k; i++) miss += (off + i * n) % a != 0;
     c[L->file_not_aligned] += miss;
@@ -226,11 +265,11 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
 
 /* An untimed op (served from a user-space buffer) that repeats the last one:
  * absorb it into the run (three adds) and return 1; else 0 and the caller
- * accounts it normally.  Caller holds r->lock.  Off while observers run, as
- * they want every op. */
+ * accounts it normally.  Caller holds r->lock.  Off while observers run (no
+ * run starts then: iochar_rw_account). */
 static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int64_t len, double t) {
   if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      iochar_observing || (s->run_k && s->run_timed))
+      (s->run_k && s->run_timed))
     return 0;
   if (!s->run_k) s->run_t = t;
   s->run_timed = 0;
@@ -246,22 +285,25 @@ static inline int iochar_rw_defer(iochar_rw_state *s, int dir, int64_t off, int6
 static inline __attribute__((always_inline)) int
 iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
                       int64_t off, int64_t len, const void *buf, double t0, double t1) {
-  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir ||
-      iochar_observing || (s->run_k && !s->run_timed) || t0 < s->last_end[dir])
+  if (len <= 0 || len != s->run_len || off != s->run_next || dir != s->run_dir || !s->run_timed ||
+      t0 < s->last_end[dir])
     return 0;
   int64_t *c = r->c;
   double *f = r->f;
   c[L->ops[dir]]++;
-  iochar_time_add(r, L, s, dir, t0, t1);
-  if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], t0, t1);
+  /* What iochar_time_add and iochar_ts do, knowing more: this op starts no
+   * earlier than the end of every earlier op in its direction (checked
+   * above), so its whole time counts and it moves no start timestamp. */
+  if (L->f_time[dir] >= 0) f[L->f_time[dir]] += t1 - t0;
+  if (t1 > s->last_end[dir]) s->last_end[dir] = t1;
+  if (L->f_end[dir] >= 0 && t1 > f[L->f_end[dir]]) f[L->f_end[dir]] = t1;
   if (L->f_max_time[dir] >= 0 && t1 - t0 > f[L->f_max_time[dir]]) {
     f[L->f_max_time[dir]] = t1 - t0;
     if (L->max_time_size[dir] >= 0) c[L->max_time_size[dir]] = len;
   }
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
-  iochar_series_note(r, s, dir, t0, len, 1);
-  s->run_timed = 1;
-  s->run_k++;
+  iochar_series_note(L, s, dir, t0, len, 1);
+  s->run_k++; /* run_timed is 1 already: checked above */
   s->run_next += len;
   return 1;
 }
@@ -302,5 +344,7 @@ void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
  * counters into first[], the tables into t[] when s is given; returns 0..2. */
 int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
                      iochar_topk *t[2]);
+
+#pragma GCC visibility pop
 
 #endif

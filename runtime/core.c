@@ -77,6 +77,13 @@ static void job_identity(iochar_job *j) {
   j->nnodes = 1;
 }
 
+static const char always_lock = 0;
+const char *iochar_single_threaded_flag = &always_lock;
+/* Before any wrapper can run (the default-priority constructors come later). */
+__attribute__((constructor(101))) static void single_threaded_flag(void) {
+  if (&__libc_single_threaded) iochar_single_threaded_flag = &__libc_single_threaded;
+}
+
 int iochar_use_tsc;
 uint64_t iochar_tsc0;
 uint64_t iochar_mono0_ns;
@@ -131,8 +138,12 @@ static void start_clocks(void) {
   clock_gettime(CLOCK_REALTIME, &wall);
   clock_gettime(CLOCK_MONOTONIC, &iochar_mono0);
   iochar_mono0_ns = (uint64_t)iochar_mono0.tv_sec * 1000000000u + (uint64_t)iochar_mono0.tv_nsec;
+  /* Readings are converted as (k - tsc0) * scale whichever clock gave them
+   * (core.h): without a TSC they are monotonic ns. */
+  iochar_tsc0 = iochar_mono0_ns;
+  if (!iochar_use_tsc) iochar_tsc_scale = 1e-9;
 #if defined(__x86_64__)
-  iochar_tsc0 = __builtin_ia32_rdtsc();
+  if (iochar_use_tsc) iochar_tsc0 = __builtin_ia32_rdtsc();
 #endif
   iochar_job_info.start_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
 }
@@ -243,6 +254,7 @@ void iochar_shutdown(void) {
   if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
   iochar_in_tool++;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* data wrappers: core.h */
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   iochar_job_info.end_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;

@@ -10,6 +10,12 @@
 #include "counters.h"
 #include "flags.h"
 
+/* Everything declared below lives in this library: hidden, so the code
+ * reaches its globals directly instead of through the GOT (an instruction
+ * and a load saved per access on the hot paths).  System headers stay
+ * outside the region. */
+#pragma GCC visibility push(hidden)
+
 #define IOCHAR_VERSION "0.1.0"
 #define IOCHAR_PATH_MAX 4096
 #define IOCHAR_AGG_ID UINT64_MAX
@@ -46,6 +52,10 @@ typedef struct iochar_rw_layout {
   int16_t f_max_time[2]; /* F_MAX_READ_TIME, F_MAX_WRITE_TIME */
   int16_t f_start[2];    /* F_READ_START_TIMESTAMP, F_WRITE_START_TIMESTAMP */
   int16_t f_end[2];      /* F_READ_END_TIMESTAMP, F_WRITE_END_TIMESTAMP */
+  /* IOCHAR_MOD_<P>, the module whose records use it (their time series):
+   * IOCHAR_LAYOUT_INIT and IOCHAR_RW_LAYOUT_CONST set it; a layout built any
+   * other way must too (0 is POSIX) */
+  int16_t module;
 } iochar_rw_layout;
 /* Fill L from module prefix P's counter lists by the names above (each field
  * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
@@ -56,8 +66,31 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
 /* A wrapper file's layouts, built before the runtime starts (its constructor
  * runs at the default priority, after this one): IOCHAR_LAYOUTS { ... } */
 #define IOCHAR_LAYOUTS __attribute__((constructor(101))) static void iochar_layouts_init(void)
-#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes) \
-  iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, writes)
+#define IOCHAR_LAYOUT_INIT(L, P, ints_, flts_, reads, writes)                               \
+  (iochar_layout_from_names(L, #P, ints_, P##_NUM_INDICES, flts_, P##_F_NUM_INDICES, reads, \
+                            writes),                                                        \
+   (L)->module = IOCHAR_MOD_##P)
+/* The same layout as a compile-time constant, for the modules on the hottest
+ * paths (POSIX, STDIO): the accounting, inlined with a constant layout, folds
+ * every lookup and every "has this counter" test away.  P's list must name
+ * every counter below (a missing one does not compile); the fields it does not
+ * cover (alignment, stride, access tables) follow as designated initializers,
+ * -1 for "none".  tests/unit/unit_layout.c checks each such constant against
+ * iochar_layout_from_names on the module's own lists. */
+#define IOCHAR_RW_LAYOUT_CONST(P, ...)                                                        \
+  {                                                                                           \
+    .ops = {P##_READS, P##_WRITES}, .bytes = {P##_BYTES_READ, P##_BYTES_WRITTEN},             \
+    .max_byte = {P##_MAX_BYTE_READ, P##_MAX_BYTE_WRITTEN},                                    \
+    .consec = {P##_CONSEC_READS, P##_CONSEC_WRITES}, .seq = {P##_SEQ_READS, P##_SEQ_WRITES},  \
+    .size_bin0 = {P##_SIZE_READ_0_100, P##_SIZE_WRITE_0_100},                                 \
+    .max_time_size = {P##_MAX_READ_TIME_SIZE, P##_MAX_WRITE_TIME_SIZE},                       \
+    .rw_switches = P##_RW_SWITCHES,                                                           \
+    .f_time = {P##_F_READ_TIME, P##_F_WRITE_TIME, P##_F_META_TIME},                           \
+    .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                                \
+    .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                     \
+    .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, .module = IOCHAR_MOD_##P, \
+    __VA_ARGS__                                                                               \
+  }
 
 typedef struct iochar_module {
   const char *name;
@@ -85,7 +118,11 @@ extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
 /* glibc (2.32+) keeps this true until the process first creates a thread
  * and never sets it back; its own stdio skips locking on it.  Weak, so an
  * older glibc (no such symbol) just always locks. */
-extern char __libc_single_threaded __attribute__((weak));
+extern char __libc_single_threaded __attribute__((weak, visibility("default")));
+/* Where that flag is read: &__libc_single_threaded once core.c's first
+ * constructor ran and glibc has one, else a 0 byte (always lock).  One load
+ * and a compare per lock, not a test of the weak symbol's address too. */
+extern const char *iochar_single_threaded_flag;
 
 /* Record locks.  While the process has one thread, nothing can contend, so
  * the lock is not taken: the locked exchange is the largest single cost of a
@@ -96,9 +133,7 @@ extern char __libc_single_threaded __attribute__((weak));
 typedef struct iochar_spin {
   atomic_flag f;
 } iochar_spin;
-static inline int iochar_single_threaded(void) {
-  return &__libc_single_threaded != 0 && __libc_single_threaded;
-}
+static inline int iochar_single_threaded(void) { return *iochar_single_threaded_flag; }
 void iochar_spin_wait(iochar_spin *s); /* records.c: the contended path */
 static inline void iochar_spin_lock(iochar_spin *s) {
   if (__builtin_expect(iochar_single_threaded(), 1)) return;
@@ -167,8 +202,8 @@ static inline int iochar_in_vfork_child(void) {
  * against ~100 ns for clock_gettime here), calibrated at start-up against
  * CLOCK_MONOTONIC; clock_gettime elsewhere. */
 extern int iochar_use_tsc;
-extern uint64_t iochar_tsc0;
-extern double iochar_tsc_scale; /* seconds per tick */
+extern uint64_t iochar_tsc0;    /* the reading at job start (TSC ticks or monotonic ns) */
+extern double iochar_tsc_scale; /* seconds per tick (1e-9 without a TSC) */
 
 extern uint64_t iochar_mono0_ns; /* CLOCK_MONOTONIC at job start, in ns */
 
@@ -184,13 +219,10 @@ static inline uint64_t iochar_ticks(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A raw reading as seconds since the job start. */
+/* A raw reading as seconds since the job start: one formula for both clocks
+ * (start_clocks in core.c sets tsc0 and scale for the one in use). */
 static inline double iochar_ticks_s(uint64_t k) {
-#if defined(__x86_64__)
-  if (__builtin_expect(iochar_use_tsc, 1))
-    return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
-#endif
-  return (double)(int64_t)(k - iochar_mono0_ns) * 1e-9;
+  return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
 }
 
 /* Seconds since the job start. */
@@ -200,7 +232,9 @@ static inline double iochar_now(void) { return iochar_ticks_s(iochar_ticks()); }
 void iochar_init(void);
 
 /* Warnings: runtime/warn.h (one named key each, once per job). */
+#pragma GCC visibility pop
 #include "warn.h"
+#pragma GCC visibility push(hidden)
 
 /* ---- paths -------------------------------------------------------------- */
 /* Absolute, cleaned path of `path` relative to `dirfd` (AT_FDCWD or a dir fd)
@@ -231,8 +265,11 @@ size_t iochar_record_count(int m);
 /* ---- fd table (POSIX descriptors) -------------------------------------- */
 extern _Atomic(iochar_fdesc *) *iochar_fds;
 extern int iochar_fds_max;
+/* iochar_fds_max stays 0 until iochar_fds is mapped (records.c), and is 0
+ * again once recording stops (iochar_ready 0, at the log): one bound check
+ * covers the three, so data wrappers need not read iochar_ready. */
 static inline iochar_fdesc *iochar_fd_get(int fd) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return NULL;
+  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return NULL;
   return atomic_load_explicit(&iochar_fds[fd], memory_order_acquire);
 }
 /* The description's offset after a seek (relaxed: threads racing on one
@@ -240,11 +277,20 @@ static inline iochar_fdesc *iochar_fd_get(int fd) {
 static inline void iochar_fd_seek(iochar_fdesc *d, int64_t off) {
   atomic_store_explicit(&d->offset, off, memory_order_relaxed);
 }
-iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset);
+/* An open: fd gets a new description of rec (offset 0: the kernel starts
+ * every description there, O_APPEND included); replaces and releases what
+ * fd had.  Without a free description, fd is just forgotten. */
+void iochar_fd_open(int fd, iochar_record *rec, int append);
 /* Point fd at d (taking a reference); replaces and releases what was there. */
 void iochar_fd_set(int fd, iochar_fdesc *d);
+/* A description nothing refers to any more, back to the pool (records.c). */
+void iochar_fdesc_put(iochar_fdesc *d);
 /* Forget fd (close): drops its reference. */
-void iochar_fd_clear(int fd);
+static inline void iochar_fd_clear(int fd) {
+  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return;
+  iochar_fdesc *d = atomic_exchange(&iochar_fds[fd], NULL);
+  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
+}
 
 /* ---- fixed pools (in-flight MPI requests, AIO operations) ---------------- */
 /* A static array of items handed out and taken back, so tracking what is in
@@ -305,5 +351,7 @@ void iochar_abort_log(int code);
 /* Optional extra sections (call sites, trace) appended to a local log. */
 struct iochar_buf;
 extern int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,4 +1,5 @@
 /* Record tables in a bounded arena, the fd table, and the generic handle map. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -146,10 +147,12 @@ int iochar_records_init(void) {
   if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   tables_low = arena_size;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
-  iochar_fds_max = 1 << 20;
-  iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)iochar_fds_max);
-  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)iochar_fds_max);
+  const int fds_max = 1 << 20;
+  iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)fds_max);
+  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)fds_max);
   if (!arena || !fold_set || !iochar_fds || !fdesc_pool) return -1;
+  /* last, published: iochar_fd_get checks this bound only (core.h) */
+  __atomic_store_n(&iochar_fds_max, fds_max, __ATOMIC_RELEASE);
   /* Aggregates live outside the bound so totals always have a home. */
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
@@ -335,7 +338,21 @@ void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
 
 /* ---- fd table ----------------------------------------------------------- */
 
-iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
+/* (iochar_fds_max is 0 until the table is mapped: the bound checks cover it) */
+
+void iochar_fdesc_put(iochar_fdesc *d) {
+  iochar_spin_lock(&fdesc_lock);
+  d->free_next = fdesc_free;
+  fdesc_free = d;
+  iochar_spin_unlock(&fdesc_lock);
+}
+
+static void fdesc_release(iochar_fdesc *d) {
+  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
+}
+
+void iochar_fd_open(int fd, iochar_record *rec, int append) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
   iochar_spin_lock(&fdesc_lock);
   iochar_fdesc *d = fdesc_free;
   if (d)
@@ -343,30 +360,21 @@ iochar_fdesc *iochar_fdesc_new(iochar_record *rec, int append, int64_t offset) {
   else if (fdesc_next < (size_t)iochar_fds_max)
     d = &fdesc_pool[fdesc_next++];
   iochar_spin_unlock(&fdesc_lock);
-  if (!d) return NULL;
-  d->rec = rec;
-  d->append = append;
-  d->free_next = NULL;
-  atomic_store(&d->offset, offset);
-  atomic_store(&d->refs, 0);
-  return d;
-}
-
-static void fdesc_release(iochar_fdesc *d) {
-  if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
-  iochar_spin_lock(&fdesc_lock);
-  d->free_next = fdesc_free;
-  fdesc_free = d;
-  iochar_spin_unlock(&fdesc_lock);
-}
-
-void iochar_fd_set(int fd, iochar_fdesc *d) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max || !iochar_fds) return;
-  if (d) atomic_fetch_add(&d->refs, 1);
+  if (d) { /* plain stores: the exchange below publishes them */
+    d->rec = rec;
+    d->append = append;
+    d->free_next = NULL;
+    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
+  }
   fdesc_release(atomic_exchange(&iochar_fds[fd], d));
 }
 
-void iochar_fd_clear(int fd) { iochar_fd_set(fd, NULL); }
+void iochar_fd_set(int fd, iochar_fdesc *d) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
+  if (d) atomic_fetch_add(&d->refs, 1);
+  fdesc_release(atomic_exchange(&iochar_fds[fd], d));
+}
 
 /* ---- handle map: open addressing, linear probing, backward-shift delete -- */
 
@@ -381,12 +389,14 @@ struct iochar_hmap {
  * counters), then give the core away, so that a holder preempted by its own
  * waiters (threads outnumbering cores) gets to run and let go. */
 void iochar_spin_wait(iochar_spin *s) {
+  int saved = errno; /* callers on the data path do not save it (wrappers/posix.c) */
   for (unsigned n = 1; atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire); n++) {
     if (n % 64)
       __builtin_ia32_pause();
     else
       sched_yield();
   }
+  errno = saved;
 }
 
 void *iochar_pool_get(iochar_pool *p) {

@@ -14,16 +14,20 @@
  * lock.  An add racing with a coarsening may land one bin off, never lost. */
 typedef struct series {
   iochar_spin lock;
+  atomic_int started; /* width set: the series has had an add */
   double width;
   int64_t bins[4][NB]; /* bytes read, bytes written, reads, writes */
 } series;
 
 static series S[IOCHAR_MOD_COUNT];
-_Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
+/* The first width's until a series starts, so that a record's pending
+ * counts (access.h) never see 0 and start on the bins they will land in. */
+_Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT] = {[0 ... IOCHAR_MOD_COUNT - 1] =
+                                                                1 / WIDTH0};
 
 void iochar_series_reset(void) {
   memset(S, 0, sizeof S);
-  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) atomic_store(&iochar_series_inv_width[m], 0);
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) atomic_store(&iochar_series_inv_width[m], 1 / WIDTH0);
 }
 
 /* Halve the resolution: bin i takes bins 2i and 2i+1. */
@@ -32,6 +36,7 @@ static void coarsen(series *s, double t) {
   if (s->width == 0) {
     s->width = WIDTH0;
     atomic_store_explicit(&iochar_series_inv_width[s - S], 1 / WIDTH0, memory_order_release);
+    atomic_store_explicit(&s->started, 1, memory_order_release);
   }
   while (t >= s->width * NB) {
     for (int k = 0; k < 4; k++) {
@@ -50,7 +55,7 @@ void iochar_series_add(int m, int dir, double t, int64_t bytes, int64_t ops) {
   if (t < 0) t = 0;
   double iw = atomic_load_explicit(&iochar_series_inv_width[s - S], memory_order_acquire);
   int64_t i = (int64_t)(t * iw);
-  if (__builtin_expect(iw == 0 || i >= NB, 0)) {
+  if (__builtin_expect(i >= NB || !atomic_load_explicit(&s->started, memory_order_acquire), 0)) {
     coarsen(s, t);
     iw = atomic_load_explicit(&iochar_series_inv_width[s - S], memory_order_acquire);
     i = (int64_t)(t * iw);

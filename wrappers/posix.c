@@ -18,8 +18,8 @@
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-static iochar_rw_layout layout; /* from the counter lists (runtime/layout.c) */
-IOCHAR_LAYOUTS { IOCHAR_LAYOUT_INIT(&layout, POSIX, ints, flts, "READS", "WRITES"); }
+/* A constant, so the inlined accounting folds its lookups (runtime/core.h). */
+static const iochar_rw_layout layout = POSIX_RW_LAYOUT;
 
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
@@ -49,12 +49,11 @@ static __thread struct {
   char path[240];
 } last_path __attribute__((tls_model("initial-exec")));
 
-static iochar_record *path_record(int dirfd, const char *path) {
-  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
-  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
-  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
-      strcmp(path, last_path.path) == 0)
-    return last_path.rec;
+/* A name other than the last: resolve, check, find or make its record.  Out
+ * of line, so that its 4 KiB buffer (stack probes) and saved registers cost
+ * nothing to the repeat below. */
+static __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const char *path,
+                                                                   int cacheable, unsigned gen) {
   char abs[IOCHAR_PATH_MAX];
   if (iochar_path_resolve(dirfd, path, abs, sizeof abs)) return NULL;
   iochar_record *r = iochar_path_excluded(abs) ? NULL : iochar_record_get(IOCHAR_MOD_POSIX, abs);
@@ -71,6 +70,15 @@ static iochar_record *path_record(int dirfd, const char *path) {
     iochar_spin_unlock(&r->lock);
   }
   return r;
+}
+
+static inline iochar_record *path_record(int dirfd, const char *path) {
+  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
+  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
+  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
+      strcmp(path, last_path.path) == 0)
+    return last_path.rec;
+  return path_record_lookup(dirfd, path, cacheable, gen);
 }
 
 /* File-system facts of a record, once (its first open): the preferred I/O
@@ -100,8 +108,7 @@ static void record_open(int fd, int dirfd, const char *path, int flags, mode_t m
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
-  iochar_fdesc *d = iochar_fdesc_new(r, (flags & O_APPEND) != 0, 0);
-  iochar_fd_set(fd, d);
+  iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
   iochar_rw_open(r, &layout, r->state);
@@ -119,24 +126,34 @@ static void record_open(int fd, int dirfd, const char *path, int flags, mode_t m
  * the one extra system call is theirs alone. */
 static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, int positioned,
                                                        ssize_t ret) {
+  int saved = errno; /* the data path's only system call: the caller's errno stays */
+  int64_t off;
   if (!positioned) {
     off_t end = lseek(fd, 0, SEEK_CUR); /* in the tool: our wrapper passes it through */
-    if (end < 0) return atomic_load_explicit(&d->offset, memory_order_relaxed);
-    atomic_store_explicit(&d->offset, (int64_t)end, memory_order_relaxed);
-    return (int64_t)end - ret;
+    if (end < 0) {
+      off = atomic_load_explicit(&d->offset, memory_order_relaxed);
+    } else {
+      atomic_store_explicit(&d->offset, (int64_t)end, memory_order_relaxed);
+      off = (int64_t)end - ret;
+    }
+  } else {
+    struct stat st;
+    off = fstat(fd, &st) != 0 || st.st_size < ret ? -1 : (int64_t)st.st_size - ret;
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < ret) return -1;
-  return (int64_t)st.st_size - ret;
+  errno = saved;
+  return off;
 }
 
 /* Data path: inlined per direction so the layout lookups fold to constants.
  * The guard matters for signal handlers: one doing I/O while this thread
- * holds the record lock passes straight through instead of deadlocking. */
+ * holds the record lock passes straight through instead of deadlocking.
+ * errno is not saved here: nothing on this path sets it (append_offset, the
+ * contended lock and the observers keep it themselves), and the save and
+ * restore would be a tenth of the path. */
 static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc *d, int dir,
                                                             int64_t off, ssize_t ret,
-                                                            const void *buf, double t0, double t1) {
-  int saved = errno;
+                                                            const void *buf, uint64_t k0,
+                                                            uint64_t k1) {
   iochar_in_tool++;
   iochar_record *r = d->rec;
   if (__builtin_expect(dir == 1 && d->append && ret > 0, 0))
@@ -148,20 +165,37 @@ static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc
     off = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
   }
+  /* the clock readings become seconds only now: no call left that would
+   * make the compiler keep two doubles on the stack across it */
+  double t0 = iochar_ticks_s(k0), t1 = iochar_ticks_s(k1);
   if (!iochar_rw_defer_timed(r, &layout, r->state, dir, off, ret, buf, t0, t1))
     iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
   iochar_spin_unlock(&r->lock);
   iochar_in_tool--;
-  errno = saved;
+}
+/* The scalar calls (read, write, pread, pwrite and their 64 twins) take the
+ * accounting inlined: the call, its spills and its argument moves were an
+ * eighth of an 8-byte pwrite's cost.  The vector calls share one copy. */
+static inline __attribute__((always_inline)) void record_read_hot(int fd, iochar_fdesc *d,
+                                                                  int64_t off, ssize_t ret,
+                                                                  const void *buf, uint64_t k0,
+                                                                  uint64_t k1) {
+  record_rw(fd, d, 0, off, ret, buf, k0, k1);
+}
+static inline __attribute__((always_inline)) void record_write_hot(int fd, iochar_fdesc *d,
+                                                                   int64_t off, ssize_t ret,
+                                                                   const void *buf, uint64_t k0,
+                                                                   uint64_t k1) {
+  record_rw(fd, d, 1, off, ret, buf, k0, k1);
 }
 static __attribute__((noinline)) void record_read(int fd, iochar_fdesc *d, int64_t off, ssize_t ret,
                                                   const void *buf, uint64_t k0, uint64_t k1) {
-  record_rw(fd, d, 0, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  record_read_hot(fd, d, off, ret, buf, k0, k1);
 }
 static __attribute__((noinline)) void record_write(int fd, iochar_fdesc *d, int64_t off,
                                                    ssize_t ret, const void *buf, uint64_t k0,
                                                    uint64_t k1) {
-  record_rw(fd, d, 1, off, ret, buf, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  record_write_hot(fd, d, off, ret, buf, k0, k1);
 }
 
 /* Metadata call on a tracked record: bump counter idx and meta time. */
@@ -255,15 +289,19 @@ DEFINE_CREAT(creat64)
 // clang-format on
 
 IOCHAR_WRAP(int, close, (int fd)) {
-  iochar_fdesc *d = iochar_fd_get(fd);
-  if (!d || !iochar_active()) {
+  iochar_fdesc *d = iochar_fd_get(fd); /* NULL whenever not recording (core.h) */
+  if (!d || (__builtin_expect(iochar_in_tool, 0) && !iochar_active())) {
     if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
   }
   double t0 = iochar_now();
   int ret = IOCHAR_REAL(close)(fd);
   double t1 = iochar_now();
-  IOCHAR_RECORD(record_close(fd, d, t0, t1));
+  /* IOCHAR_RECORD without the errno save: nothing in record_close sets it
+   * (the contended lock and the observers keep it themselves) */
+  iochar_in_tool++;
+  record_close(fd, d, t0, t1);
+  iochar_in_tool--;
   return ret;
 }
 
@@ -272,63 +310,74 @@ IOCHAR_WRAP(int, close, (int fd)) {
 /* Every data wrapper: the descriptor's state when this call is recorded
  * (NULL: pass straight through), then clock, real call, clock, record. */
 static inline iochar_fdesc *data_fd(int fd) {
-  iochar_fdesc *d = iochar_fd_get(fd);
-  return d && iochar_active() ? d : NULL;
+  iochar_fdesc *d = iochar_fd_get(fd); /* NULL whenever not recording (core.h) */
+  if (!d) return NULL;
+  return __builtin_expect(!iochar_in_tool, 1) || iochar_active() ? d : NULL;
 }
 
+/* The scalar calls' recorded path (a descriptor in the table: the runtime
+ * has started) calls the real function without the lazy-resolution test;
+ * data_calls_resolved, below, resolved it before iochar_init could run. */
 IOCHAR_WRAP(ssize_t, read, (int fd, void *buf, size_t n)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(read)(fd, buf, n);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(read)(fd, buf, n);
+  ssize_t ret = real_read(fd, buf, n); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, -1, ret, buf, k0, k1);
+  record_read_hot(fd, d, -1, ret, buf, k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, write, (int fd, const void *buf, size_t n)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(write)(fd, buf, n);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(write)(fd, buf, n);
+  ssize_t ret = real_write(fd, buf, n); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, -1, ret, buf, k0, k1);
+  record_write_hot(fd, d, -1, ret, buf, k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t off)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(pread)(fd, buf, n, off);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(pread)(fd, buf, n, off);
+  ssize_t ret = real_pread(fd, buf, n, off); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, buf, k0, k1);
+  record_read_hot(fd, d, off, ret, buf, k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(pwrite)(fd, buf, n, off);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(pwrite)(fd, buf, n, off);
+  ssize_t ret = real_pwrite(fd, buf, n, off); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, buf, k0, k1);
+  record_write_hot(fd, d, off, ret, buf, k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(pread64)(fd, buf, n, off);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(pread64)(fd, buf, n, off);
+  ssize_t ret = real_pread64(fd, buf, n, off); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, buf, k0, k1);
+  record_read_hot(fd, d, off, ret, buf, k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(pwrite64)(fd, buf, n, off);
   uint64_t k0 = iochar_ticks();
-  ssize_t ret = IOCHAR_REAL(pwrite64)(fd, buf, n, off);
+  ssize_t ret = real_pwrite64(fd, buf, n, off); /* resolved at load: data_calls_resolved */
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, buf, k0, k1);
+  record_write_hot(fd, d, off, ret, buf, k0, k1);
   return ret;
+}
+
+/* Priority 101: before the runtime's own constructor (iochar_init, core.c),
+ * so before any descriptor can be in the table. */
+__attribute__((constructor(101))) static void data_calls_resolved(void) {
+  (void)IOCHAR_REAL(read), (void)IOCHAR_REAL(write), (void)IOCHAR_REAL(pread);
+  (void)IOCHAR_REAL(pwrite), (void)IOCHAR_REAL(pread64), (void)IOCHAR_REAL(pwrite64);
 }
 
 /* Vector calls: the first buffer decides memory alignment. */

@@ -56,4 +56,12 @@
 enum { POSIX_COUNTERS(IOCHAR_ENUM_ENTRY) POSIX_NUM_INDICES };
 enum { POSIX_F_COUNTERS(IOCHAR_ENUM_ENTRY) POSIX_F_NUM_INDICES };
 
+/* Where the shared accounting finds each counter (runtime/access.h), as a
+ * constant: the same as the layout from the names (tests/unit/unit_layout.c). */
+#define POSIX_RW_LAYOUT                                                                   \
+  IOCHAR_RW_LAYOUT_CONST(                                                                 \
+      POSIX, .access1 = POSIX_ACCESS1_ACCESS, .stride1 = POSIX_STRIDE1_STRIDE,            \
+      .file_not_aligned = POSIX_FILE_NOT_ALIGNED, .file_alignment = POSIX_FILE_ALIGNMENT, \
+      .mem_not_aligned = POSIX_MEM_NOT_ALIGNED, .mem_alignment = POSIX_MEM_ALIGNMENT)
+
 #endif

@@ -38,4 +38,11 @@
 enum { STDIO_COUNTERS(IOCHAR_ENUM_ENTRY) STDIO_NUM_INDICES };
 enum { STDIO_F_COUNTERS(IOCHAR_ENUM_ENTRY) STDIO_F_NUM_INDICES };
 
+/* Where the shared accounting finds each counter (runtime/access.h), as a
+ * constant: the same as the layout from the names (tests/unit/unit_layout.c). */
+#define STDIO_RW_LAYOUT                                                                       \
+  IOCHAR_RW_LAYOUT_CONST(STDIO, .access1 = STDIO_ACCESS1_ACCESS, .stride1 = -1,               \
+                         .file_not_aligned = -1, .file_alignment = -1, .mem_not_aligned = -1, \
+                         .mem_alignment = -1)
+
 #endif

@@ -319,6 +319,29 @@ int main(void) {
     EXPECT(c[CW], start ? 10 : 9);
   }
 
+  /* power-of-two sizes under the block (closed-form count): bulk equals one
+   * by one, for runs that start on, off and between multiples of the size */
+  {
+    static const int64_t sizes[] = {8, 512, 1024, 2048, 96};
+    static const int64_t starts[] = {0, 8, 4, 4088, 4096, 3072, 8184, 13};
+    static const int64_t ks[] = {1, 7, 8, 511, 513, 2000};
+    for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++)
+      for (size_t b = 0; b < sizeof starts / sizeof *starts; b++)
+        for (size_t kk = 0; kk < sizeof ks / sizeof *ks; kk++) {
+          int64_t n = sizes[a], off = starts[b], k = ks[kk], want;
+          reset();
+          for (int64_t i = 0; i <= k; i++) w(off + i * n, n, (double)i, (double)i);
+          want = c[FNA];
+          reset();
+          w(off, n, 0, 0);
+          for (int64_t i = 1; i <= k; i++)
+            iochar_rw_defer_timed(&rec, &L, &st, 1, off + i * n, n, (void *)8, (double)i,
+                                  (double)i);
+          iochar_rw_finish(&rec, &L);
+          EXPECT(c[FNA], want);
+        }
+  }
+
   if (failures) return 1;
   printf("unit_access: all passed\n");
   return 0;

@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "../runtime/core.h"
+#include "../wrappers/posix_counters.h"
+#include "../wrappers/stdio_counters.h"
 
 // clang-format off
 #define T_COUNTERS(X)                                                                   \
@@ -17,9 +21,15 @@
   X(T_F_MAX_WRITE_TIME, MAXT) IOCHAR_F_TIMESTAMPS(X, T) X(T_F_NUM_INDICES, SUM)
 // clang-format on
 enum { T_COUNTERS(IOCHAR_ENUM_ENTRY) };
+enum { IOCHAR_MOD_T = 5 }; /* the module id IOCHAR_LAYOUT_INIT records */
 enum { T_F_COUNTERS(IOCHAR_ENUM_ENTRY) };
 static const iochar_counter_def ints[] = {T_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {T_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+
+static const iochar_counter_def posix_ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def posix_flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def stdio_ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};
+static const iochar_counter_def stdio_flts[] = {STDIO_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
 static int failed;
 #define EQ(a, b)                                                                      \
@@ -54,9 +64,19 @@ int main(void) {
   EQ(L.f_max_time[1], T_F_MAX_WRITE_TIME);
   EQ(L.f_start[1], T_F_WRITE_START_TIMESTAMP);
   EQ(L.f_end[0], T_F_READ_END_TIMESTAMP);
+  EQ(L.module, IOCHAR_MOD_T);
   IOCHAR_LAYOUT_INIT(&L, T, ints, flts, NULL, "OPENS"); /* a metadata-only module: no reads */
   EQ(L.ops[0], -1);
   EQ(L.ops[1], T_OPENS);
+  /* The constant layouts of the hot modules say what their names say. */
+  static const iochar_rw_layout posix = POSIX_RW_LAYOUT, stdio = STDIO_RW_LAYOUT;
+  iochar_rw_layout want;
+  IOCHAR_LAYOUT_INIT(&want, POSIX, posix_ints, posix_flts, "READS", "WRITES");
+  EQ(memcmp(&posix, &want, sizeof want), 0);
+  EQ(posix.stride1, POSIX_STRIDE1_STRIDE); /* a field the constant sets by hand */
+  IOCHAR_LAYOUT_INIT(&want, STDIO, stdio_ints, stdio_flts, "READS", "WRITES");
+  EQ(memcmp(&stdio, &want, sizeof want), 0);
+  EQ(stdio.file_alignment, -1);
   if (!failed) printf("unit_layout: ok\n");
   return failed;
 }
