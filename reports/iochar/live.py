@@ -240,8 +240,7 @@ def _finish(m: _Module, c: list, f: list, st: bytes, ro: dict, tables=None):
         for key in (f"consec{d}", f"seq{d}"):
             if L[key] >= 0:
                 c[L[key]] += k
-        if L["stride1"] >= 0:
-            _topk_add_k(stride, 0, k)
+        # a repeat is consecutive: no forward gap, so no stride (runtime/access.h)
         if L[f"max_byte{d}"] >= 0 and nxt - 1 > c[L[f"max_byte{d}"]]:
             c[L[f"max_byte{d}"]] = nxt - 1
     if L["access1"] >= 0:

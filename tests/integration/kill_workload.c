@@ -6,7 +6,9 @@
  * be killed), exec (execv PROG ARGS), execfail (execv a missing program,
  * then N more writes and exit(0)), loop (I/O until killed; with "handler"
  * the SIGTERM handler calls _exit(3)), handler (the same), opens (20 files
- * DIR/k.open<i> created, closed and stat'ed, no data; then as ready). */
+ * DIR/k.open<i> created, closed and stat'ed, no data; then as ready),
+ * exit_run / _exit_run (10 more writes to k.dat, a run of repeats still
+ * pending at the end, then exit(0) / _exit(0)). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +40,12 @@ int main(int argc, char **argv) {
   fflush(f);
   for (int i = 0; i < n / 2; i++)
     if (pread(fd, buf, 50, 100 * i) != 50) return 2;
+  if (!strcmp(mode, "exit_run") || !strcmp(mode, "_exit_run")) {
+    for (int i = 0; i < 10; i++)
+      if (write(fd, buf, 100) != 100) return 2;
+    if (mode[0] == '_') _exit(0);
+    exit(0);
+  }
   if (!strcmp(mode, "exit")) exit(0);
   if (!strcmp(mode, "_exit")) _exit(0);
   if (!strcmp(mode, "opens")) {
