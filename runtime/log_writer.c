@@ -232,6 +232,26 @@ static void kv_str(iochar_buf *b, const char *k, const char *v, uint32_t *n) {
   (*n)++;
 }
 
+/* Kernel pseudo file systems hold no job data: a mount of one is listed only
+ * when a recorded file was found on it (its block size was asked for), as
+ * Darshan also leaves them out; a container's dozen cgroup mounts were a
+ * tenth of a small job's log.  A mount point mounted over again is listed
+ * once, as the later mount (the one paths reach, and the one readers'
+ * longest-prefix match picks). */
+static int mount_listed(const iochar_mount *mt, int nm, int i) {
+  static const char *const pseudo[] = {
+      "proc",       "sysfs",    "devtmpfs",  "devpts", "cgroup",      "cgroup2",
+      "securityfs", "debugfs",  "tracefs",   "pstore", "bpf",         "hugetlbfs",
+      "fusectl",    "configfs", "mqueue",    "autofs", "binfmt_misc", "rpc_pipefs",
+      "nsfs",       "efivarfs", "selinuxfs", "nfsd"};
+  for (int j = i + 1; j < nm; j++)
+    if (strcmp(mt[j].point, mt[i].point) == 0) return 0;
+  if (mt[i].block_size) return 1;
+  for (size_t k = 0; k < sizeof pseudo / sizeof *pseudo; k++)
+    if (strcmp(mt[i].type, pseudo[k]) == 0) return 0;
+  return 1;
+}
+
 int iochar_job_sections(iochar_buf *out, int *nsec) {
   const iochar_job *j = &iochar_job_info;
   iochar_buf b = {0};
@@ -280,12 +300,15 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
 
   const iochar_mount *mt;
   int nm = iochar_mounts(&mt);
+  uint32_t listed = 0;
   for (int i = 0; i < nm; i++) {
+    if (!mount_listed(mt, nm, i)) continue;
     iochar_buf_u32(&b, (uint32_t)mt[i].block_size);
     put_str16(&b, mt[i].type);
     put_str16(&b, mt[i].point);
+    listed++;
   }
-  rc = iochar_section_add(out, "MOUNTS", NULL, (uint32_t)nm, b.p, b.len);
+  rc = iochar_section_add(out, "MOUNTS", NULL, listed, b.p, b.len);
   iochar_buf_free(&b);
   if (rc) return -1;
   (*nsec)++;

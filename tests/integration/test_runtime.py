@@ -174,6 +174,27 @@ def test_job_record(tmp_path):
     assert "/" in set(log.mounts["mount_point"])
 
 
+PSEUDO = {"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2"}
+
+
+def test_mounts_leave_out_unused_pseudo_file_systems(tmp_path):
+    """MOUNTS lists each mount point once (the visible, later mount) and no kernel
+    pseudo file system no recorded file was on; reading /proc (included on request) keeps proc."""
+    table = [ln.split()[1:3] for ln in open("/proc/self/mounts")]
+    _, log = run_log([W, "consec", str(tmp_path)], tmp_path)
+    got = list(zip(log.mounts["mount_point"], log.mounts["fs_type"]))
+    visible = {point: fs for point, fs in table}  # later lines win
+    want = [(p, f) for p, f in visible.items() if f not in PSEUDO]
+    assert sorted(got) == sorted(want)
+    assert len(got) == len(set(log.mounts["mount_point"]))
+    d = tmp_path / "proc"
+    d.mkdir()
+    _, log = run_log(["python3", "-c", "open('/proc/self/status', 'rb').read()"], d,
+                     env={"IOCHAR_INCLUDE": "/proc"})  # excluded by default, as Darshan
+    assert one(log.records("POSIX"), "/status")["POSIX_OPENS"] == 1
+    assert dict(zip(log.mounts["mount_point"], log.mounts["fs_type"]))["/proc"] == "proc"
+
+
 def test_non_mpi_python_program_works(tmp_path):
     code = f"open({str(tmp_path / 'py.txt')!r}, 'w').write('x' * 123)"
     p = run(["python3", "-c", code], tmp_path)
