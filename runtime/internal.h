@@ -80,8 +80,9 @@ void iochar_buf_free(iochar_buf *b);
 
 /* Log building blocks (runtime/log_writer.c); the MPI reducer uses them too. */
 #define IOCHAR_HEADER_SIZE 32
-#define IOCHAR_SECTION_HEADER 48
-#define IOCHAR_FORMAT_VERSION 2 /* docs/log-format.md; readers still read 1 */
+/* a section header's most bytes: two names, three varints, two CRCs */
+#define IOCHAR_SECTION_HEADER_MAX (1 + 8 + 1 + 16 + 3 * 10 + 4 + 4)
+#define IOCHAR_FORMAT_VERSION 3 /* docs/log-format.md; readers still read 1 and 2 */
 void iochar_log_header(uint8_t out[IOCHAR_HEADER_SIZE], uint64_t total, uint32_t nsections);
 /* Compress raw into one section appended to out; returns 0 or -1. */
 int iochar_section_add(iochar_buf *out, const char *kind, const char *module, uint32_t count,

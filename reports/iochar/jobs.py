@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .log import HEADER, SECTION, LogError, _ascii_field, _parse_job, _payload, inflater_for
+from .log import HEADER, LogError, SectionHeaderError, _ascii_field, _parse_job, _payload, inflater_for, section_at
 from .log import open as open_log
 
 CLOCK_SLACK = 5.0  # seconds: node clocks of one job may disagree by this much
@@ -43,12 +43,12 @@ def read_job(path: Path) -> dict:
         raise LogError(f"{name}: file is {len(data)} bytes but its header says {total}")
     off = hsize
     for k in range(nsec):
-        if off + SECTION.size > len(data):
-            break
-        kind_b, _, count, pcrc, ulen, clen, hcrc = SECTION.unpack_from(data, off)
-        if zlib.crc32(data[off:off + 44]) != hcrc:
-            raise LogError(f"{name}: section {k} header CRC mismatch")
-        start = off + SECTION.size
+        try:
+            kind_b, _, count, pcrc, ulen, clen, start = section_at(data, off, version)
+        except SectionHeaderError as e:
+            if e.short:
+                break
+            raise LogError(f"{name}: section {k} {e}") from None
         if _ascii_field(kind_b, f"{name}: section {k} kind") == "JOB":
             if start + clen > len(data) or ulen > max(clen, 1) * 1032:
                 break

@@ -486,17 +486,16 @@ def _log_identities(head: bytes) -> set:
     """(pid, start time) of a log's JOB section, when its first section is JOB."""
     import zlib
 
-    from .log import HEADER, SECTION, _parse_job, inflater_for
+    from .log import HEADER, SectionHeaderError, _parse_job, inflater_for, section_at
     try:
-        off = HEADER.size
-        kind, _, count, _, ulen, clen, _ = SECTION.unpack_from(head, off)
-        if kind.rstrip(b"\0") != b"JOB" or off + SECTION.size + clen > len(head):
+        version = HEADER.unpack_from(head)[1]
+        kind, _, count, _, ulen, clen, start = section_at(head, HEADER.size, version)
+        if kind.rstrip(b"\0") != b"JOB" or start + clen > len(head):
             return set()
-        d = inflater_for(HEADER.unpack_from(head)[1])()
-        job = _parse_job(d.decompress(head[off + SECTION.size:off + SECTION.size + clen]),
-                         count, "JOB")
+        d = inflater_for(version)()
+        job = _parse_job(d.decompress(head[start:start + clen]), count, "JOB")
         return {(job.get("pid"), round(float(job.get("start_time", 0)), 3))}
-    except (struct.error, zlib.error, LogError, ValueError, TypeError):
+    except (struct.error, zlib.error, LogError, SectionHeaderError, ValueError, TypeError):
         return set()
 
 

@@ -18,9 +18,9 @@ from . import codec
 from .schema import OP, OPS, ROLE, ROLES, derive_role, topk_tables  # noqa: F401  (re-exported)
 
 MAGIC = b"IOCHARLG"
-FORMAT_VERSION = 2  # 1 still read: byte-plane RECORDS, NAMES with ids, zlib streams
+FORMAT_VERSION = 3  # 2, 1 still read (section_at); 1: byte-plane RECORDS, NAMES with ids, zlib
 HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
-SECTION = struct.Struct("<8s16sIIQII")  # kind, module, count, crc, ulen, clen, header crc
+SECTION = struct.Struct("<8s16sIIQII")  # formats 1-2: kind, module, count, crc, ulen, clen, hcrc
 AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
 UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
 SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")
@@ -91,6 +91,88 @@ def _ascii_field(raw: bytes, what: str) -> str:
     if b"\0" in s or not _IDENT.match(s.decode("latin-1")):
         raise LogError(f"{what}: not NUL-padded ASCII letters, digits and '_'")
     return s.decode()
+
+
+class SectionHeaderError(Exception):
+    """A section header that cannot be read: `short` when it runs past the end."""
+
+    def __init__(self, msg: str, short: bool = False):
+        super().__init__(msg)
+        self.short = short
+
+
+def _varint(data, p: int, limit_bits: int, what: str) -> tuple[int, int]:
+    v = shift = 0
+    while True:
+        if p >= len(data):
+            raise SectionHeaderError("header runs past the end of the file", short=True)
+        b = data[p]
+        p += 1
+        v |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+        if shift >= 70:
+            raise SectionHeaderError(f"{what} is not a varint")
+    if v >> limit_bits:
+        raise SectionHeaderError(f"{what} {v} out of range")
+    return v, p
+
+
+def section_at(data, off: int, version: int) -> tuple:
+    """The section header at byte off: (kind, module, count, payload crc, raw length,
+    compressed length, payload start), kind and module as bytes. Formats 1-2: a fixed
+    48 bytes (NUL-padded names, header CRC over 44); format 3: u8 length + kind
+    (1-8 bytes), u8 length + module (0-16), LEB128 count, raw and compressed lengths,
+    u32 payload CRC, u32 CRC of the header's bytes before it. Raises
+    SectionHeaderError (its CRC included)."""
+    n = len(data)
+    if version < 3:
+        if off + SECTION.size > n:
+            raise SectionHeaderError("header runs past the end of the file", short=True)
+        kind, mod, count, pcrc, ulen, clen, hcrc = SECTION.unpack_from(data, off)
+        if zlib.crc32(data[off:off + 44]) != hcrc:
+            raise SectionHeaderError("header CRC mismatch")
+        return kind, mod, count, pcrc, ulen, clen, off + SECTION.size
+    p = off
+    names = []
+    for what, lo, hi in (("kind", 1, 8), ("module", 0, 16)):
+        if p >= n:
+            raise SectionHeaderError("header runs past the end of the file", short=True)
+        k = data[p]
+        if not lo <= k <= hi:
+            raise SectionHeaderError(f"{what} length {k} not in [{lo}, {hi}]")
+        if p + 1 + k > n:
+            raise SectionHeaderError("header runs past the end of the file", short=True)
+        names.append(bytes(data[p + 1:p + 1 + k]))
+        p += 1 + k
+    count, p = _varint(data, p, 32, "count")
+    ulen, p = _varint(data, p, 64, "raw length")
+    clen, p = _varint(data, p, 32, "compressed length")
+    if p + 8 > n:
+        raise SectionHeaderError("header runs past the end of the file", short=True)
+    pcrc, hcrc = struct.unpack_from("<II", data, p)
+    if zlib.crc32(data[off:p + 4]) != hcrc:
+        raise SectionHeaderError("header CRC mismatch")
+    return names[0], names[1], count, pcrc, ulen, clen, p + 8
+
+
+def section_head(kind: bytes, module: bytes, count: int, pcrc: int, ulen: int, clen: int,
+                 version: int = FORMAT_VERSION) -> bytes:
+    """The header section_at reads (the writers' side)."""
+    if version < 3:
+        head = SECTION.pack(kind, module, count, pcrc, ulen, clen, 0)[:44]
+        return head + struct.pack("<I", zlib.crc32(head))
+
+    def varint(v):
+        out = bytearray()
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        return bytes(out + bytes([v]))
+    head = (bytes([len(kind)]) + kind + bytes([len(module)]) + module + varint(count)
+            + varint(ulen) + varint(clen) + struct.pack("<I", pcrc))
+    return head + struct.pack("<I", zlib.crc32(head))
 
 
 def inflater_for(version: int):
@@ -349,7 +431,7 @@ class _Part:
             self._fail("header CRC mismatch")
         self.version = version
         inflater = inflater_for(version)
-        if version not in (1, FORMAT_VERSION):
+        if version not in (1, 2, FORMAT_VERSION):
             self._fail(f"unsupported format version {version} (this reader knows {FORMAT_VERSION})")
         if size < total:
             self._fail(f"truncated file: expected {total} bytes got {size}")
@@ -363,15 +445,15 @@ class _Part:
         inflated = 0
         for k in range(nsec):
             where = f"section {k}"
-            if off + SECTION.size > size:
-                self._fail(f"truncated file: {where} header at byte {off} runs past the end")
-            kind_b, mod_b, count, pcrc, ulen, clen, hcrc = SECTION.unpack_from(data, off)
-            if zlib.crc32(view[off:off + 44]) != hcrc:
-                self._fail(f"{where} header CRC mismatch")
+            try:
+                kind_b, mod_b, count, pcrc, ulen, clen, start = section_at(view, off, version)
+            except SectionHeaderError as e:
+                if e.short:
+                    self._fail(f"truncated file: {where} header at byte {off} runs past the end")
+                self._fail(f"{where} {e}")
             kind = _ascii_field(kind_b, f"{where} kind")
             module = _ascii_field(mod_b, f"{where} module")
             where = f"section {k} ({kind}{' ' + module if module else ''})"
-            start = off + SECTION.size
             if start + clen > size:
                 self._fail(f"{where}: payload of {clen} bytes runs past the end of the file")
             if ulen > max(clen, 1) * ZLIB_MAX_RATIO:

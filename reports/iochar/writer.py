@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import codec
-from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, ROLE, SECTION, SERIES_KEYS, record_dtype
+from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, ROLE, SERIES_KEYS, record_dtype, section_head
 
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 
@@ -29,13 +29,13 @@ def fnv1a64(path: str | bytes) -> int:
 
 def section(kind: str, module: str, count: int, payload: bytes, level: int = 1,
             version: int = FORMAT_VERSION) -> bytes:
-    """One section: 48-byte header then the compressed payload (format 1: a zlib
-    stream at `level`; 2: raw deflate against the preset dictionary)."""
+    """One section: header (log.section_head: 48 bytes in formats 1-2, ~24 in 3)
+    then the compressed payload (format 1: a zlib stream at `level`; 2 and 3: raw
+    deflate against the preset dictionary)."""
     comp = (zlib.compress(payload, level) if version < 2
             else codec.compress(payload, runs=kind == "SERIES"))
-    head = SECTION.pack(kind.encode(), module.encode(), count, zlib.crc32(comp),
-                        len(payload), len(comp), 0)[:44]
-    return head + struct.pack("<I", zlib.crc32(head)) + comp
+    return section_head(kind.encode(), module.encode(), count, zlib.crc32(comp), len(payload),
+                        len(comp), version) + comp
 
 
 def _text(s: str, lenfmt: str) -> bytes:
@@ -142,7 +142,7 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
     ranks: {module: DataFrame/structured array};
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
     [(kind, module, count, payload)]; chunk: split NAMES/RECORDS into sections of this
-    many entries (as an MPI job's ranks do); version: 2, or 1 for an old-format log."""
+    many entries (as an MPI job's ranks do); version: 3, or 2 or 1 for an old-format log."""
     secs = [("JOB", "", len(job), job_payload(job))]
     if mounts is not None:
         rows = mounts.itertuples(index=False) if isinstance(mounts, pd.DataFrame) else mounts

@@ -12,7 +12,7 @@ import pytest
 
 import iochar
 from iochar import codec
-from iochar.log import AGGREGATE_ID, HEADER, SECTION, from_bytes
+from iochar.log import AGGREGATE_ID, FORMAT_VERSION, HEADER, from_bytes, section_at
 from iochar.writer import encode_log, fnv1a64, job_payload, schema_payload, section
 from logdata import make_job, posix_like_schema, random_records
 from tool import logs_in, mpiexec, run_log, workload
@@ -108,37 +108,71 @@ def test_corrupt_columns_are_named(bad, message):
             section("SCHEMA", "POSIX", len(schema), schema_payload(schema, n_int)),
             section("RECORDS", "POSIX", 2, payload)]
     total = HEADER.size + sum(map(len, secs))
-    head = HEADER.pack(b"IOCHARLG", 2, HEADER.size, total, len(secs), 0)[:28]
+    head = HEADER.pack(b"IOCHARLG", FORMAT_VERSION, HEADER.size, total, len(secs), 0)[:28]
     data = b"".join([head, struct.pack("<I", zlib.crc32(head)), *secs])
     with pytest.raises(iochar.LogError, match=message):
         from_bytes(data).records("POSIX")
 
 
-def test_format_1_and_2_read_the_same_and_2_is_smaller():
+def test_formats_1_2_3_read_the_same_and_each_is_smaller():
     schema = posix_like_schema()
     recs = random_records(schema, 40, seed=5)
     for c in [c for c in recs.columns if "_F_" in c]:
         recs[c] = np.rint(recs[c] * 1e9) / 1e9  # times as the C writer logs them
     logs = {v: encode_log(make_job(), {"POSIX": {"schema": schema, "records": recs}},
-                          chunk=16, version=v) for v in (1, 2)}
+                          chunk=16, version=v) for v in (1, 2, 3)}
     frames = {v: from_bytes(d).records("POSIX") for v, d in logs.items()}
     pd.testing.assert_frame_equal(frames[1], frames[2])
-    assert from_bytes(logs[1]).job == from_bytes(logs[2]).job
+    pd.testing.assert_frame_equal(frames[1], frames[3])
+    assert from_bytes(logs[1]).job == from_bytes(logs[2]).job == from_bytes(logs[3]).job
     assert len(logs[2]) < len(logs[1])  # random 40-bit counters: little to gain
+    nsec = HEADER.unpack_from(logs[3])[4]  # format 3: the same payloads, shorter headers
+    assert len(logs[2]) - len(logs[3]) >= 20 * nsec
+
+
+def test_format_3_section_headers_trust_nothing():
+    """Every truncation and every byte of every section header changed: a LogError
+    naming the section (CRC, lengths, varints), never another exception."""
+    schema = posix_like_schema()
+    data = encode_log(make_job(), {"POSIX": {"schema": schema,
+                                             "records": random_records(schema, 5, seed=2)}})
+    assert HEADER.unpack_from(data)[1] == 3
+    heads, off = [], HEADER.size
+    for _ in range(HEADER.unpack_from(data)[4]):
+        *_, clen, start = section_at(data, off, 3)
+        heads.append((off, start))
+        off = start + clen
+    assert off == len(data)
+    for n in sorted({s for _, s in heads} | {o + 1 for o, _ in heads}):  # truncations
+        cut = bytearray(data[:n])
+        cut[16:24] = struct.pack("<Q", n)
+        cut[28:32] = struct.pack("<I", zlib.crc32(bytes(cut[:28])))
+        with pytest.raises(iochar.LogError):
+            from_bytes(bytes(cut)).records("POSIX")
+    for o, start in heads:
+        for i in range(o, start):
+            for v in (0x00, 0x80, 0xFF):
+                bad = bytearray(data)
+                if bad[i] == v:
+                    continue
+                bad[i] = v
+                with pytest.raises(iochar.LogError, match=r"section \d+"):
+                    from_bytes(bytes(bad)).records("POSIX")
 
 
 def section_kinds(path):
     data = open(path, "rb").read()
     off, out = HEADER.size, []
+    version = HEADER.unpack_from(data)[1]
     for _ in range(HEADER.unpack_from(data)[4]):
-        kind, mod, *_, clen, _ = SECTION.unpack_from(data, off)
+        kind, mod, *_, clen, start = section_at(data, off, version)
         out.append((kind.rstrip(b"\0").decode(), mod.rstrip(b"\0").decode()))
-        off += SECTION.size + clen
+        off = start + clen
     return out
 
 
 @pytest.mark.parametrize("files, per_rank", [(200, False), (300, True)])
-def test_c_log_is_format_2_exact_and_small(tmp_path, files, per_rank):
+def test_c_log_is_format_3_exact_and_small(tmp_path, files, per_rank):
     """4 MPI ranks x N private files of 100 bytes (tests/mpi_many.c), reduced
     by the C writer: format 2, every path and count exact, times whole ns.  Up
     to 1,024 rows rank 0 gathers them into one NAMES, RECORDS and RANKS
@@ -148,7 +182,7 @@ def test_c_log_is_format_2_exact_and_small(tmp_path, files, per_rank):
     assert kinds.count(("RECORDS", "POSIX")) == (4 if per_rank else 1)
     assert kinds.count(("NAMES", "")) == (4 if per_rank else 1)
     assert log.ranks("POSIX")["rank"].tolist() == [0, 1, 2, 3]
-    assert log.job["format"] == 2
+    assert log.job["format"] == 3
     df = log.records("POSIX")
     private = df[df["path"].str.contains(r"/many\.\d+\.\d+$")]
     assert len(private) == 4 * files
@@ -166,5 +200,5 @@ def test_c_log_is_format_2_exact_and_small(tmp_path, files, per_rank):
     assert size < 30 * len(df) + 3000, size  # format 1 took ~75 bytes per record
 
 
-def test_header_says_format_2():
-    assert HEADER.unpack_from(encode_log(make_job(), {}))[1] == 2
+def test_header_says_format_3():
+    assert HEADER.unpack_from(encode_log(make_job(), {}))[1] == 3

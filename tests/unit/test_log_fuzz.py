@@ -10,7 +10,7 @@ import pytest
 
 import iochar
 from iochar.cli import parser
-from iochar.log import HEADER, SECTION, from_bytes
+from iochar.log import HEADER, SECTION, from_bytes, section_at
 from iochar.writer import encode_log, job_payload, schema_payload
 from iochar.writer import section as section_v2
 from logdata import make_job, posix_like_schema, random_records
@@ -41,10 +41,11 @@ def read_all(data: bytes):
 
 def boundaries(data: bytes) -> list:
     offs, off = [0, 8, 12, 16, 24, 28, HEADER.size], HEADER.size
+    version = HEADER.unpack_from(data)[1]
     for _ in range(HEADER.unpack_from(data)[4]):
-        clen = SECTION.unpack_from(data, off)[5]
-        offs += [off + 24, off + 44, off + SECTION.size]
-        off += SECTION.size + clen
+        *_, clen, start = section_at(data, off, version)
+        offs += [off + 1, off + 2, start - 8, start - 4, start]
+        off = start + clen
         offs.append(off)
     return offs
 
@@ -168,11 +169,11 @@ def test_header_problems_are_named():
     assert "bad magic" in str(pytest.raises(iochar.LogError, from_bytes, b"PK\3\4" + data).value)
     assert "header CRC" in str(pytest.raises(iochar.LogError, from_bytes,
                                              data[:9] + b"\7" + data[10:]).value)
-    v3 = bytearray(data[:28])
-    v3[8] = 3
-    v3 = bytes(v3) + struct.pack("<I", zlib.crc32(bytes(v3))) + data[32:]
-    assert "unsupported format version 3" in str(pytest.raises(iochar.LogError, from_bytes,
-                                                               v3).value)
+    v4 = bytearray(data[:28])
+    v4[8] = 4
+    v4 = bytes(v4) + struct.pack("<I", zlib.crc32(bytes(v4))) + data[32:]
+    assert "unsupported format version 4" in str(pytest.raises(iochar.LogError, from_bytes,
+                                                               v4).value)
     msg = str(pytest.raises(iochar.LogError, from_bytes, data[:100]).value)
     assert f"truncated file: expected {len(data)} bytes got 100" in msg
     assert "trailing" in str(pytest.raises(iochar.LogError, from_bytes, data + b"\0").value)
