@@ -21,67 +21,107 @@ static void after(int was) {
   if (was) IOCHAR_RECORD(iochar_exec_failed());
 }
 
-#define EXEC_BODY(call) \
-  int was_ = before();  \
-  int ret_ = call;      \
-  after(was_);          \
-  return ret_
-
 IOCHAR_WRAP(int, execve, (const char *path, char *const argv[], char *const envp[])) {
-  EXEC_BODY(IOCHAR_REAL(execve)(path, argv, envp));
+  int was = before();
+  int ret = IOCHAR_REAL(execve)(path, argv, envp);
+  after(was);
+  return ret;
 }
 
 IOCHAR_WRAP(int, execv, (const char *path, char *const argv[])) {
-  EXEC_BODY(IOCHAR_REAL(execv)(path, argv));
+  int was = before();
+  int ret = IOCHAR_REAL(execv)(path, argv);
+  after(was);
+  return ret;
 }
 
 IOCHAR_WRAP(int, execvp, (const char *file, char *const argv[])) {
-  EXEC_BODY(IOCHAR_REAL(execvp)(file, argv));
+  int was = before();
+  int ret = IOCHAR_REAL(execvp)(file, argv);
+  after(was);
+  return ret;
 }
 
 IOCHAR_WRAP(int, execvpe, (const char *file, char *const argv[], char *const envp[])) {
-  EXEC_BODY(IOCHAR_REAL(execvpe)(file, argv, envp));
+  int was = before();
+  int ret = IOCHAR_REAL(execvpe)(file, argv, envp);
+  after(was);
+  return ret;
 }
 
 IOCHAR_WRAP(int, fexecve, (int fd, char *const argv[], char *const envp[])) {
-  EXEC_BODY(IOCHAR_REAL(fexecve)(fd, argv, envp));
+  int was = before();
+  int ret = IOCHAR_REAL(fexecve)(fd, argv, envp);
+  after(was);
+  return ret;
 }
 
 IOCHAR_WRAP(int, execveat,
             (int dirfd, const char *path, char *const argv[], char *const envp[], int flags)) {
-  EXEC_BODY(IOCHAR_REAL(execveat)(dirfd, path, argv, envp, flags));
+  int was = before();
+  int ret = IOCHAR_REAL(execveat)(dirfd, path, argv, envp, flags);
+  after(was);
+  return ret;
 }
 
 /* The list forms become their vector forms (as glibc's own do): arg0... up
- * to the NULL, then (execle) the environment. */
-#define ARGV_FROM_LIST(first, ap, argv, n) \
-  va_start(ap, first);                     \
-  size_t n = 1;                            \
-  while (va_arg(ap, const char *)) n++;    \
-  va_end(ap);                              \
-  const char *argv[n + 1];                 \
-  va_start(ap, first);                     \
-  argv[0] = first;                         \
-  for (size_t i_ = 1; i_ <= n; i_++) argv[i_] = va_arg(ap, const char *)
+ * to the NULL, then (execle) the environment.  The vector lives in the
+ * exported function's frame (its length is known only at run time), so the
+ * list is walked twice: once to count, once to fill.  The va_list goes by
+ * pointer so the caller can read on after it (execle's envp). */
+static size_t list_count(va_list *ap) {
+  size_t n = 1;
+  while (va_arg(*ap, const char *)) n++;
+  return n;
+}
+
+static void list_fill(const char **argv, const char *first, size_t n, va_list *ap) {
+  argv[0] = first;
+  for (size_t i = 1; i <= n; i++) argv[i] = va_arg(*ap, const char *);
+}
 
 __attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...) {
   va_list ap;
-  ARGV_FROM_LIST(arg, ap, argv, n);
+  va_start(ap, arg);
+  size_t n = list_count(&ap);
   va_end(ap);
-  EXEC_BODY(IOCHAR_REAL(execv)(path, (char *const *)argv));
+  const char *argv[n + 1];
+  va_start(ap, arg);
+  list_fill(argv, arg, n, &ap);
+  va_end(ap);
+  int was = before();
+  int ret = IOCHAR_REAL(execv)(path, (char *const *)argv);
+  after(was);
+  return ret;
 }
 
 __attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...) {
   va_list ap;
-  ARGV_FROM_LIST(arg, ap, argv, n);
+  va_start(ap, arg);
+  size_t n = list_count(&ap);
   va_end(ap);
-  EXEC_BODY(IOCHAR_REAL(execvp)(file, (char *const *)argv));
+  const char *argv[n + 1];
+  va_start(ap, arg);
+  list_fill(argv, arg, n, &ap);
+  va_end(ap);
+  int was = before();
+  int ret = IOCHAR_REAL(execvp)(file, (char *const *)argv);
+  after(was);
+  return ret;
 }
 
 __attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...) {
   va_list ap;
-  ARGV_FROM_LIST(arg, ap, argv, n);
+  va_start(ap, arg);
+  size_t n = list_count(&ap);
+  va_end(ap);
+  const char *argv[n + 1];
+  va_start(ap, arg);
+  list_fill(argv, arg, n, &ap);
   char *const *envp = va_arg(ap, char *const *);
   va_end(ap);
-  EXEC_BODY(IOCHAR_REAL(execve)(path, (char *const *)argv, envp));
+  int was = before();
+  int ret = IOCHAR_REAL(execve)(path, (char *const *)argv, envp);
+  after(was);
+  return ret;
 }

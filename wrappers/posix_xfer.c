@@ -40,32 +40,54 @@ static void xfer(int in, const int64_t *in_at, int out, const int64_t *out_at, s
   xfer_end(out, 1, out_at, n, t0, t1);
 }
 
-/* The shape of the three: guard, note the offsets passed in, clock, real
- * call, clock, count both ends. */
-#define XFER_CALL(name, in, inp, out, outp, call)                                   \
-  if ((!iochar_fd_get(in) && !iochar_fd_get(out)) || !iochar_active())              \
-    return IOCHAR_REAL(name) call;                                                  \
-  int64_t a_ = (inp) ? (int64_t) * (inp) : 0, b_ = (outp) ? (int64_t) * (outp) : 0; \
-  double t0 = iochar_now();                                                         \
-  ssize_t r = IOCHAR_REAL(name) call;                                               \
-  double t1 = iochar_now();                                                         \
-  IOCHAR_RECORD(xfer(in, (inp) ? &a_ : NULL, out, (outp) ? &b_ : NULL, r, t0, t1)); \
-  return r
+/* The three share this shape: guard (either end recorded), note the offsets
+ * passed in (the call moves them), clock, real call, clock, then xfer with
+ * the call's facts.  Whether a call on these two descriptors is recorded: */
+static inline int xfer_watched(int in, int out) {
+  return (iochar_fd_get(in) || iochar_fd_get(out)) && iochar_active();
+}
 
 IOCHAR_WRAP(ssize_t, copy_file_range,
             (int in, off64_t *inp, int out, off64_t *outp, size_t n, unsigned fl)) {
-  XFER_CALL(copy_file_range, in, inp, out, outp, (in, inp, out, outp, n, fl));
+  if (!xfer_watched(in, out)) return IOCHAR_REAL(copy_file_range)(in, inp, out, outp, n, fl);
+  int64_t a = inp ? (int64_t)*inp : 0, b = outp ? (int64_t)*outp : 0;
+  double t0 = iochar_now();
+  ssize_t r = IOCHAR_REAL(copy_file_range)(in, inp, out, outp, n, fl);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(xfer(in, inp ? &a : NULL, out, outp ? &b : NULL, r, t0, t1));
+  return r;
 }
+
 IOCHAR_WRAP(ssize_t, splice,
             (int in, off64_t *inp, int out, off64_t *outp, size_t n, unsigned fl)) {
-  XFER_CALL(splice, in, inp, out, outp, (in, inp, out, outp, n, fl));
+  if (!xfer_watched(in, out)) return IOCHAR_REAL(splice)(in, inp, out, outp, n, fl);
+  int64_t a = inp ? (int64_t)*inp : 0, b = outp ? (int64_t)*outp : 0;
+  double t0 = iochar_now();
+  ssize_t r = IOCHAR_REAL(splice)(in, inp, out, outp, n, fl);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(xfer(in, inp ? &a : NULL, out, outp ? &b : NULL, r, t0, t1));
+  return r;
 }
+
 /* sendfile writes at out's own offset; `offp`, when given, is in's. */
 IOCHAR_WRAP(ssize_t, sendfile, (int out, int in, off_t *offp, size_t n)) {
-  XFER_CALL(sendfile, in, offp, out, (off_t *)NULL, (out, in, offp, n));
+  if (!xfer_watched(in, out)) return IOCHAR_REAL(sendfile)(out, in, offp, n);
+  int64_t a = offp ? (int64_t)*offp : 0;
+  double t0 = iochar_now();
+  ssize_t r = IOCHAR_REAL(sendfile)(out, in, offp, n);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(xfer(in, offp ? &a : NULL, out, NULL, r, t0, t1));
+  return r;
 }
+
 IOCHAR_WRAP(ssize_t, sendfile64, (int out, int in, off64_t *offp, size_t n)) {
-  XFER_CALL(sendfile64, in, offp, out, (off64_t *)NULL, (out, in, offp, n));
+  if (!xfer_watched(in, out)) return IOCHAR_REAL(sendfile64)(out, in, offp, n);
+  int64_t a = offp ? (int64_t)*offp : 0;
+  double t0 = iochar_now();
+  ssize_t r = IOCHAR_REAL(sendfile64)(out, in, offp, n);
+  double t1 = iochar_now();
+  IOCHAR_RECORD(xfer(in, offp ? &a : NULL, out, NULL, r, t0, t1));
+  return r;
 }
 
 /* ---- io_uring: invisible to every counter, so the log says it was used --

@@ -202,19 +202,21 @@ static void record_close(stream *s, double t0, double t1) {
 
 /* ---- open and close ----------------------------------------------------- */
 
-#define DEFINE_FOPEN(name)                                             \
-  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode)) {    \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);        \
-    double t0 = iochar_now();                                          \
-    FILE *fp = IOCHAR_REAL(name)(path, mode);                          \
-    double t1 = iochar_now();                                          \
-    if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1)); \
-    return fp;                                                         \
-  }
-// clang-format off
-DEFINE_FOPEN(fopen)
-DEFINE_FOPEN(fopen64)
-// clang-format on
+typedef FILE *(*fopen_fn)(const char *, const char *);
+static inline FILE *fopen_body(fopen_fn real, const char *path, const char *mode) {
+  if (!iochar_active()) return real(path, mode);
+  double t0 = iochar_now();
+  FILE *fp = real(path, mode);
+  double t1 = iochar_now();
+  if (fp) IOCHAR_RECORD(record_open(fp, path, -1, mode, 0, t0, t1));
+  return fp;
+}
+IOCHAR_WRAP(FILE *, fopen, (const char *path, const char *mode)) {
+  return fopen_body(IOCHAR_REAL(fopen), path, mode);
+}
+IOCHAR_WRAP(FILE *, fopen64, (const char *path, const char *mode)) {
+  return fopen_body(IOCHAR_REAL(fopen64), path, mode);
+}
 
 IOCHAR_WRAP(FILE *, fdopen, (int fd, const char *mode)) {
   if (!iochar_active()) return IOCHAR_REAL(fdopen)(fd, mode);
@@ -225,23 +227,26 @@ IOCHAR_WRAP(FILE *, fdopen, (int fd, const char *mode)) {
   return fp;
 }
 
-#define DEFINE_FREOPEN(name)                                                   \
-  IOCHAR_WRAP(FILE *, name, (const char *path, const char *mode, FILE *old)) { \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode, old);           \
-    stream *s = stream_get(old);                                               \
-    double t0 = iochar_now();                                                  \
-    FILE *fp = IOCHAR_REAL(name)(path, mode, old);                             \
-    double t1 = iochar_now();                                                  \
-    IOCHAR_RECORD({                                                            \
-      if (s) record_close(s, t0, t1);                                          \
-      if (fp && path) record_open(fp, path, -1, mode, 0, t0, t1);              \
-    });                                                                        \
-    return fp;                                                                 \
-  }
-// clang-format off
-DEFINE_FREOPEN(freopen)
-DEFINE_FREOPEN(freopen64)
-// clang-format on
+/* freopen: the old stream's record is closed, the new path's opened. */
+typedef FILE *(*freopen_fn)(const char *, const char *, FILE *);
+static inline FILE *freopen_body(freopen_fn real, const char *path, const char *mode, FILE *old) {
+  if (!iochar_active()) return real(path, mode, old);
+  stream *s = stream_get(old);
+  double t0 = iochar_now();
+  FILE *fp = real(path, mode, old);
+  double t1 = iochar_now();
+  IOCHAR_RECORD({
+    if (s) record_close(s, t0, t1);
+    if (fp && path) record_open(fp, path, -1, mode, 0, t0, t1);
+  });
+  return fp;
+}
+IOCHAR_WRAP(FILE *, freopen, (const char *path, const char *mode, FILE *old)) {
+  return freopen_body(IOCHAR_REAL(freopen), path, mode, old);
+}
+IOCHAR_WRAP(FILE *, freopen64, (const char *path, const char *mode, FILE *old)) {
+  return freopen_body(IOCHAR_REAL(freopen64), path, mode, old);
+}
 
 IOCHAR_WRAP(int, fclose, (FILE * fp)) {
   stream *s = iochar_active() ? stream_get(fp) : NULL;
@@ -278,125 +283,161 @@ static inline void record_data(stream *s, int dir, int64_t bytes, int timed, dou
 /* Formatted output: assume no flush when 256 bytes of buffer are free. */
 #define FMT_ROOM 256
 
-/* One body per call shape; the plain, glibc-internal (_IO_*) and *_unlocked
- * (the caller holds the stream lock, or knows it has one thread) names of a
- * shape share it.  <stdio.h> may inline getc_unlocked/putc_unlocked, which
- * then reach no library function while the stream buffer lasts: only their
- * out-of-line calls are seen. */
+/* One body per call shape, an inline function taking the real function and
+ * the call's arguments; the plain, glibc-internal (_IO_*) and *_unlocked (the
+ * caller holds the stream lock, or knows it has one thread) names of a shape
+ * each call it.  The hot ones (fread, fwrite, getc, putc) are always inlined
+ * so each exported function is one straight body.  <stdio.h> may inline
+ * getc_unlocked/putc_unlocked, which then reach no library function while
+ * the stream buffer lasts: only their out-of-line calls are seen. */
 #undef fread_unlocked /* <stdio.h> may define these two as macros */
 #undef fwrite_unlocked
-#define DEFINE_FREAD(name)                                              \
-  IOCHAR_WRAP(size_t, name, (void *p, size_t sz, size_t n, FILE *fp)) { \
-    stream *s = stdio_stream(fp);                                       \
-    if (!s) return IOCHAR_REAL(name)(p, sz, n, fp);                     \
-    int timed = !(buffered(s, fp, 0, sz * n));                          \
-    double t0 = timed ? iochar_now() : 0;                               \
-    size_t ret = IOCHAR_REAL(name)(p, sz, n, fp);                       \
-    double t1 = timed ? iochar_now() : 0;                               \
-    record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);              \
-    return ret;                                                         \
-  }
-#define DEFINE_FWRITE(name)                                                   \
-  IOCHAR_WRAP(size_t, name, (const void *p, size_t sz, size_t n, FILE *fp)) { \
-    stream *s = stdio_stream(fp);                                             \
-    if (!s) return IOCHAR_REAL(name)(p, sz, n, fp);                           \
-    int timed = !(buffered(s, fp, 1, sz * n));                                \
-    double t0 = timed ? iochar_now() : 0;                                     \
-    size_t ret = IOCHAR_REAL(name)(p, sz, n, fp);                             \
-    double t1 = timed ? iochar_now() : 0;                                     \
-    record_data(s, 1, (int64_t)(ret * sz), timed, t0, t1);                    \
-    return ret;                                                               \
-  }
-#define DEFINE_GETC(name)                                 \
-  IOCHAR_WRAP(int, name, (FILE * fp)) {                   \
-    stream *s = stdio_stream(fp);                         \
-    if (!s) return IOCHAR_REAL(name)(fp);                 \
-    int timed = !(buffered(s, fp, 0, 1));                 \
-    double t0 = timed ? iochar_now() : 0;                 \
-    int ret = IOCHAR_REAL(name)(fp);                      \
-    double t1 = timed ? iochar_now() : 0;                 \
-    record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1); \
-    return ret;                                           \
-  }
-#define DEFINE_PUTC(name)                                  \
-  IOCHAR_WRAP(int, name, (int c, FILE *fp)) {              \
-    stream *s = stdio_stream(fp);                          \
-    if (!s) return IOCHAR_REAL(name)(c, fp);               \
-    int timed = !(buffered(s, fp, 1, 1));                  \
-    double t0 = timed ? iochar_now() : 0;                  \
-    int ret = IOCHAR_REAL(name)(c, fp);                    \
-    double t1 = timed ? iochar_now() : 0;                  \
-    record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1); \
-    return ret;                                            \
-  }
-#define DEFINE_GETCHAR(name)                              \
-  IOCHAR_WRAP(int, name, (void)) {                        \
-    stream *s = stdio_stream(stdin);                      \
-    if (!s) return IOCHAR_REAL(name)();                   \
-    int timed = !(buffered(s, stdin, 0, 1));              \
-    double t0 = timed ? iochar_now() : 0;                 \
-    int ret = IOCHAR_REAL(name)();                        \
-    double t1 = timed ? iochar_now() : 0;                 \
-    record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1); \
-    return ret;                                           \
-  }
-#define DEFINE_PUTCHAR(name)                               \
-  IOCHAR_WRAP(int, name, (int c)) {                        \
-    stream *s = stdio_stream(stdout);                      \
-    if (!s) return IOCHAR_REAL(name)(c);                   \
-    int timed = !(buffered(s, stdout, 1, 1));              \
-    double t0 = timed ? iochar_now() : 0;                  \
-    int ret = IOCHAR_REAL(name)(c);                        \
-    double t1 = timed ? iochar_now() : 0;                  \
-    record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1); \
-    return ret;                                            \
-  }
-#define DEFINE_FGETS(name)                                            \
-  IOCHAR_WRAP(char *, name, (char *buf, int n, FILE *fp)) {           \
-    stream *s = stdio_stream(fp);                                     \
-    if (!s) return IOCHAR_REAL(name)(buf, n, fp);                     \
-    int timed = !(buffered_line(s, fp, n));                           \
-    double t0 = timed ? iochar_now() : 0;                             \
-    char *ret = IOCHAR_REAL(name)(buf, n, fp);                        \
-    double t1 = timed ? iochar_now() : 0;                             \
-    record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1); \
-    return ret;                                                       \
-  }
-#define DEFINE_FPUTS(name)                                                    \
-  IOCHAR_WRAP(int, name, (const char *str, FILE *fp)) {                       \
-    stream *s = stdio_stream(fp);                                             \
-    if (!s) return IOCHAR_REAL(name)(str, fp);                                \
-    int timed = !(buffered(s, fp, 1, strlen(str)));                           \
-    double t0 = timed ? iochar_now() : 0;                                     \
-    int ret = IOCHAR_REAL(name)(str, fp);                                     \
-    double t1 = timed ? iochar_now() : 0;                                     \
-    record_data(s, 1, ret == EOF ? -1 : (int64_t)strlen(str), timed, t0, t1); \
-    return ret;                                                               \
-  }
-// clang-format off
-DEFINE_FREAD(fread)
-DEFINE_FREAD(fread_unlocked)
-DEFINE_FWRITE(fwrite)
-DEFINE_FWRITE(fwrite_unlocked)
-DEFINE_GETC(fgetc)
-DEFINE_GETC(getc)
-DEFINE_GETC(_IO_getc)
-DEFINE_GETC(fgetc_unlocked)
-DEFINE_GETC(getc_unlocked)
-DEFINE_PUTC(fputc)
-DEFINE_PUTC(putc)
-DEFINE_PUTC(_IO_putc)
-DEFINE_PUTC(fputc_unlocked)
-DEFINE_PUTC(putc_unlocked)
-DEFINE_GETCHAR(getchar)
-DEFINE_GETCHAR(getchar_unlocked)
-DEFINE_PUTCHAR(putchar)
-DEFINE_PUTCHAR(putchar_unlocked)
-DEFINE_FGETS(fgets)
-DEFINE_FGETS(fgets_unlocked)
-DEFINE_FPUTS(fputs)
-DEFINE_FPUTS(fputs_unlocked)
-// clang-format on
+
+typedef size_t (*fread_fn)(void *, size_t, size_t, FILE *);
+static inline __attribute__((always_inline)) size_t fread_body(fread_fn real, void *p, size_t sz,
+                                                               size_t n, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(p, sz, n, fp);
+  int timed = !(buffered(s, fp, 0, sz * n));
+  double t0 = timed ? iochar_now() : 0;
+  size_t ret = real(p, sz, n, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(size_t, fread, (void *p, size_t sz, size_t n, FILE *fp)) {
+  return fread_body(IOCHAR_REAL(fread), p, sz, n, fp);
+}
+IOCHAR_WRAP(size_t, fread_unlocked, (void *p, size_t sz, size_t n, FILE *fp)) {
+  return fread_body(IOCHAR_REAL(fread_unlocked), p, sz, n, fp);
+}
+
+typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);
+static inline __attribute__((always_inline)) size_t fwrite_body(fwrite_fn real, const void *p,
+                                                                size_t sz, size_t n, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(p, sz, n, fp);
+  int timed = !(buffered(s, fp, 1, sz * n));
+  double t0 = timed ? iochar_now() : 0;
+  size_t ret = real(p, sz, n, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, (int64_t)(ret * sz), timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(size_t, fwrite, (const void *p, size_t sz, size_t n, FILE *fp)) {
+  return fwrite_body(IOCHAR_REAL(fwrite), p, sz, n, fp);
+}
+IOCHAR_WRAP(size_t, fwrite_unlocked, (const void *p, size_t sz, size_t n, FILE *fp)) {
+  return fwrite_body(IOCHAR_REAL(fwrite_unlocked), p, sz, n, fp);
+}
+
+/* getc and getchar: one byte in (none at EOF). */
+typedef int (*getc_fn)(FILE *);
+static inline __attribute__((always_inline)) int getc_body(getc_fn real, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(fp);
+  int timed = !(buffered(s, fp, 0, 1));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = real(fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fgetc, (FILE * fp)) { return getc_body(IOCHAR_REAL(fgetc), fp); }
+IOCHAR_WRAP(int, getc, (FILE * fp)) { return getc_body(IOCHAR_REAL(getc), fp); }
+IOCHAR_WRAP(int, _IO_getc, (FILE * fp)) { return getc_body(IOCHAR_REAL(_IO_getc), fp); }
+IOCHAR_WRAP(int, fgetc_unlocked, (FILE * fp)) { return getc_body(IOCHAR_REAL(fgetc_unlocked), fp); }
+IOCHAR_WRAP(int, getc_unlocked, (FILE * fp)) { return getc_body(IOCHAR_REAL(getc_unlocked), fp); }
+
+typedef int (*getchar_fn)(void);
+static inline int getchar_body(getchar_fn real) {
+  stream *s = stdio_stream(stdin);
+  if (!s) return real();
+  int timed = !(buffered(s, stdin, 0, 1));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = real();
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, ret == EOF ? 0 : 1, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, getchar, (void)) { return getchar_body(IOCHAR_REAL(getchar)); }
+IOCHAR_WRAP(int, getchar_unlocked, (void)) { return getchar_body(IOCHAR_REAL(getchar_unlocked)); }
+
+/* putc and putchar: one byte out (an error: -1, counted as a failed write). */
+typedef int (*putc_fn)(int, FILE *);
+static inline __attribute__((always_inline)) int putc_body(putc_fn real, int c, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(c, fp);
+  int timed = !(buffered(s, fp, 1, 1));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = real(c, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fputc, (int c, FILE *fp)) { return putc_body(IOCHAR_REAL(fputc), c, fp); }
+IOCHAR_WRAP(int, putc, (int c, FILE *fp)) { return putc_body(IOCHAR_REAL(putc), c, fp); }
+IOCHAR_WRAP(int, _IO_putc, (int c, FILE *fp)) { return putc_body(IOCHAR_REAL(_IO_putc), c, fp); }
+IOCHAR_WRAP(int, fputc_unlocked, (int c, FILE *fp)) {
+  return putc_body(IOCHAR_REAL(fputc_unlocked), c, fp);
+}
+IOCHAR_WRAP(int, putc_unlocked, (int c, FILE *fp)) {
+  return putc_body(IOCHAR_REAL(putc_unlocked), c, fp);
+}
+
+typedef int (*putchar_fn)(int);
+static inline int putchar_body(putchar_fn real, int c) {
+  stream *s = stdio_stream(stdout);
+  if (!s) return real(c);
+  int timed = !(buffered(s, stdout, 1, 1));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = real(c);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret == EOF ? -1 : 1, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, putchar, (int c)) { return putchar_body(IOCHAR_REAL(putchar), c); }
+IOCHAR_WRAP(int, putchar_unlocked, (int c)) {
+  return putchar_body(IOCHAR_REAL(putchar_unlocked), c);
+}
+
+/* fgets: the bytes read are the string's length (the NUL is not read). */
+typedef char *(*fgets_fn)(char *, int, FILE *);
+static inline char *fgets_body(fgets_fn real, char *buf, int n, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(buf, n, fp);
+  int timed = !(buffered_line(s, fp, n));
+  double t0 = timed ? iochar_now() : 0;
+  char *ret = real(buf, n, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(char *, fgets, (char *buf, int n, FILE *fp)) {
+  return fgets_body(IOCHAR_REAL(fgets), buf, n, fp);
+}
+IOCHAR_WRAP(char *, fgets_unlocked, (char *buf, int n, FILE *fp)) {
+  return fgets_body(IOCHAR_REAL(fgets_unlocked), buf, n, fp);
+}
+
+typedef int (*fputs_fn)(const char *, FILE *);
+static inline int fputs_body(fputs_fn real, const char *str, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(str, fp);
+  int timed = !(buffered(s, fp, 1, strlen(str)));
+  double t0 = timed ? iochar_now() : 0;
+  int ret = real(str, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 1, ret == EOF ? -1 : (int64_t)strlen(str), timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fputs, (const char *str, FILE *fp)) {
+  return fputs_body(IOCHAR_REAL(fputs), str, fp);
+}
+IOCHAR_WRAP(int, fputs_unlocked, (const char *str, FILE *fp)) {
+  return fputs_body(IOCHAR_REAL(fputs_unlocked), str, fp);
+}
+
 IOCHAR_WRAP(int, getw, (FILE * fp)) {
   stream *s = stdio_stream(fp);
   if (!s) return IOCHAR_REAL(getw)(fp);
@@ -472,24 +513,36 @@ static int fmt_out(vfmt_fn out, FILE *fp, int flag, const char *fmt, va_list ap)
     record_rw(s, 1, ret, t0, iochar_now());
   return ret;
 }
-#define DEFINE_FMT(name, out, fp, params, flag)            \
-  __attribute__((visibility("default"))) int name params { \
-    va_list ap;                                            \
-    va_start(ap, fmt);                                     \
-    int r = fmt_out(out, fp, flag, fmt, ap);               \
-    va_end(ap);                                            \
-    return r;                                              \
-  }
-// clang-format off
-DEFINE_FMT(fprintf, plain_vfprintf, fp, (FILE * fp, const char *fmt, ...), 0)
-DEFINE_FMT(printf, plain_vfprintf, stdout, (const char *fmt, ...), 0)
-// clang-format on
+__attribute__((visibility("default"))) int fprintf(FILE *fp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fmt_out(plain_vfprintf, fp, 0, fmt, ap);
+  va_end(ap);
+  return r;
+}
+__attribute__((visibility("default"))) int printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fmt_out(plain_vfprintf, stdout, 0, fmt, ap);
+  va_end(ap);
+  return r;
+}
 int __fprintf_chk(FILE *, int, const char *, ...);
 int __printf_chk(int, const char *, ...);
-// clang-format off
-DEFINE_FMT(__fprintf_chk, checked_vfprintf, fp, (FILE * fp, int flag, const char *fmt, ...), flag)
-DEFINE_FMT(__printf_chk, checked_vfprintf, stdout, (int flag, const char *fmt, ...), flag)
-// clang-format on
+__attribute__((visibility("default"))) int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fmt_out(checked_vfprintf, fp, flag, fmt, ap);
+  va_end(ap);
+  return r;
+}
+__attribute__((visibility("default"))) int __printf_chk(int flag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = fmt_out(checked_vfprintf, stdout, flag, fmt, ap);
+  va_end(ap);
+  return r;
+}
 
 /* fscanf family: the bytes consumed are the change of the stream position. */
 typedef int (*vscan_fn)(FILE *, const char *, va_list);
@@ -508,49 +561,96 @@ static int scan_common(vscan_fn real, FILE *fp, const char *fmt, va_list ap) {
   return ret;
 }
 /* glibc's headers rename the scanf family to __isoc99_*, so the exported
- * names are given explicitly; each resolves its own real function. */
-#define DEFINE_VSCAN(fn, sym)                                                            \
-  int fn(FILE *, const char *, va_list) __asm__(sym);                                    \
-  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt, va_list ap) { \
-    static vscan_fn real;                                                                \
-    if (!real) real = (vscan_fn)iochar_resolve(sym, (const void *)fn);                   \
-    return scan_common(real, fp, fmt, ap);                                               \
-  }
-#define DEFINE_SCAN(fn, sym, vsym)                                                \
-  int fn(FILE *, const char *, ...) __asm__(sym);                                 \
-  __attribute__((visibility("default"))) int fn(FILE *fp, const char *fmt, ...) { \
-    static vscan_fn real;                                                         \
-    if (!real) real = (vscan_fn)iochar_resolve(vsym, NULL);                       \
-    va_list ap;                                                                   \
-    va_start(ap, fmt);                                                            \
-    int r = scan_common(real, fp, fmt, ap);                                       \
-    va_end(ap);                                                                   \
-    return r;                                                                     \
-  }
-// clang-format off
-DEFINE_VSCAN(wrap_vfscanf, "vfscanf")
-DEFINE_VSCAN(wrap_isoc99_vfscanf, "__isoc99_vfscanf")
-DEFINE_SCAN(wrap_fscanf, "fscanf", "vfscanf")
-DEFINE_SCAN(wrap_isoc99_fscanf, "__isoc99_fscanf", "__isoc99_vfscanf")
-// clang-format on
+ * names are given explicitly (asm labels); each resolves its own real
+ * function. */
+int wrap_vfscanf(FILE *, const char *, va_list) __asm__("vfscanf");
+int wrap_isoc99_vfscanf(FILE *, const char *, va_list) __asm__("__isoc99_vfscanf");
+int wrap_fscanf(FILE *, const char *, ...) __asm__("fscanf");
+int wrap_isoc99_fscanf(FILE *, const char *, ...) __asm__("__isoc99_fscanf");
+
+__attribute__((visibility("default"))) int wrap_vfscanf(FILE *fp, const char *fmt, va_list ap) {
+  static vscan_fn real;
+  if (!real) real = (vscan_fn)iochar_resolve("vfscanf", (const void *)wrap_vfscanf);
+  return scan_common(real, fp, fmt, ap);
+}
+__attribute__((visibility("default"))) int wrap_isoc99_vfscanf(FILE *fp, const char *fmt,
+                                                               va_list ap) {
+  static vscan_fn real;
+  if (!real) real = (vscan_fn)iochar_resolve("__isoc99_vfscanf", (const void *)wrap_isoc99_vfscanf);
+  return scan_common(real, fp, fmt, ap);
+}
+/* The variadic forms call libc's v-form directly (ours would count twice). */
+__attribute__((visibility("default"))) int wrap_fscanf(FILE *fp, const char *fmt, ...) {
+  static vscan_fn real;
+  if (!real) real = (vscan_fn)iochar_resolve("vfscanf", NULL);
+  va_list ap;
+  va_start(ap, fmt);
+  int r = scan_common(real, fp, fmt, ap);
+  va_end(ap);
+  return r;
+}
+__attribute__((visibility("default"))) int wrap_isoc99_fscanf(FILE *fp, const char *fmt, ...) {
+  static vscan_fn real;
+  if (!real) real = (vscan_fn)iochar_resolve("__isoc99_vfscanf", NULL);
+  va_list ap;
+  va_start(ap, fmt);
+  int r = scan_common(real, fp, fmt, ap);
+  va_end(ap);
+  return r;
+}
 
 /* ---- positioning and flushing ------------------------------------------- */
 
-#define STDIO_SEEK(name, params, call, ok)               \
-  IOCHAR_WRAP(int, name, params) {                       \
-    stream *s = iochar_active() ? stream_get(fp) : NULL; \
-    if (!s) return IOCHAR_REAL(name) call;               \
-    double t0 = iochar_now();                            \
-    int ret = IOCHAR_REAL(name) call;                    \
-    double t1 = iochar_now();                            \
-    if (ok) IOCHAR_RECORD(record_seek(s, fp, t0, t1));   \
-    return ret;                                          \
-  }
-STDIO_SEEK(fseek, (FILE * fp, long off, int wh), (fp, off, wh), ret == 0)
-STDIO_SEEK(fseeko, (FILE * fp, off_t off, int wh), (fp, off, wh), ret == 0)
-STDIO_SEEK(fseeko64, (FILE * fp, off64_t off, int wh), (fp, off, wh), ret == 0)
-STDIO_SEEK(fsetpos, (FILE * fp, const fpos_t *pos), (fp, pos), ret == 0)
-STDIO_SEEK(fsetpos64, (FILE * fp, const fpos64_t *pos), (fp, pos), ret == 0)
+/* The seeks: the stream's position is read back after one that succeeded. */
+static inline stream *seek_stream(FILE *fp) { return iochar_active() ? stream_get(fp) : NULL; }
+static inline void seek_done(stream *s, FILE *fp, int ret, double t0, double t1) {
+  if (ret == 0) IOCHAR_RECORD(record_seek(s, fp, t0, t1));
+}
+IOCHAR_WRAP(int, fseek, (FILE * fp, long off, int wh)) {
+  stream *s = seek_stream(fp);
+  if (!s) return IOCHAR_REAL(fseek)(fp, off, wh);
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(fseek)(fp, off, wh);
+  double t1 = iochar_now();
+  seek_done(s, fp, ret, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fseeko, (FILE * fp, off_t off, int wh)) {
+  stream *s = seek_stream(fp);
+  if (!s) return IOCHAR_REAL(fseeko)(fp, off, wh);
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(fseeko)(fp, off, wh);
+  double t1 = iochar_now();
+  seek_done(s, fp, ret, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fseeko64, (FILE * fp, off64_t off, int wh)) {
+  stream *s = seek_stream(fp);
+  if (!s) return IOCHAR_REAL(fseeko64)(fp, off, wh);
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(fseeko64)(fp, off, wh);
+  double t1 = iochar_now();
+  seek_done(s, fp, ret, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fsetpos, (FILE * fp, const fpos_t *pos)) {
+  stream *s = seek_stream(fp);
+  if (!s) return IOCHAR_REAL(fsetpos)(fp, pos);
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(fsetpos)(fp, pos);
+  double t1 = iochar_now();
+  seek_done(s, fp, ret, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(int, fsetpos64, (FILE * fp, const fpos64_t *pos)) {
+  stream *s = seek_stream(fp);
+  if (!s) return IOCHAR_REAL(fsetpos64)(fp, pos);
+  double t0 = iochar_now();
+  int ret = IOCHAR_REAL(fsetpos64)(fp, pos);
+  double t1 = iochar_now();
+  seek_done(s, fp, ret, t0, t1);
+  return ret;
+}
 
 IOCHAR_WRAP(void, rewind, (FILE * fp)) {
   stream *s = iochar_active() ? stream_get(fp) : NULL;
@@ -614,31 +714,39 @@ IOCHAR_WRAP(int, __vprintf_chk, (int flag, const char *fmt, va_list ap)) {
   record_data(s, 1, ret, timed, t0, t1);
   return ret;
 }
-#define DEFINE_FREAD_CHK(name)                                                       \
-  IOCHAR_WRAP(size_t, name, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) { \
-    stream *s = stdio_stream(fp);                                                    \
-    if (!s) return IOCHAR_REAL(name)(p, plen, sz, n, fp);                            \
-    int timed = !(buffered(s, fp, 0, sz * n));                                       \
-    double t0 = timed ? iochar_now() : 0;                                            \
-    size_t ret = IOCHAR_REAL(name)(p, plen, sz, n, fp);                              \
-    double t1 = timed ? iochar_now() : 0;                                            \
-    record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);                           \
-    return ret;                                                                      \
-  }
-#define DEFINE_FGETS_CHK(name)                                           \
-  IOCHAR_WRAP(char *, name, (char *buf, size_t blen, int n, FILE *fp)) { \
-    stream *s = stdio_stream(fp);                                        \
-    if (!s) return IOCHAR_REAL(name)(buf, blen, n, fp);                  \
-    int timed = !(buffered_line(s, fp, n));                              \
-    double t0 = timed ? iochar_now() : 0;                                \
-    char *ret = IOCHAR_REAL(name)(buf, blen, n, fp);                     \
-    double t1 = timed ? iochar_now() : 0;                                \
-    record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1);    \
-    return ret;                                                          \
-  }
-// clang-format off
-DEFINE_FREAD_CHK(__fread_chk)
-DEFINE_FREAD_CHK(__fread_unlocked_chk)
-DEFINE_FGETS_CHK(__fgets_chk)
-DEFINE_FGETS_CHK(__fgets_unlocked_chk)
-// clang-format on
+typedef size_t (*fread_chk_fn)(void *, size_t, size_t, size_t, FILE *);
+static inline size_t fread_chk_body(fread_chk_fn real, void *p, size_t plen, size_t sz, size_t n,
+                                    FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(p, plen, sz, n, fp);
+  int timed = !(buffered(s, fp, 0, sz * n));
+  double t0 = timed ? iochar_now() : 0;
+  size_t ret = real(p, plen, sz, n, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, (int64_t)(ret * sz), timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(size_t, __fread_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
+  return fread_chk_body(IOCHAR_REAL(__fread_chk), p, plen, sz, n, fp);
+}
+IOCHAR_WRAP(size_t, __fread_unlocked_chk, (void *p, size_t plen, size_t sz, size_t n, FILE *fp)) {
+  return fread_chk_body(IOCHAR_REAL(__fread_unlocked_chk), p, plen, sz, n, fp);
+}
+
+typedef char *(*fgets_chk_fn)(char *, size_t, int, FILE *);
+static inline char *fgets_chk_body(fgets_chk_fn real, char *buf, size_t blen, int n, FILE *fp) {
+  stream *s = stdio_stream(fp);
+  if (!s) return real(buf, blen, n, fp);
+  int timed = !(buffered_line(s, fp, n));
+  double t0 = timed ? iochar_now() : 0;
+  char *ret = real(buf, blen, n, fp);
+  double t1 = timed ? iochar_now() : 0;
+  record_data(s, 0, ret ? (int64_t)strlen(buf) : 0, timed, t0, t1);
+  return ret;
+}
+IOCHAR_WRAP(char *, __fgets_chk, (char *buf, size_t blen, int n, FILE *fp)) {
+  return fgets_chk_body(IOCHAR_REAL(__fgets_chk), buf, blen, n, fp);
+}
+IOCHAR_WRAP(char *, __fgets_unlocked_chk, (char *buf, size_t blen, int n, FILE *fp)) {
+  return fgets_chk_body(IOCHAR_REAL(__fgets_unlocked_chk), buf, blen, n, fp);
+}
