@@ -265,6 +265,11 @@ void iochar_live_on(size_t used, size_t tables_low) {
   int r = -1;
   if (p != MAP_FAILED) {
     hdr = (iochar_live_header *)base;
+    /* No read-ahead on faults here: the file is sparse past what was just
+     * written, and a write fault on a hole would read ahead up to 128 KiB
+     * of other holes (page cache filled with zeros, freed again at exit).
+     * Backing 256 KiB took 2-8 ms with it on ext4, 0.1 ms without. */
+    madvise(base, map_size, MADV_RANDOM);
     reserved = 0;
     r = back(fd, 0, keep + GROW);
     reserved = r == 1 ? map_size - arena_off : used + GROW;
