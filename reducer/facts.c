@@ -58,11 +58,41 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
+/* Rank 0's temporary: where it is, and its descriptor while only rank 0
+ * writes through it (the pwrite path).  tmp_dir_made: the private
+ * directory exists (made by name_log, or by red_tmp_private). */
+static int tmp_fd = -1, tmp_dir_made;
+
+/* Rank 0's descriptor of a flat temporary (-1: none), handed over once:
+ * the caller closes it. */
+int red_tmp_take_fd(void) {
+  int fd = tmp_fd;
+  tmp_fd = -1;
+  return fd;
+}
+
 /* The temporary file and its private directory, gone (errno kept). */
 void red_drop_tmp(const facts *f) {
   int e = errno;
+  if (tmp_fd >= 0) close(tmp_fd);
+  tmp_fd = -1;
   if (f->tmp[0]) unlink(f->tmp);
-  if (f->dir[0]) rmdir(f->dir);
+  if (f->dir[0] && tmp_dir_made) rmdir(f->dir);
+  tmp_dir_made = 0;
+  errno = e;
+}
+
+/* Rank 0, once every rank wrote its part: the temporary becomes the log,
+ * never over an existing file (a failed rename removes it), and the private
+ * directory, if one was made, goes. */
+void red_tmp_publish(facts *g) {
+  if (tmp_fd >= 0) close(tmp_fd); /* rank 0 wrote nothing through it */
+  tmp_fd = -1;
+  if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
+  g->tmp[0] = 0; /* moved, or removed: that name is no longer ours */
+  int e = errno;
+  if (tmp_dir_made) rmdir(g->dir);
+  tmp_dir_made = 0;
   errno = e;
 }
 
@@ -72,34 +102,73 @@ double red_wall_now(void) {
   return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* Rank 0 names the log and creates, inside a private directory beside it
- * (0700, random name), the file every rank then writes by name: no other
- * user can plant or swap a name in there.  The file is created exclusively
- * (0600, no symlink followed) and its dev/ino travel with the facts; rank 0
- * renames it into place at the end (docs/security.md). */
-static void name_log(facts *f) {
+/* Rank 0 names the log and creates its temporary, exclusively (0600, no
+ * symlink followed); its dev/ino travel with the facts, and rank 0 renames
+ * it into place at the end (docs/security.md).  A file other ranks open by
+ * name (MPI-IO, or pwrite by several ranks) must sit in a private directory
+ * beside the log (0700, random name), where no other user can plant or swap
+ * a name.  For MPI-IO it is made here.  Otherwise rank 0 creates the file
+ * flat beside the log (safefile's primitive, as a serial log) and keeps its
+ * descriptor: a small job's log is rank 0's alone, and a mkdir, a creation
+ * in a fresh directory and an rmdir cost 1.5-2 ms of ext4 journal on the
+ * shutdown's critical path.  The directory's name is chosen now and travels
+ * with the facts; when the job turns out to need other ranks' writes,
+ * red_tmp_private moves the file into it before any rank opens it. */
+static void name_log(red *x, facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
-  int fd = -1;
-  if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
-    snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
-    fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
-      f->dev = (uint64_t)st.st_dev;
-      f->ino = (uint64_t)st.st_ino;
-    } else if (fd >= 0) {
-      close(fd);
+  int fd = -1, flat = !red_collective_write(x);
+  if (f->path_ok && flat) {
+    fd = iochar_safe_create(f->path, f->tmp, sizeof f->tmp);
+    if (fd >= 0 && iochar_safe_dir_name(f->path, f->dir, sizeof f->dir) != 0) {
+      iochar_safe_discard(fd, f->tmp);
       fd = -1;
     }
-    if (fd < 0) red_drop_tmp(f);
+    if (fd < 0) f->tmp[0] = 0; /* not ours: never removed */
+  } else if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
+    tmp_dir_made = 1;
+    snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
+    fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0) {
+    f->dev = (uint64_t)st.st_dev;
+    f->ino = (uint64_t)st.st_ino;
+  } else if (fd >= 0) {
+    close(fd);
+    fd = -1;
   }
   if (fd < 0) {
+    red_drop_tmp(f);
     if (f->path_ok) iochar_log_failed(f->path);
     f->path_ok = 0;
     f->dir[0] = f->tmp[0] = 0;
+  } else if (flat) {
+    tmp_fd = fd;
   } else {
     close(fd);
   }
+}
+
+/* Before the ranks but 0 open the temporary by name (a job whose log is not
+ * rank 0's alone, written by pwrite): rank 0 makes the private directory
+ * and moves the file into it; every rank then knows it as <dir>/log.  Rank
+ * 0 calls this before the collective that precedes any other rank's open
+ * (the offsets' Scan, whose results need rank 0's part).  1 when this rank
+ * failed (rank 0: the file stays or goes where red_drop_tmp finds it; the
+ * others' opens then fail and the write's vote stops every rank). */
+int red_tmp_private(red *x, facts *g) {
+  char named[sizeof g->tmp];
+  int w = snprintf(named, sizeof named, "%s/log", g->dir);
+  if (!g->dir[0] || w < 0 || (size_t)w >= sizeof named) return 1;
+  if (x->rank != 0) {
+    memcpy(g->tmp, named, sizeof named);
+    return 0;
+  }
+  if (mkdir(g->dir, 0700) != 0) return 1;
+  tmp_dir_made = 1;
+  if (iochar_safe_rename_noreplace(g->tmp, named) != 0) return 1;
+  memcpy(g->tmp, named, sizeof named);
+  return 0;
 }
 
 /* The facts' Allreduce is also a vote (facts.failed): -1 on every rank when
@@ -130,7 +199,7 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
     f->trace = iochar_trace_on;
     for (size_t i = 0; i < s->nwide_owned && !f->overflow; i++)
       if (wide_insert(f->wide, s->wide_owned[i])) f->overflow = 1;
-    if (x->rank == 0) name_log(f);
+    if (x->rank == 0) name_log(x, f);
   }
   MPI_Datatype t;
   MPI_Op op;

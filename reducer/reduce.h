@@ -117,6 +117,13 @@ static inline int red_gathered(const red *x, const facts *g) {
   return g->rows <= GATHER_ROWS && x->nprocs > 1;
 }
 
+/* Every rank writes its part through one collective MPI-IO write (many
+ * ranks, or IOCHAR_COLLECTIVE_WRITE=1), which opens the file by name. */
+static inline int red_collective_write(const red *x) {
+  return iochar_cfg.collective_write >= 0 ? iochar_cfg.collective_write
+                                          : x->nprocs > COLLECTIVE_WRITE_RANKS;
+}
+
 /* A small job on at most this many ranks: the sizes of the blocks rank 0
  * gathers travel in the first wide chunk (8 bytes a rank). */
 #define GATHER_SIZES_RANKS 4096
@@ -143,6 +150,9 @@ int red_merge_at_owners(red *x, state *s, int gathered);
 int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
 void red_drop_tmp(const facts *f);
+int red_tmp_private(red *x, facts *g);
+int red_tmp_take_fd(void);
+void red_tmp_publish(facts *g);
 double red_wall_now(void);
 int red_job_facts(red *x, state *s, facts *g, double *shift, int failed);
 /* wide.c */
@@ -153,7 +163,7 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
 int red_small_pack(red *x, state *s, const facts *g);
 int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
                    iochar_buf *body, int *nsec, int failed);
-int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad);
+int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad);
 void red_fall_back(red *x, const iochar_job *before, const facts *g);
 
 #endif

@@ -176,13 +176,17 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
   iochar_xfsz hold; /* past RLIMIT_FSIZE: EFBIG for us, no SIGXFSZ for the application */
   iochar_xfsz_hold(&hold);
   if (!collective) {
-    /* The name is inside rank 0's private directory; the dev/ino check
-     * makes sure anyway that it is the file rank 0 created. */
-    int fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != g->dev ||
-        (uint64_t)st.st_ino != g->ino)
-      err = 1;
+    /* Rank 0 writes through the descriptor it created the file with.  The
+     * others open it by name inside rank 0's private directory; the dev/ino
+     * check makes sure anyway that it is the file rank 0 created. */
+    int fd = x->rank == 0 ? red_tmp_take_fd() : -1;
+    if (fd < 0) {
+      fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != g->dev ||
+          (uint64_t)st.st_ino != g->ino)
+        err = 1;
+    }
     if (!err && hdr && pwrite(fd, hdr, IOCHAR_HEADER_SIZE, 0) != IOCHAR_HEADER_SIZE) err = 1;
     for (size_t o = 0; o < body->len && !err;) {
       ssize_t w = pwrite(fd, body->p + o, body->len - o, (off_t)(at + o));
@@ -218,20 +222,23 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
  * 0's alone (no call sites or traces, which each rank adds): no scan, and
  * rank 0 writes the header.  Rank 0 renames the temporary file once every
  * rank reports success. */
-int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
+int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
   int solo = red_gathered(x, g) && !g->callsites && !g->trace;
   int last = solo ? 0 : x->nprocs - 1; /* the header's writer */
+  int collective = red_collective_write(x);
+  /* Other ranks write too, by name: into the private directory with the
+   * file first (before the Scan, which no rank leaves before rank 0 is in). */
+  if (!solo && !collective) bad |= red_tmp_private(x, g);
+  if (bad) body->len = 0, mine[0] = mine[1] = 0;
   if (solo)
     memcpy(incl, mine, sizeof incl); /* rank 0's totals; the others write nothing */
   else
     Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
   uint8_t hdr[IOCHAR_HEADER_SIZE];
   if (x->rank == last) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
-  int collective = iochar_cfg.collective_write >= 0 ? iochar_cfg.collective_write
-                                                    : x->nprocs > COLLECTIVE_WRITE_RANKS;
   int err = bad;
   if (collective || x->rank == last || body->len)
     err |= write_parts(x, g, x->rank == last ? hdr : NULL, body,
@@ -239,16 +246,7 @@ int red_write_log(red *x, const facts *g, iochar_buf *body, int nsec, int bad) {
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
-  if (x->rank == 0) {    /* out of the private directory, never over an existing file */
-    if (iochar_log_publish(-1, g->tmp, g->path) != 0) {
-      iochar_log_failed(g->path);
-      red_drop_tmp(g);
-    } else { /* the file has left it: only the directory remains (else both) */
-      int e = errno;
-      if (rmdir(g->dir) != 0) red_drop_tmp(g);
-      errno = e;
-    }
-  }
+  if (x->rank == 0) red_tmp_publish(g);
   return 0;
 }
 

@@ -107,6 +107,10 @@ int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n) {
   return -1;
 }
 
+int iochar_safe_dir_name(const char *final_path, char *dir, size_t n) {
+  return sibling_name(final_path, ".d", dir, n);
+}
+
 void iochar_xfsz_hold(iochar_xfsz *h) {
   sigset_t xfsz, pending;
   sigemptyset(&xfsz);

@@ -19,6 +19,11 @@ int iochar_safe_create(const char *final_path, char *tmp, size_t n);
  * plant or swap a name inside it.  Returns 0, or -1 with errno set. */
 int iochar_safe_mkdtemp(const char *final_path, char *dir, size_t n);
 
+/* The name such a directory would have, not created: for a file that other
+ * processes may have to open by name later (mkdir it then, 0700; mkdir
+ * fails if the name exists).  0, or -1 with errno set. */
+int iochar_safe_dir_name(const char *final_path, char *dir, size_t n);
+
 /* Write all n bytes; EINTR retried.  SIGXFSZ is held back in this thread and
  * discarded if our own write raised it (the caller sees EFBIG instead).
  * Async-signal-safe.  Returns 0, or -1 with errno set. */
