@@ -38,14 +38,21 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
 
-#define GROW (256u << 10) /* the arena is backed on disk 256 KiB at a time */
+/* The arena (records from the bottom, top-k tables from the top) is backed
+ * on disk in steps that start at GROW_MIN and double up to GROW: a small
+ * job's few records need a page or two, and each page backed is a fault
+ * (2-3 us: a page-cache page zeroed, a block reserved) at start and a page
+ * freed at the end; a job making many files soon takes 256 KiB a time. */
+#define GROW_MIN (16u << 10)
+#define GROW (256u << 10)
 
 static uint8_t *base; /* the whole mapping: header, schema, aggregates, arena */
 static size_t map_size, arena_off, schema_len;
-static iochar_live_header *hdr; /* == base while live, else NULL */
-static size_t reserved;         /* arena bytes backed by disk blocks */
-static size_t tables_backed;    /* arena offset from which the tables are backed */
-static int live_failed;         /* the live file cannot be had: stay anonymous */
+static iochar_live_header *hdr;        /* == base while live, else NULL */
+static size_t reserved;                /* arena bytes backed by disk blocks */
+static size_t tables_backed;           /* arena offset from which the tables are backed */
+static int live_failed;                /* the live file cannot be had: stay anonymous */
+static size_t arena_step, tables_step; /* the next backing steps (GROW_MIN..GROW) */
 static char live_path[IOCHAR_PATH_MAX + 64];
 
 int iochar_live_active(void) { return hdr != NULL; }
@@ -271,8 +278,9 @@ void iochar_live_on(size_t used, size_t tables_low) {
      * Backing 256 KiB took 2-8 ms with it on ext4, 0.1 ms without. */
     madvise(base, map_size, MADV_RANDOM);
     reserved = 0;
-    r = back(fd, 0, keep + GROW);
-    reserved = r == 1 ? map_size - arena_off : used + GROW;
+    arena_step = tables_step = GROW_MIN;
+    r = back(fd, 0, keep + arena_step);
+    reserved = r == 1 ? map_size - arena_off : used + arena_step;
     tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
   }
   if (fd >= 0) close(fd);
@@ -315,7 +323,7 @@ void iochar_live_on(size_t used, size_t tables_low) {
 
 int iochar_live_reserve(size_t end) {
   if (!hdr || end <= reserved) return 0;
-  size_t to = (end + GROW - 1) / GROW * GROW + GROW;
+  size_t step = arena_step, to = (end + step - 1) / step * step + step;
   if (back(-1, arena_off + reserved, arena_off + to) != 0) {
     iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
                      "the live file's file system is full; further files are folded into "
@@ -323,13 +331,14 @@ int iochar_live_reserve(size_t end) {
     return -1;
   }
   reserved = to;
+  if (arena_step < GROW) arena_step *= 2;
   return 0;
 }
 
 int iochar_live_tables(size_t low) {
   if (!hdr) return 0;
   if (low < tables_backed) {
-    size_t to = low / GROW * GROW; /* down to a step: one madvise per 256 KiB */
+    size_t to = low / tables_step * tables_step; /* down to a step: one madvise per step */
     /* not far into the records' backed part; madvise wants a page start */
     if (to < reserved) to = low & ~(size_t)4095;
     if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
@@ -339,6 +348,7 @@ int iochar_live_tables(size_t low) {
       return -1;
     }
     tables_backed = to;
+    if (tables_step < GROW) tables_step *= 2;
   }
   __atomic_store_n(&hdr->tables_low, low, __ATOMIC_RELEASE);
   return 0;
