@@ -13,9 +13,9 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
   static const struct {
     size_t off;
     const char *suffix;
-    int flt;
+    uint8_t len, flt;
   } S[] = {
-#define SLOT(field, suffix, flt) {offsetof(iochar_rw_layout, field), suffix, flt}
+#define SLOT(field, suffix, flt) {offsetof(iochar_rw_layout, field), suffix, sizeof suffix - 1, flt}
       SLOT(bytes[0], "BYTES_READ", 0),
       SLOT(bytes[1], "BYTES_WRITTEN", 0),
       SLOT(max_byte[0], "MAX_BYTE_READ", 0),
@@ -46,11 +46,17 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
       SLOT(f_end[1], "F_WRITE_END_TIMESTAMP", 1),
 #undef SLOT
   };
-  /* One pass over each list (this runs in every process, launchers too):
-   * a counter named <P>_<suffix> fills the slots whose suffix it carries;
-   * a name's first match wins, as names are unique anyway. */
+  /* One pass over each list (this runs in every process, launchers too, 14
+   * times: it was most of a launcher's start-up instructions): a counter
+   * named <P>_<suffix> fills the slots whose suffix it carries, found by the
+   * suffix's length first (a bit set of the slots per length); a name's
+   * first match wins, as names are unique anyway. */
+  enum { NS = sizeof S / sizeof *S, MAXLEN = 32 };
+  _Static_assert(NS <= 32, "one 32-bit set per length");
+  uint32_t by_len[2][MAXLEN] = {{0}};
+  for (unsigned k = 0; k < NS; k++) by_len[S[k].flt][S[k].len] |= 1u << k;
   memset(L, 0xff, sizeof *L); /* every slot -1: the module has no such counter */
-  size_t plen = strlen(P);
+  size_t plen = strlen(P), rlen = reads ? strlen(reads) : 0, wlen = writes ? strlen(writes) : 0;
   for (int flt = 0; flt < 2; flt++) {
     const iochar_counter_def *defs = flt ? flts : ints;
     uint32_t n = flt ? n_flt : n_int;
@@ -58,12 +64,14 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
       const char *nm = defs[i].name;
       if (strncmp(nm, P, plen) != 0 || nm[plen] != '_') continue;
       const char *sfx = nm + plen + 1;
+      size_t len = strlen(sfx);
       int16_t v = (int16_t)i;
-      if (!flt && reads && !strcmp(sfx, reads)) L->ops[0] = v;
-      if (!flt && writes && !strcmp(sfx, writes)) L->ops[1] = v;
-      for (size_t k = 0; k < sizeof S / sizeof *S; k++)
-        if (S[k].flt == flt && S[k].suffix[0] == sfx[0] && !strcmp(S[k].suffix, sfx))
-          memcpy((char *)L + S[k].off, &v, sizeof v);
+      if (!flt && reads && len == rlen && !memcmp(sfx, reads, len)) L->ops[0] = v;
+      if (!flt && writes && len == wlen && !memcmp(sfx, writes, len)) L->ops[1] = v;
+      for (uint32_t m = len < MAXLEN ? by_len[flt][len] : 0; m; m &= m - 1) {
+        unsigned k = (unsigned)__builtin_ctz(m);
+        if (!memcmp(S[k].suffix, sfx, len)) memcpy((char *)L + S[k].off, &v, sizeof v);
+      }
     }
   }
 }
