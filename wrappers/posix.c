@@ -96,18 +96,21 @@ static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {
 
 /* ---- open family -------------------------------------------------------- */
 
-#define OPEN_MODE(flags, mode)           \
-  if ((flags) & (O_CREAT | O_TMPFILE)) { \
-    va_list ap;                          \
-    va_start(ap, flags);                 \
-    mode = va_arg(ap, mode_t);           \
-    va_end(ap);                          \
-  }
+/* Whether open/openat read a third argument, the new file's mode.  O_TMPFILE
+ * holds O_DIRECTORY, which alone takes none: then a value that is not there
+ * is read and passed on, and ignored (the kernel reads the mode only to
+ * create), which costs less here than telling the two apart. */
+static inline int open_needs_mode(int flags) { return (flags & (O_CREAT | O_TMPFILE)) != 0; }
 
 /* The shape of every open wrapper: guard, clock, real call, clock, record. */
 IOCHAR_WRAP(int, open, (const char *path, int flags, ...)) {
   mode_t mode = 0;
-  OPEN_MODE(flags, mode);
+  if (open_needs_mode(flags)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = va_arg(ap, mode_t);
+    va_end(ap);
+  }
   if (!iochar_active()) return IOCHAR_REAL(open)(path, flags, mode);
   double t0 = iochar_now();
   int fd = IOCHAR_REAL(open)(path, flags, mode);
@@ -118,7 +121,12 @@ IOCHAR_WRAP(int, open, (const char *path, int flags, ...)) {
 
 IOCHAR_WRAP(int, open64, (const char *path, int flags, ...)) {
   mode_t mode = 0;
-  OPEN_MODE(flags, mode);
+  if (open_needs_mode(flags)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = va_arg(ap, mode_t);
+    va_end(ap);
+  }
   if (!iochar_active()) return IOCHAR_REAL(open64)(path, flags, mode);
   double t0 = iochar_now();
   int fd = IOCHAR_REAL(open64)(path, flags, mode);
@@ -127,36 +135,58 @@ IOCHAR_WRAP(int, open64, (const char *path, int flags, ...)) {
   return fd;
 }
 
-#define DEFINE_OPENAT(name)                                                        \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags, ...)) {          \
-    mode_t mode = 0;                                                               \
-    OPEN_MODE(flags, mode);                                                        \
-    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags, mode);      \
-    double t0 = iochar_now();                                                      \
-    int fd = IOCHAR_REAL(name)(dirfd, path, flags, mode);                          \
-    double t1 = iochar_now();                                                      \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1)); \
-    return fd;                                                                     \
+IOCHAR_WRAP(int, openat, (int dirfd, const char *path, int flags, ...)) {
+  mode_t mode = 0;
+  if (open_needs_mode(flags)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = va_arg(ap, mode_t);
+    va_end(ap);
   }
-// clang-format off
-DEFINE_OPENAT(openat)
-DEFINE_OPENAT(openat64)
-// clang-format on
+  if (!iochar_active()) return IOCHAR_REAL(openat)(dirfd, path, flags, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(openat)(dirfd, path, flags, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1));
+  return fd;
+}
 
-#define DEFINE_CREAT(name)                                                                        \
-  IOCHAR_WRAP(int, name, (const char *path, mode_t mode)) {                                       \
-    if (!iochar_active()) return IOCHAR_REAL(name)(path, mode);                                   \
-    double t0 = iochar_now();                                                                     \
-    int fd = IOCHAR_REAL(name)(path, mode);                                                       \
-    double t1 = iochar_now();                                                                     \
-    if (fd >= 0)                                                                                  \
-      IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, t0, t1)); \
-    return fd;                                                                                    \
+IOCHAR_WRAP(int, openat64, (int dirfd, const char *path, int flags, ...)) {
+  mode_t mode = 0;
+  if (open_needs_mode(flags)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = va_arg(ap, mode_t);
+    va_end(ap);
   }
-// clang-format off
-DEFINE_CREAT(creat)
-DEFINE_CREAT(creat64)
-// clang-format on
+  if (!iochar_active()) return IOCHAR_REAL(openat64)(dirfd, path, flags, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(openat64)(dirfd, path, flags, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, mode, t0, t1));
+  return fd;
+}
+
+/* creat is open with these flags. */
+#define CREAT_FLAGS (O_CREAT | O_WRONLY | O_TRUNC)
+
+IOCHAR_WRAP(int, creat, (const char *path, mode_t mode)) {
+  if (!iochar_active()) return IOCHAR_REAL(creat)(path, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(creat)(path, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, CREAT_FLAGS, mode, t0, t1));
+  return fd;
+}
+
+IOCHAR_WRAP(int, creat64, (const char *path, mode_t mode)) {
+  if (!iochar_active()) return IOCHAR_REAL(creat64)(path, mode);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(creat64)(path, mode);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, AT_FDCWD, path, CREAT_FLAGS, mode, t0, t1));
+  return fd;
+}
 
 IOCHAR_WRAP(int, close, (int fd)) {
   iochar_fdesc *d = iochar_fd_get(fd); /* NULL whenever not recording (core.h) */
@@ -187,30 +217,46 @@ IOCHAR_WRAP(int, dup, (int fd)) {
   return r;
 }
 
-/* dup2/dup3 onto a tracked fd close it implicitly: forget it either way. */
-#define DEFINE_DUP2(name, params, call)                                       \
-  IOCHAR_WRAP(int, name, params) {                                            \
-    iochar_fdesc *d = iochar_fd_get(fd);                                      \
-    if (!iochar_active()) {                                                   \
-      int r = IOCHAR_REAL(name) call;                                         \
-      if (r >= 0 && r != fd && !iochar_in_vfork_child()) iochar_fd_set(r, d); \
-      return r;                                                               \
-    }                                                                         \
-    double t0 = iochar_now();                                                 \
-    int r = IOCHAR_REAL(name) call;                                           \
-    double t1 = iochar_now();                                                 \
-    if (r >= 0 && r != fd) {                                                  \
-      if (d)                                                                  \
-        IOCHAR_RECORD(record_dup(r, d, t0, t1));                              \
-      else                                                                    \
-        iochar_fd_clear(r);                                                   \
-    }                                                                         \
-    return r;                                                                 \
+/* dup2/dup3 onto a tracked fd close it implicitly: the new descriptor takes
+ * the old one's state, or none (forgotten) when the old one had none.  Not
+ * recording: the table still follows (a vfork child's calls never touch it). */
+static inline void dup2_passed(int fd, int r, iochar_fdesc *d) {
+  if (r >= 0 && r != fd && !iochar_in_vfork_child()) iochar_fd_set(r, d);
+}
+static inline void dup2_record(int fd, int r, iochar_fdesc *d, double t0, double t1) {
+  if (r < 0 || r == fd) return;
+  if (d)
+    IOCHAR_RECORD(record_dup(r, d, t0, t1));
+  else
+    iochar_fd_clear(r);
+}
+
+IOCHAR_WRAP(int, dup2, (int fd, int nfd)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (!iochar_active()) {
+    int r = IOCHAR_REAL(dup2)(fd, nfd);
+    dup2_passed(fd, r, d);
+    return r;
   }
-// clang-format off
-DEFINE_DUP2(dup2, (int fd, int nfd), (fd, nfd))
-DEFINE_DUP2(dup3, (int fd, int nfd, int fl), (fd, nfd, fl))
-// clang-format on
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(dup2)(fd, nfd);
+  double t1 = iochar_now();
+  dup2_record(fd, r, d, t0, t1);
+  return r;
+}
+IOCHAR_WRAP(int, dup3, (int fd, int nfd, int fl)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (!iochar_active()) {
+    int r = IOCHAR_REAL(dup3)(fd, nfd, fl);
+    dup2_passed(fd, r, d);
+    return r;
+  }
+  double t0 = iochar_now();
+  int r = IOCHAR_REAL(dup3)(fd, nfd, fl);
+  double t1 = iochar_now();
+  dup2_record(fd, r, d, t0, t1);
+  return r;
+}
 
 /* F_SETFL can turn O_APPEND on or off for the whole description. */
 static int set_flags(iochar_fdesc *d, int ret, void *arg) {
@@ -288,16 +334,20 @@ IOCHAR_WRAP(int, __open64_2, (const char *path, int flags)) {
   return fd;
 }
 
-#define DEFINE_OPENAT_2(name)                                                   \
-  IOCHAR_WRAP(int, name, (int dirfd, const char *path, int flags)) {            \
-    if (!iochar_active()) return IOCHAR_REAL(name)(dirfd, path, flags);         \
-    double t0 = iochar_now();                                                   \
-    int fd = IOCHAR_REAL(name)(dirfd, path, flags);                             \
-    double t1 = iochar_now();                                                   \
-    if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1)); \
-    return fd;                                                                  \
-  }
-// clang-format off
-DEFINE_OPENAT_2(__openat_2)
-DEFINE_OPENAT_2(__openat64_2)
-// clang-format on
+IOCHAR_WRAP(int, __openat_2, (int dirfd, const char *path, int flags)) {
+  if (!iochar_active()) return IOCHAR_REAL(__openat_2)(dirfd, path, flags);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(__openat_2)(dirfd, path, flags);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1));
+  return fd;
+}
+
+IOCHAR_WRAP(int, __openat64_2, (int dirfd, const char *path, int flags)) {
+  if (!iochar_active()) return IOCHAR_REAL(__openat64_2)(dirfd, path, flags);
+  double t0 = iochar_now();
+  int fd = IOCHAR_REAL(__openat64_2)(dirfd, path, flags);
+  double t1 = iochar_now();
+  if (fd >= 0) IOCHAR_RECORD(record_open(fd, dirfd, path, flags, 0, t0, t1));
+  return fd;
+}

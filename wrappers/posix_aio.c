@@ -52,46 +52,88 @@ static void aio_collect(const void *cb, ssize_t ret, uint64_t k1) {
   iochar_pool_put(&aio_pool, op);
 }
 
-#define DEFINE_AIO_SUBMIT(name, cbtype, dir)                                                  \
-  IOCHAR_WRAP(int, name, (cbtype * cb)) {                                                     \
-    if (!iochar_fd_get(cb->aio_fildes) || !iochar_active()) return IOCHAR_REAL(name)(cb);     \
-    uint64_t k0 = iochar_ticks();                                                             \
-    int r = IOCHAR_REAL(name)(cb);                                                            \
-    if (r == 0)                                                                               \
-      IOCHAR_RECORD(                                                                          \
-          aio_track(cb, cb->aio_fildes, dir, cb->aio_offset, (const void *)cb->aio_buf, k0)); \
-    return r;                                                                                 \
-  }
-#define DEFINE_AIO_RETURN(name, cbtype)                             \
-  IOCHAR_WRAP(ssize_t, name, (cbtype * cb)) {                       \
-    if (!aio_ops || !iochar_active()) return IOCHAR_REAL(name)(cb); \
-    ssize_t r = IOCHAR_REAL(name)(cb);                              \
-    uint64_t k1 = iochar_ticks();                                   \
-    IOCHAR_RECORD(aio_collect(cb, r, k1));                          \
-    return r;                                                       \
-  }
+/* Each wrapper: a submission on a tracked descriptor is timed from here
+ * (aio_track); a collection ends the time and accounts the bytes. */
+static inline int aio_watched(int fd) { return iochar_fd_get(fd) && iochar_active(); }
+static inline int aio_collecting(void) { return aio_ops && iochar_active(); }
+
+IOCHAR_WRAP(int, aio_read, (struct aiocb * cb)) {
+  if (!aio_watched(cb->aio_fildes)) return IOCHAR_REAL(aio_read)(cb);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(aio_read)(cb);
+  if (r == 0)
+    IOCHAR_RECORD(aio_track(cb, cb->aio_fildes, 0, cb->aio_offset, (const void *)cb->aio_buf, k0));
+  return r;
+}
+IOCHAR_WRAP(int, aio_write, (struct aiocb * cb)) {
+  if (!aio_watched(cb->aio_fildes)) return IOCHAR_REAL(aio_write)(cb);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(aio_write)(cb);
+  if (r == 0)
+    IOCHAR_RECORD(aio_track(cb, cb->aio_fildes, 1, cb->aio_offset, (const void *)cb->aio_buf, k0));
+  return r;
+}
+IOCHAR_WRAP(int, aio_read64, (struct aiocb64 * cb)) {
+  if (!aio_watched(cb->aio_fildes)) return IOCHAR_REAL(aio_read64)(cb);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(aio_read64)(cb);
+  if (r == 0)
+    IOCHAR_RECORD(aio_track(cb, cb->aio_fildes, 0, cb->aio_offset, (const void *)cb->aio_buf, k0));
+  return r;
+}
+IOCHAR_WRAP(int, aio_write64, (struct aiocb64 * cb)) {
+  if (!aio_watched(cb->aio_fildes)) return IOCHAR_REAL(aio_write64)(cb);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(aio_write64)(cb);
+  if (r == 0)
+    IOCHAR_RECORD(aio_track(cb, cb->aio_fildes, 1, cb->aio_offset, (const void *)cb->aio_buf, k0));
+  return r;
+}
+IOCHAR_WRAP(ssize_t, aio_return, (struct aiocb * cb)) {
+  if (!aio_collecting()) return IOCHAR_REAL(aio_return)(cb);
+  ssize_t r = IOCHAR_REAL(aio_return)(cb);
+  uint64_t k1 = iochar_ticks();
+  IOCHAR_RECORD(aio_collect(cb, r, k1));
+  return r;
+}
+IOCHAR_WRAP(ssize_t, aio_return64, (struct aiocb64 * cb)) {
+  if (!aio_collecting()) return IOCHAR_REAL(aio_return64)(cb);
+  ssize_t r = IOCHAR_REAL(aio_return64)(cb);
+  uint64_t k1 = iochar_ticks();
+  IOCHAR_RECORD(aio_collect(cb, r, k1));
+  return r;
+}
+
 /* lio_listio: every read or write entry is a submission; a failed call may
  * have queued some of them, and their aio_return still tells. */
-#define DEFINE_LIO_LISTIO(name, cbtype)                                                            \
-  IOCHAR_WRAP(int, name, (int mode, cbtype *const list[], int n, struct sigevent *sev)) {          \
-    if (!iochar_active()) return IOCHAR_REAL(name)(mode, list, n, sev);                            \
-    uint64_t k0 = iochar_ticks();                                                                  \
-    int r = IOCHAR_REAL(name)(mode, list, n, sev);                                                 \
-    for (int i = 0; i < n; i++) {                                                                  \
-      cbtype *cb = list[i];                                                                        \
-      if (!cb || (cb->aio_lio_opcode != LIO_READ && cb->aio_lio_opcode != LIO_WRITE)) continue;    \
-      IOCHAR_RECORD(aio_track(cb, cb->aio_fildes, cb->aio_lio_opcode == LIO_WRITE, cb->aio_offset, \
-                              (const void *)cb->aio_buf, k0));                                     \
-    }                                                                                              \
-    return r;                                                                                      \
+static inline void lio_entry(const void *cb, int fd, int opcode, int64_t off, const void *buf,
+                             uint64_t k0) {
+  if (opcode == LIO_READ || opcode == LIO_WRITE)
+    IOCHAR_RECORD(aio_track(cb, fd, opcode == LIO_WRITE, off, buf, k0));
+}
+
+IOCHAR_WRAP(int, lio_listio, (int mode, struct aiocb *const list[], int n, struct sigevent *sev)) {
+  if (!iochar_active()) return IOCHAR_REAL(lio_listio)(mode, list, n, sev);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(lio_listio)(mode, list, n, sev);
+  for (int i = 0; i < n; i++) {
+    const struct aiocb *cb = list[i];
+    if (cb)
+      lio_entry(cb, cb->aio_fildes, cb->aio_lio_opcode, cb->aio_offset, (const void *)cb->aio_buf,
+                k0);
   }
-// clang-format off
-DEFINE_AIO_SUBMIT(aio_read, struct aiocb, 0)
-DEFINE_AIO_SUBMIT(aio_write, struct aiocb, 1)
-DEFINE_AIO_SUBMIT(aio_read64, struct aiocb64, 0)
-DEFINE_AIO_SUBMIT(aio_write64, struct aiocb64, 1)
-DEFINE_AIO_RETURN(aio_return, struct aiocb)
-DEFINE_AIO_RETURN(aio_return64, struct aiocb64)
-DEFINE_LIO_LISTIO(lio_listio, struct aiocb)
-DEFINE_LIO_LISTIO(lio_listio64, struct aiocb64)
-// clang-format on
+  return r;
+}
+IOCHAR_WRAP(int, lio_listio64,
+            (int mode, struct aiocb64 *const list[], int n, struct sigevent *sev)) {
+  if (!iochar_active()) return IOCHAR_REAL(lio_listio64)(mode, list, n, sev);
+  uint64_t k0 = iochar_ticks();
+  int r = IOCHAR_REAL(lio_listio64)(mode, list, n, sev);
+  for (int i = 0; i < n; i++) {
+    const struct aiocb64 *cb = list[i];
+    if (cb)
+      lio_entry(cb, cb->aio_fildes, cb->aio_lio_opcode, cb->aio_offset, (const void *)cb->aio_buf,
+                k0);
+  }
+  return r;
+}

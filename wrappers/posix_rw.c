@@ -164,14 +164,16 @@ __attribute__((constructor(101))) static void data_calls_resolved(void) {
 }
 
 /* Vector calls: the first buffer decides memory alignment. */
-#define IOV0(iov, n) ((n) > 0 ? (iov)[0].iov_base : NULL)
+static inline const void *iov0(const struct iovec *iov, int n) {
+  return n > 0 ? iov[0].iov_base : NULL;
+}
 IOCHAR_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int n)) {
   iochar_fdesc *d = data_fd(fd);
   if (!d) return IOCHAR_REAL(readv)(fd, iov, n);
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(readv)(fd, iov, n);
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, -1, ret, IOV0(iov, n), k0, k1);
+  record_read(fd, d, -1, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
@@ -180,7 +182,7 @@ IOCHAR_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int n)) {
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(writev)(fd, iov, n);
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, -1, ret, IOV0(iov, n), k0, k1);
+  record_write(fd, d, -1, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)) {
@@ -189,7 +191,7 @@ IOCHAR_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off)
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(preadv)(fd, iov, n, off);
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_read(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off)) {
@@ -198,7 +200,7 @@ IOCHAR_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(pwritev)(fd, iov, n, off);
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_write(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off)) {
@@ -207,7 +209,7 @@ IOCHAR_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t 
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(preadv64)(fd, iov, n, off);
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_read(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off)) {
@@ -216,7 +218,7 @@ IOCHAR_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(pwritev64)(fd, iov, n, off);
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_write(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 /* v2: offset -1 means the current file offset. */
@@ -226,7 +228,7 @@ IOCHAR_WRAP(ssize_t, preadv2, (int fd, const struct iovec *iov, int n, off_t off
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(preadv2)(fd, iov, n, off, fl);
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_read(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t off, int fl)) {
@@ -235,7 +237,7 @@ IOCHAR_WRAP(ssize_t, pwritev2, (int fd, const struct iovec *iov, int n, off_t of
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(pwritev2)(fd, iov, n, off, fl);
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_write(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
@@ -244,7 +246,7 @@ IOCHAR_WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int n, off64_
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(preadv64v2)(fd, iov, n, off, fl);
   uint64_t k1 = iochar_ticks();
-  record_read(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_read(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64_t off, int fl)) {
@@ -253,7 +255,7 @@ IOCHAR_WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int n, off64
   uint64_t k0 = iochar_ticks();
   ssize_t ret = IOCHAR_REAL(pwritev64v2)(fd, iov, n, off, fl);
   uint64_t k1 = iochar_ticks();
-  record_write(fd, d, off, ret, IOV0(iov, n), k0, k1);
+  record_write(fd, d, off, ret, iov0(iov, n), k0, k1);
   return ret;
 }
 
