@@ -72,10 +72,11 @@ static __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, co
   return r;
 }
 
-static inline iochar_record *path_record(int dirfd, const char *path) {
-  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
-  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
-  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
+static inline __attribute__((always_inline)) iochar_record *path_record(int dirfd,
+                                                                        const char *path) {
+  int abs = path[0] == '/', cacheable = abs || dirfd == AT_FDCWD;
+  unsigned gen = abs ? 0 : atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
+  if (cacheable && last_path.valid && (abs || last_path.cwd_gen == gen) &&
       strcmp(path, last_path.path) == 0)
     return last_path.rec;
   return path_record_lookup(dirfd, path, cacheable, gen);
@@ -101,8 +102,8 @@ static void record_fs_facts(int fd, iochar_record *r) {
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0,
-                        double t1) {
+static inline __attribute__((always_inline)) void
+record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0, double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
@@ -207,7 +208,7 @@ static void record_close(int fd, iochar_fdesc *d, double t0, double t1) {
   iochar_record *r = d->rec;
   iochar_meta_event(r, &layout, -1, POSIX_F_CLOSE_START_TIMESTAMP, POSIX_F_CLOSE_END_TIMESTAMP, t0,
                     t1);
-  iochar_fd_clear(fd);
+  iochar_fd_close(fd, d);
 }
 
 static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {
