@@ -40,6 +40,10 @@ typedef struct iochar_path_note {
   uint64_t id;   /* the record id: FNV-1a of the whole name */
   int trunc;     /* buf holds only the first bytes of a longer name */
   int byte_code; /* the directory is, or is inside, a __pycache__ */
+  /* The directory, as a number: two notes of one thread with the same
+   * nonzero dir_seq name the same directory (0: not numbered), so a cache
+   * keyed by directory (runtime/mounts.c) can hit without a compare. */
+  uint64_t dir_seq;
 } iochar_path_note;
 extern __thread iochar_path_note iochar_path_last;
 /* The note on abs, or NULL when it describes another name. */
