@@ -277,7 +277,7 @@ int iochar_path_excluded(const char *abs) {
     if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
     if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
   }
-  return iochar_name_excluded(abs);
+  return iochar_name_excluded(abs, no);
 }
 
 /* /proc/self/mounts escapes blanks as \040 etc. */
