@@ -66,15 +66,15 @@ const char *iochar_fs_type(const char *abs) {
 
 /* Most machines have no Lustre mount: then no file is on one, and a file's
  * first open need not look its mount up (the table never changes). */
-int iochar_on_lustre(const char *abs) {
-  static int any = -1; /* racing first callers store the same value */
-  int a = __atomic_load_n(&any, __ATOMIC_RELAXED);
-  if (a < 0) {
+int iochar_any_lustre = -1; /* racing first callers store the same value */
+
+int iochar_on_lustre_lookup(const char *abs) {
+  if (__atomic_load_n(&iochar_any_lustre, __ATOMIC_RELAXED) < 0) {
     const iochar_mount *m;
-    int n = iochar_mounts(&m);
-    a = 0;
+    int n = iochar_mounts(&m), a = 0;
     for (int i = 0; i < n; i++) a |= strcmp(m[i].type, "lustre") == 0;
-    __atomic_store_n(&any, a, __ATOMIC_RELAXED);
+    __atomic_store_n(&iochar_any_lustre, a, __ATOMIC_RELAXED);
+    if (!a) return 0;
   }
-  return a && strcmp(iochar_fs_type(abs), "lustre") == 0;
+  return strcmp(iochar_fs_type(abs), "lustre") == 0;
 }

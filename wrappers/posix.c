@@ -82,11 +82,14 @@ static inline __attribute__((always_inline)) iochar_record *path_record(int dirf
   return path_record_lookup(dirfd, path, cacheable, gen);
 }
 
+static __typeof__(&fstat) real_fstat; /* the fstat wrapper's (FD_META, below) */
+
 /* File-system facts of a record, once (its first open): the preferred I/O
  * size, and on Lustre the layout from the `lustre.lov` attribute. */
 static void record_fs_facts(int fd, iochar_record *r) {
   struct stat st;
-  int64_t bs = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  /* the real fstat, not this file's wrapper of it (which would pass through) */
+  int64_t bs = IOCHAR_REAL(fstat)(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
   iochar_lustre_layout lo = {0};
   if (iochar_on_lustre(r->path)) {
     uint8_t lov[4096];
