@@ -15,7 +15,7 @@ int iochar_callsites_on, iochar_trace_on;
 /* Strong definition of the hook (access.c has the weak no-op).  Called with
  * r->lock held, so it only touches its own per-thread and atomic state. */
 void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1) {
-  int saved = errno; /* the data path leaves errno to its rare steps (wrappers/posix.c) */
+  int saved = errno; /* the data path leaves errno to its rare steps (wrappers/posix_rw.c) */
   if (iochar_callsites_on) iochar_callsites_note(r, op, len, t0, t1);
   if (iochar_trace_on) iochar_trace_note(r, op, off, len, t0, t1);
   errno = saved;

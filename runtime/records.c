@@ -390,7 +390,7 @@ struct iochar_hmap {
  * counters), then give the core away, so that a holder preempted by its own
  * waiters (threads outnumbering cores) gets to run and let go. */
 void iochar_spin_wait(iochar_spin *s) {
-  int saved = errno; /* callers on the data path do not save it (wrappers/posix.c) */
+  int saved = errno; /* callers on the data path do not save it (wrappers/posix_rw.c) */
   for (unsigned n = 1; atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire); n++) {
     if (n % 64)
       __builtin_ia32_pause();

@@ -1,18 +1,21 @@
-/* Handle state shared by the NetCDF and PnetCDF wrappers: the record an open
- * file id stands for, and the record of each (file, variable) pair, kept from
- * first sight to close.  Each library fills in names and settings from its
- * own inquiry calls; the keeping is here, once. */
+/* What the NetCDF and PnetCDF wrappers share: the record an open file id
+ * stands for and the record of each (file, variable) pair, kept from first
+ * sight to close; and the record steps, from a call's facts to the counters.
+ * Each library supplies its inquiry calls and counter indices (ncf_family);
+ * the keeping and the accounting are here, once. */
 #ifndef IOCHAR_NCFAMILY_H
 #define IOCHAR_NCFAMILY_H
 
 #include "../runtime/access.h"
 #include "../runtime/core.h"
+#include "dynlib.h"
 
 typedef struct ncf_var {
   iochar_record *rec;
   uint64_t key;
   int64_t type_size; /* external type size, bytes */
   int ndims;
+  int is_record;        /* has an unlimited dimension */
   struct ncf_var *next; /* the file's variables, dropped at close */
 } ncf_var;
 
@@ -28,37 +31,74 @@ typedef struct ncf_maps {
   iochar_spin lock; /* guards the files' variable lists */
 } ncf_maps;
 
-ncf_file *ncf_file_get(ncf_maps *m, uint64_t key);
-/* A file seen for the first time under key: its record in `module` (NULL
- * when the path is excluded or cannot be resolved). */
-ncf_file *ncf_file_add(ncf_maps *m, uint64_t key, int module, const char *path);
-ncf_var *ncf_var_get(ncf_maps *m, uint64_t key);
-/* A variable seen for the first time: record `name` in `module`.  The
- * caller fills in its shape, then publishes it under fs (which frees it and
- * returns NULL when it cannot be kept). */
-ncf_var *ncf_var_new(uint64_t key, int module, const char *name);
-ncf_var *ncf_var_publish(ncf_maps *m, ncf_file *fs, ncf_var *v);
-/* A closed file: forget it and its variables; its record, NULL if unknown. */
-iochar_record *ncf_file_close(ncf_maps *m, uint64_t key);
-
-/* The record steps both libraries share, given what differs between their
- * modules: the file and variable layouts and counter indices. */
+/* One library: its handles, modules and counter indices, and the inquiry
+ * calls the shared steps make on the caller's copy I of the library. */
 typedef struct ncf_family {
   ncf_maps *maps;
+  int f_module, v_module;
   const iochar_rw_layout *f_layout, *v_layout;
-  int open_ts[2], close_ts[2]; /* the file module's F_OPEN/F_CLOSE START and END */
-  int strided;                 /* the variable module's STRIDED_ACCESSES */
+  int format;                               /* the file module's FORMAT */
+  int open_ts[2], close_ts[2];              /* its F_OPEN/F_CLOSE START and END */
+  int ndims, type_size, is_record, strided; /* the variable module's NDIMS,
+                                               DATATYPE_SIZE, IS_RECORD_VAR,
+                                               STRIDED_ACCESSES */
+  uint64_t (*file_key)(iochar_dlinst *I, int ncid);
+  /* The file's path into buf (0: done). */
+  int (*path)(iochar_dlinst *I, int ncid, char *buf, size_t size);
+  /* The file's NC_FORMAT_* (0: unknown). */
+  int (*format_of)(iochar_dlinst *I, int ncid);
+  /* The variable's record name (<file>:<name>) into buf (0: done). */
+  int (*var_name)(iochar_dlinst *I, int ncid, int varid, const char *file, char *buf, size_t size);
+  /* The variable's ndims, type_size and is_record (and any counters of the
+   * library's own, under the record's lock). */
+  void (*settings)(iochar_dlinst *I, int ncid, int varid, ncf_var *v);
+  /* Elements of the whole variable now (its current shape; 0: unknown). */
+  int64_t (*whole)(iochar_dlinst *I, int ncid, int varid, const ncf_var *v);
 } ncf_family;
-/* An open or create (fs NULL: not recorded): counter idx, open timestamps. */
-void ncf_opened(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1);
+
+static inline uint64_t ncf_var_key(iochar_dlinst *I, int ncid, int varid) {
+  return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
+}
+
+/* The state of ncid's file, created on first sight (path NULL: ask the
+ * library); NULL when excluded or unresolvable. */
+ncf_file *ncf_file_track(const ncf_family *F, iochar_dlinst *I, int ncid, const char *path);
+/* The state of variable (ncid, varid), created on first sight. */
+ncf_var *ncf_var_track(const ncf_family *F, iochar_dlinst *I, int ncid, int varid);
+/* (Re)read the variable's settings into its record. */
+void ncf_var_settings(const ncf_family *F, iochar_dlinst *I, int ncid, int varid, ncf_var *v);
+
+/* What one data call accesses.  The index arrays are the library's own:
+ * netCDF's size_t and ptrdiff_t, PnetCDF's MPI_Offset, all 64-bit integers
+ * (each wrapper file checks that), read here by value. */
+enum { NCF_WHOLE, NCF_ONE, NCF_BOX, NCF_BOXES };
+typedef struct ncf_form {
+  int kind;           /* the whole variable, one element, a box, boxes */
+  const void *count;  /* NCF_BOX: elements per dimension */
+  const void *stride; /* per dimension (NULL: contiguous) */
+  int num;            /* NCF_BOXES: num boxes, counts[i] elements per dimension */
+  const void *counts; /* (counts or counts[i] NULL: single elements) */
+} ncf_form;
+
+/* ---- record steps (called with iochar_in_tool set) ----------------------- */
+
+/* An open or create returning ret (NC_NOERR: *ncidp is the file), counted in idx. */
+void ncf_record_open(const ncf_family *F, iochar_dlinst *I, int ret, const char *path,
+                     const int *ncidp, int idx, double t0, double t1);
 /* A file-level call counted in idx (-1: none), timed as metadata. */
-void ncf_file_meta(const ncf_family *F, ncf_file *fs, int idx, double t0, double t1);
-/* Close or abort of the file under key: forgotten with its variables. */
-void ncf_closed(const ncf_family *F, uint64_t key, double t0, double t1);
-/* A definition or setting call on a variable, timed as its metadata. */
-void ncf_var_meta(const ncf_family *F, ncf_var *v, double t0, double t1);
-/* One access of len bytes (-1: the call failed); `also` (>= 0) is one more
- * counter to bump (PnetCDF's mode counters). */
+void ncf_record_file_meta(const ncf_family *F, iochar_dlinst *I, int ncid, int ret, int idx,
+                          double t0, double t1);
+/* Close or abort: the file and its variables are forgotten. */
+void ncf_record_close(const ncf_family *F, iochar_dlinst *I, int ncid, double t0, double t1);
+/* A definition or setting call on variable varid (varidp non-NULL: the
+ * variable it defined), timed as its metadata; reread: its settings changed. */
+void ncf_record_def(const ncf_family *F, iochar_dlinst *I, int ncid, const int *varidp, int ret,
+                    int reread, double t0, double t1);
+/* One data call of form a in direction dir (1 put); `also` (>= 0) is one
+ * more counter to bump (PnetCDF's mode counters). */
+void ncf_record_rw(const ncf_family *F, iochar_dlinst *I, int ncid, int varid, int dir, int also,
+                   const ncf_form *a, int ret, double t0, double t1);
+/* One access of len bytes (-1: the call failed). */
 void ncf_access(const ncf_family *F, ncf_var *v, int dir, int64_t len, int strided, int also,
                 double t0, double t1);
 

@@ -69,8 +69,8 @@ int nc_inq_var_chunking(int ncid, int varid, int *storagep, size_t *chunksizesp)
 int nc_inq_var_deflate(int ncid, int varid, int *shufflep, int *deflatep, int *levelp);
 int nc_inq_grpname_full(int ncid, size_t *lenp, char *full_name);
 
-/* Parameters between (ncid, varid) and the buffer, per access form; the
- * arguments they forward; and what the form accesses (kind, count, stride). */
+/* Parameters between (ncid, varid) and the buffer, per access form, and the
+ * arguments they forward. */
 #define NCP_var
 #define NCP_var1 const size_t *start,
 #define NCP_vara const size_t *start, const size_t *count,
@@ -82,12 +82,8 @@ int nc_inq_grpname_full(int ncid, size_t *lenp, char *full_name);
 #define NCA_vara start, count,
 #define NCA_vars start, count, stride,
 #define NCA_varm start, count, stride, imap,
-enum { WHOLE, ONE, BOX };
-#define NCK_var WHOLE, NULL, NULL
-#define NCK_var1 ONE, NULL, NULL
-#define NCK_vara BOX, count, NULL
-#define NCK_vars BOX, count, stride
-#define NCK_varm BOX, count, stride
+/* The record steps read count and stride as 64-bit integers (ncfamily.h). */
+_Static_assert(sizeof(size_t) == 8 && sizeof(ptrdiff_t) == 8, "64-bit index arrays");
 
 /* THE table of data calls: every form x every element type, put and get.
  * M(form, put name, get name, element type); void is the untyped form. */
@@ -138,49 +134,40 @@ static iochar_dlset ncl = {.what = "NetCDF", .names = nc_names, .n = NC_NFUNCS};
  * untyped ones are counted once). */
 static __thread int nc_depth __attribute__((tls_model("initial-exec")));
 
-/* ---- handle state -------------------------------------------------------- */
-static ncf_maps maps;
-static const ncf_family fam = {&maps,
-                               &f_layout,
-                               &v_layout,
-                               {NC_FILE_F_OPEN_START_TIMESTAMP, NC_FILE_F_OPEN_END_TIMESTAMP},
-                               {NC_FILE_F_CLOSE_START_TIMESTAMP, NC_FILE_F_CLOSE_END_TIMESTAMP},
-                               NC_VAR_STRIDED_ACCESSES};
+/* ---- what the shared steps ask netCDF (wrappers/ncfamily.c) -------------- */
 
 static uint64_t file_key(iochar_dlinst *I, int ncid) {
   return iochar_dl_key(I, (uint32_t)(ncid & ~NC_GROUP_MASK));
 }
-static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
-  return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
+
+static int path_of(iochar_dlinst *I, int ncid, char *buf, size_t size) {
+  size_t n = 0;
+  return NC(I, nc_inq_path)(ncid, &n, NULL) || n >= size || NC(I, nc_inq_path)(ncid, NULL, buf);
 }
 
-/* The state of ncid's file, created on first sight (path NULL: ask netCDF). */
-static ncf_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
-  ncf_file *fs = ncf_file_get(&maps, file_key(I, ncid));
-  if (fs) return fs;
-  char given[IOCHAR_PATH_MAX];
-  if (!path) {
-    size_t n = 0;
-    if (NC(I, nc_inq_path)(ncid, &n, NULL) || n >= sizeof given ||
-        NC(I, nc_inq_path)(ncid, NULL, given))
-      return NULL;
-    path = given;
-  }
-  fs = ncf_file_add(&maps, file_key(I, ncid), IOCHAR_MOD_NC_FILE, path);
+static int format_of(iochar_dlinst *I, int ncid) {
   int fmt = 0;
-  if (fs && NC(I, nc_inq_format)(ncid, &fmt) == NC_NOERR) {
-    iochar_record *r = fs->rec;
-    iochar_spin_lock(&r->lock);
-    if (!r->c[NC_FILE_FORMAT]) r->c[NC_FILE_FORMAT] = ncf_format_code(fmt);
-    iochar_spin_unlock(&r->lock);
-  }
-  return fs;
+  return NC(I, nc_inq_format)(ncid, &fmt) == NC_NOERR ? fmt : 0;
 }
 
-/* Shape, type, record-ness, chunking and deflate: the variable's settings. */
-static void var_settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
+/* <file>:<variable>, or <file>:/<group path>/<variable> in a group. */
+static int var_name(iochar_dlinst *I, int ncid, int varid, const char *file, char *buf,
+                    size_t size) {
+  char vn[NC_MAX_NAME + 1], grp[1024] = "";
+  if (NC(I, nc_inq_varname)(ncid, varid, vn)) return -1;
+  size_t gl = 0;
+  if ((ncid & NC_GROUP_MASK) && NC(I, nc_inq_grpname_full) &&
+      NC(I, nc_inq_grpname_full)(ncid, &gl, NULL) == NC_NOERR && gl < sizeof grp - 1 &&
+      NC(I, nc_inq_grpname_full)(ncid, NULL, grp) == NC_NOERR)
+    strcat(grp, "/");
+  snprintf(buf, size, "%s:%s%s", file, grp, vn);
+  return 0;
+}
+
+/* Shape, type and record-ness; chunking and deflate into the record. */
+static void settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
   int64_t s[NC_VAR_NUM_INDICES] = {0};
-  int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim[NC_MAX_VAR_DIMS], nunlim = 0;
+  int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim[NC_MAX_VAR_DIMS], nunlim = 0, isrec = 0;
   nc_type xt = 0;
   size_t tsize = 0, chunks[NC_MAX_VAR_DIMS];
   if (NC(I, nc_inq_varndims)(ncid, varid, &ndims) || ndims > NC_MAX_VAR_DIMS) ndims = 0;
@@ -190,7 +177,7 @@ static void var_settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
       NC(I, nc_inq_unlimdims)(ncid, &nunlim, NULL) == NC_NOERR && nunlim > 0 &&
       nunlim <= NC_MAX_VAR_DIMS && NC(I, nc_inq_unlimdims)(ncid, &nunlim, unlim) == NC_NOERR)
     for (int i = 0; i < ndims; i++)
-      for (int k = 0; k < nunlim; k++) s[NC_VAR_IS_RECORD_VAR] |= dimids[i] == unlim[k];
+      for (int k = 0; k < nunlim; k++) isrec |= dimids[i] == unlim[k];
   int storage = -1, shuffle = 0, deflate = 0, level = 0;
   if (ndims && NC(I, nc_inq_var_chunking)(ncid, varid, &storage, chunks) == NC_NOERR &&
       storage == NC_CHUNKED)
@@ -199,76 +186,18 @@ static void var_settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
     s[NC_VAR_DEFLATE_LEVEL] = level;
   v->ndims = ndims;
   v->type_size = (int64_t)tsize;
+  v->is_record = isrec;
   iochar_record *r = v->rec;
   iochar_spin_lock(&r->lock);
-  r->c[NC_VAR_NDIMS] = ndims;
-  r->c[NC_VAR_DATATYPE_SIZE] = (int64_t)tsize;
-  r->c[NC_VAR_IS_RECORD_VAR] = s[NC_VAR_IS_RECORD_VAR];
   for (int i = NC_VAR_CHUNK_SIZE_D1; i <= NC_VAR_DEFLATE_LEVEL; i++) r->c[i] = s[i];
   iochar_spin_unlock(&r->lock);
 }
 
-/* The state of variable (ncid, varid), created on first sight. */
-static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
-  uint64_t key = var_key(I, ncid, varid);
-  ncf_var *v = ncf_var_get(&maps, key);
-  if (v) return v;
-  ncf_file *fs = file_track(I, ncid, NULL);
-  char vn[NC_MAX_NAME + 1], grp[1024] = "", name[IOCHAR_PATH_MAX + 1300];
-  if (!fs || NC(I, nc_inq_varname)(ncid, varid, vn)) return NULL;
-  size_t gl = 0;
-  if ((ncid & NC_GROUP_MASK) && NC(I, nc_inq_grpname_full) &&
-      NC(I, nc_inq_grpname_full)(ncid, &gl, NULL) == NC_NOERR && gl < sizeof grp - 1 &&
-      NC(I, nc_inq_grpname_full)(ncid, NULL, grp) == NC_NOERR)
-    strcat(grp, "/"); /* groups: <file>:/<group path>/<variable> */
-  snprintf(name, sizeof name, "%s:%s%s", fs->path, grp, vn);
-  v = ncf_var_new(key, IOCHAR_MOD_NC_VAR, name);
-  if (!v) return NULL;
-  var_settings(I, ncid, varid, v);
-  return ncf_var_publish(&maps, fs, v);
-}
-
-/* ---- record steps (called with iochar_in_tool set) ----------------------- */
-
-static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
-                        double t0, double t1) {
-  ncf_opened(&fam, ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL, idx, t0, t1);
-}
-
-static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  ncf_file_meta(&fam, ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL, idx, t0, t1);
-}
-
-/* Close (or abort): the file and its variables are forgotten. */
-static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  ncf_closed(&fam, file_key(I, ncid), t0, t1);
-}
-
-/* nc_def_var and the chunking/deflate settings: (re)read the settings. */
-static void record_def(iochar_dlinst *I, int ncid, int varid, int ret, double t0, double t1) {
-  if (ret != NC_NOERR) return;
-  ncf_var *v = var_track(I, ncid, varid);
-  if (!v) return;
-  var_settings(I, ncid, varid, v);
-  ncf_var_meta(&fam, v, t0, t1);
-}
-static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
-                           double t1) {
-  if (ret == NC_NOERR && varidp) record_def(I, ncid, *varidp, ret, t0, t1);
-}
-
-/* Elements a call touches: the whole variable (its current shape), one, or
- * the product of count. */
-static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v, int kind,
-                        const size_t *count) {
-  if (kind == ONE || v->ndims == 0) return 1;
-  int64_t n = 1;
-  if (kind == BOX && count) {
-    for (int i = 0; i < v->ndims; i++) n *= (int64_t)count[i];
-    return n;
-  }
+/* Elements of the whole variable: the product of its dimensions' lengths. */
+static int64_t whole(iochar_dlinst *I, int ncid, int varid, const ncf_var *v) {
   int dimids[NC_MAX_VAR_DIMS];
   if (NC(I, nc_inq_vardimid)(ncid, varid, dimids)) return 0;
+  int64_t n = 1;
   for (int i = 0; i < v->ndims; i++) {
     size_t len = 0;
     NC(I, nc_inq_dimlen)(ncid, dimids[i], &len);
@@ -277,15 +206,27 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v,
   return n;
 }
 
-static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int kind, const size_t *count,
-                      const ptrdiff_t *stride, int ret, double t0, double t1) {
-  ncf_var *v = var_track(I, ncid, varid);
-  if (!v) return;
-  int64_t len = ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count) * v->type_size : -1;
-  int strided = 0;
-  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
-  ncf_access(&fam, v, dir, len, strided, -1, t0, t1);
-}
+static ncf_maps maps;
+static const ncf_family fam = {
+    .maps = &maps,
+    .f_module = IOCHAR_MOD_NC_FILE,
+    .v_module = IOCHAR_MOD_NC_VAR,
+    .f_layout = &f_layout,
+    .v_layout = &v_layout,
+    .format = NC_FILE_FORMAT,
+    .open_ts = {NC_FILE_F_OPEN_START_TIMESTAMP, NC_FILE_F_OPEN_END_TIMESTAMP},
+    .close_ts = {NC_FILE_F_CLOSE_START_TIMESTAMP, NC_FILE_F_CLOSE_END_TIMESTAMP},
+    .ndims = NC_VAR_NDIMS,
+    .type_size = NC_VAR_DATATYPE_SIZE,
+    .is_record = NC_VAR_IS_RECORD_VAR,
+    .strided = NC_VAR_STRIDED_ACCESSES,
+    .file_key = file_key,
+    .path = path_of,
+    .format_of = format_of,
+    .var_name = var_name,
+    .settings = settings,
+    .whole = whole,
+};
 
 /* ---- wrappers ------------------------------------------------------------ */
 
@@ -303,7 +244,7 @@ NC_API int nc_create(const char *path, int cmode, int *ncidp) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, cmode, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
   return ret;
 }
 NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hint, int *ncidp) {
@@ -312,7 +253,7 @@ NC_API int nc__create(const char *path, int cmode, size_t initialsz, size_t *hin
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, cmode, initialsz, hint, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handle info,
@@ -322,7 +263,7 @@ NC_API int nc_create_par(const char *path, int cmode, mpi_handle comm, mpi_handl
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, cmode, comm, info, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_CREATES, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_open(const char *path, int mode, int *ncidp) {
@@ -331,7 +272,7 @@ NC_API int nc_open(const char *path, int mode, int *ncidp) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, mode, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
   return ret;
 }
 NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
@@ -340,7 +281,7 @@ NC_API int nc__open(const char *path, int mode, size_t *hint, int *ncidp) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, mode, hint, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle info, int *ncidp) {
@@ -349,7 +290,7 @@ NC_API int nc_open_par(const char *path, int mode, mpi_handle comm, mpi_handle i
   if (!real) return NC_ENOTBUILT;
   int ret = real(path, mode, comm, info, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, NC_FILE_OPENS, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_redef(int ncid) {
@@ -358,7 +299,7 @@ NC_API int nc_redef(int ncid) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, NC_FILE_REDEFS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, NC_FILE_REDEFS, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_enddef(int ncid) {
@@ -366,7 +307,8 @@ NC_API int nc_enddef(int ncid) {
   __typeof__(&nc_enddef) real = nc_begin(&c, FN_nc_enddef, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, -1, c.t0, c.t1));
   return ret;
 }
 NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree,
@@ -375,7 +317,8 @@ NC_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfr
   __typeof__(&nc__enddef) real = nc_begin(&c, FN_nc__enddef, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, h_minfree, v_align, v_minfree, r_align);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, -1, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_sync(int ncid) {
@@ -384,7 +327,7 @@ NC_API int nc_sync(int ncid) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, NC_FILE_SYNCS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, NC_FILE_SYNCS, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_close(int ncid) {
@@ -392,7 +335,7 @@ NC_API int nc_close(int ncid) {
   __typeof__(&nc_close) real = nc_begin(&c, FN_nc_close, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(ncf_record_close(&fam, c.I, ncid, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_abort(int ncid) {
@@ -400,7 +343,7 @@ NC_API int nc_abort(int ncid) {
   __typeof__(&nc_abort) real = nc_begin(&c, FN_nc_abort, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(ncf_record_close(&fam, c.I, ncid, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp,
@@ -409,7 +352,8 @@ NC_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, cons
   __typeof__(&nc_def_var) real = nc_begin(&c, FN_nc_def_var, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, name, xtype, ndims, dimidsp, varidp);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def_var(c.I, ncid, varidp, ret, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_def(&fam, c.I, ncid, varidp, ret, 0, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunks) {
@@ -418,7 +362,8 @@ NC_API int nc_def_var_chunking(int ncid, int varid, int storage, const size_t *c
       nc_begin(&c, FN_nc_def_var_chunking, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, varid, storage, chunks);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def(c.I, ncid, varid, ret, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_def(&fam, c.I, ncid, &varid, ret, 1, c.t0, c.t1));
   return ret;
 }
 NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int level) {
@@ -427,27 +372,103 @@ NC_API int nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int
       nc_begin(&c, FN_nc_def_var_deflate, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, varid, shuffle, deflate, level);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def(c.I, ncid, varid, ret, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_def(&fam, c.I, ncid, &varid, ret, 1, c.t0, c.t1));
   return ret;
 }
 
-#define NC_DATA_WRAP(f, put, get, T)                                             \
-  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                    \
-    iochar_dlcall c;                                                             \
-    __typeof__(&put) real = nc_begin(&c, FN_##put, __builtin_return_address(0)); \
-    if (!real) return NC_ENOTBUILT;                                              \
-    int ret = real(ncid, varid, NCA_##f buf);                                    \
-    if (iochar_dlcall_end(&c))                                                   \
-      IOCHAR_RECORD(record_rw(c.I, ncid, varid, 1, NCK_##f, ret, c.t0, c.t1));   \
-    return ret;                                                                  \
-  }                                                                              \
-  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                          \
-    iochar_dlcall c;                                                             \
-    __typeof__(&get) real = nc_begin(&c, FN_##get, __builtin_return_address(0)); \
-    if (!real) return NC_ENOTBUILT;                                              \
-    int ret = real(ncid, varid, NCA_##f buf);                                    \
-    if (iochar_dlcall_end(&c))                                                   \
-      IOCHAR_RECORD(record_rw(c.I, ncid, varid, 0, NCK_##f, ret, c.t0, c.t1));   \
-    return ret;                                                                  \
+/* ---- data calls: one body per access form, put (dir 1) and get (dir 0) ----
+ *
+ * Each typed name (nc_put_vara_int, nc_get_vara_double, the untyped
+ * nc_put_vara...) forwards to its form's body with its FN_ index, its
+ * caller's return address and its arguments.  The body calls the real
+ * function through the form's type, whose buffer is const void *: the real
+ * nc_put_vara_int takes const int *, nc_get_vara_int int *.  That differs
+ * from the true type only in the buffer's pointee type; on the System V ABIs
+ * the tool builds for, every data pointer travels the same way (one integer
+ * register or stack slot), so the real function receives exactly the
+ * caller's arguments. */
+typedef int nc_var_fn(int ncid, int varid, const void *buf);
+typedef int nc_var1_fn(int ncid, int varid, const size_t *start, const void *buf);
+typedef int nc_vara_fn(int ncid, int varid, const size_t *start, const size_t *count,
+                       const void *buf);
+typedef int nc_vars_fn(int ncid, int varid, const size_t *start, const size_t *count,
+                       const ptrdiff_t *stride, const void *buf);
+typedef int nc_varm_fn(int ncid, int varid, const size_t *start, const size_t *count,
+                       const ptrdiff_t *stride, const ptrdiff_t *imap, const void *buf);
+
+static int nc_rw_var(int fi, const void *ra, int dir, int ncid, int varid, const void *buf) {
+  iochar_dlcall c;
+  nc_var_fn *real = nc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, buf);
+  if (iochar_dlcall_end(&c)) {
+    ncf_form a = {.kind = NCF_WHOLE};
+    IOCHAR_RECORD(ncf_record_rw(&fam, c.I, ncid, varid, dir, -1, &a, ret, c.t0, c.t1));
   }
-NC_DATA(NC_DATA_WRAP)
+  return ret;
+}
+
+static int nc_rw_var1(int fi, const void *ra, int dir, int ncid, int varid, const size_t *start,
+                      const void *buf) {
+  iochar_dlcall c;
+  nc_var1_fn *real = nc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, buf);
+  if (iochar_dlcall_end(&c)) {
+    ncf_form a = {.kind = NCF_ONE};
+    IOCHAR_RECORD(ncf_record_rw(&fam, c.I, ncid, varid, dir, -1, &a, ret, c.t0, c.t1));
+  }
+  return ret;
+}
+
+static int nc_rw_vara(int fi, const void *ra, int dir, int ncid, int varid, const size_t *start,
+                      const size_t *count, const void *buf) {
+  iochar_dlcall c;
+  nc_vara_fn *real = nc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, buf);
+  if (iochar_dlcall_end(&c)) {
+    ncf_form a = {.kind = NCF_BOX, .count = count};
+    IOCHAR_RECORD(ncf_record_rw(&fam, c.I, ncid, varid, dir, -1, &a, ret, c.t0, c.t1));
+  }
+  return ret;
+}
+
+static int nc_rw_vars(int fi, const void *ra, int dir, int ncid, int varid, const size_t *start,
+                      const size_t *count, const ptrdiff_t *stride, const void *buf) {
+  iochar_dlcall c;
+  nc_vars_fn *real = nc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, buf);
+  if (iochar_dlcall_end(&c)) {
+    ncf_form a = {.kind = NCF_BOX, .count = count, .stride = stride};
+    IOCHAR_RECORD(ncf_record_rw(&fam, c.I, ncid, varid, dir, -1, &a, ret, c.t0, c.t1));
+  }
+  return ret;
+}
+
+/* varm: imap only rearranges the memory side; the file side is vars's. */
+static int nc_rw_varm(int fi, const void *ra, int dir, int ncid, int varid, const size_t *start,
+                      const size_t *count, const ptrdiff_t *stride, const ptrdiff_t *imap,
+                      const void *buf) {
+  iochar_dlcall c;
+  nc_varm_fn *real = nc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, imap, buf);
+  if (iochar_dlcall_end(&c)) {
+    ncf_form a = {.kind = NCF_BOX, .count = count, .stride = stride};
+    IOCHAR_RECORD(ncf_record_rw(&fam, c.I, ncid, varid, dir, -1, &a, ret, c.t0, c.t1));
+  }
+  return ret;
+}
+
+/* The exported typed names: each one forwarding call (see above). */
+#define NC_DATA_FWD(f, put, get, T)                                                       \
+  NC_API int put(int ncid, int varid, NCP_##f const T *buf) {                             \
+    return nc_rw_##f(FN_##put, __builtin_return_address(0), 1, ncid, varid, NCA_##f buf); \
+  }                                                                                       \
+  NC_API int get(int ncid, int varid, NCP_##f T *buf) {                                   \
+    return nc_rw_##f(FN_##get, __builtin_return_address(0), 0, ncid, varid, NCA_##f buf); \
+  }
+NC_DATA(NC_DATA_FWD)

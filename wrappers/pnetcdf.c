@@ -69,8 +69,8 @@ int ncmpi_get_vard_all(int ncid, int varid, mpi_handle filetype, void *buf, MPI_
                        mpi_handle buftype);
 int MPI_Type_size(mpi_handle datatype, int *size);
 
-/* Parameters between (ncid, varid) and the buffer per access form, the
- * arguments they forward, and what the form accesses (kind, count, stride). */
+/* Parameters between (ncid, varid) and the buffer per access form, and the
+ * arguments they forward. */
 #define PNCP_var
 #define PNCP_var1 const MPI_Offset *start,
 #define PNCP_vara const MPI_Offset *start, const MPI_Offset *count,
@@ -85,13 +85,8 @@ int MPI_Type_size(mpi_handle datatype, int *size);
 #define PNCA_vars start, count, stride,
 #define PNCA_varm start, count, stride, imap,
 #define PNCA_varn num, starts, counts,
-enum { WHOLE, ONE, BOX, BOXES };
-#define PNCK_var WHOLE, NULL, NULL, 0, NULL
-#define PNCK_var1 ONE, NULL, NULL, 0, NULL
-#define PNCK_vara BOX, count, NULL, 0, NULL
-#define PNCK_vars BOX, count, stride, 0, NULL
-#define PNCK_varm BOX, count, stride, 0, NULL
-#define PNCK_varn BOXES, NULL, NULL, num, counts
+/* The record steps read the index arrays as 64-bit integers (ncfamily.h). */
+_Static_assert(sizeof(MPI_Offset) == 8, "64-bit index arrays");
 /* after the buffer: the flexible API's (bufcount, buftype); requests of the
  * nonblocking calls */
 #define PNC_TAILP_typed
@@ -159,19 +154,27 @@ static iochar_dlset pncl = {.what = "PnetCDF", .names = pnc_names, .n = PNC_NFUN
  * flexible ones are counted once). */
 static __thread int pnc_depth __attribute__((tls_model("initial-exec")));
 
-/* ---- handle state -------------------------------------------------------- */
-static ncf_maps maps;
-static const ncf_family fam = {
-    &maps,
-    &f_layout,
-    &v_layout,
-    {PNETCDF_FILE_F_OPEN_START_TIMESTAMP, PNETCDF_FILE_F_OPEN_END_TIMESTAMP},
-    {PNETCDF_FILE_F_CLOSE_START_TIMESTAMP, PNETCDF_FILE_F_CLOSE_END_TIMESTAMP},
-    PNETCDF_VAR_STRIDED_ACCESSES};
+/* ---- what the shared steps ask PnetCDF (wrappers/ncfamily.c) ------------- */
 
 static uint64_t file_key(iochar_dlinst *I, int ncid) { return iochar_dl_key(I, (uint32_t)ncid); }
-static uint64_t var_key(iochar_dlinst *I, int ncid, int varid) {
-  return iochar_dl_key(I, (uint64_t)(uint32_t)ncid << 32 | (uint32_t)varid);
+
+static int path_of(iochar_dlinst *I, int ncid, char *buf, size_t size) {
+  int n = 0;
+  return PNC(I, ncmpi_inq_path)(ncid, &n, NULL) || n < 0 || (size_t)n >= size ||
+         PNC(I, ncmpi_inq_path)(ncid, NULL, buf);
+}
+
+static int format_of(iochar_dlinst *I, int ncid) {
+  int fmt = 0;
+  return PNC(I, ncmpi_inq_format)(ncid, &fmt) == NC_NOERR ? fmt : 0;
+}
+
+static int var_name(iochar_dlinst *I, int ncid, int varid, const char *file, char *buf,
+                    size_t size) {
+  char vn[257];
+  if (PNC(I, ncmpi_inq_varname)(ncid, varid, vn)) return -1;
+  snprintf(buf, size, "%s:%s", file, vn);
+  return 0;
 }
 
 /* External type sizes of NC_BYTE (1) ... NC_UINT64 (11). */
@@ -180,40 +183,7 @@ static int64_t type_size(nc_type t) {
   return t >= 1 && t <= 11 ? size[t] : 0;
 }
 
-/* The state of ncid's file, created on first sight (path NULL: ask PnetCDF). */
-static ncf_file *file_track(iochar_dlinst *I, int ncid, const char *path) {
-  ncf_file *fs = ncf_file_get(&maps, file_key(I, ncid));
-  if (fs) return fs;
-  char given[IOCHAR_PATH_MAX];
-  if (!path) {
-    int n = 0;
-    if (PNC(I, ncmpi_inq_path)(ncid, &n, NULL) || n >= (int)sizeof given ||
-        PNC(I, ncmpi_inq_path)(ncid, NULL, given))
-      return NULL;
-    path = given;
-  }
-  fs = ncf_file_add(&maps, file_key(I, ncid), IOCHAR_MOD_PNETCDF_FILE, path);
-  int fmt = 0;
-  if (fs && PNC(I, ncmpi_inq_format)(ncid, &fmt) == NC_NOERR) {
-    iochar_record *r = fs->rec;
-    iochar_spin_lock(&r->lock);
-    if (!r->c[PNETCDF_FILE_FORMAT]) r->c[PNETCDF_FILE_FORMAT] = ncf_format_code(fmt);
-    iochar_spin_unlock(&r->lock);
-  }
-  return fs;
-}
-
-/* The state of variable (ncid, varid), created on first sight. */
-static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
-  uint64_t key = var_key(I, ncid, varid);
-  ncf_var *v = ncf_var_get(&maps, key);
-  if (v) return v;
-  ncf_file *fs = file_track(I, ncid, NULL);
-  char vn[257], name[IOCHAR_PATH_MAX + 300];
-  if (!fs || PNC(I, ncmpi_inq_varname)(ncid, varid, vn)) return NULL;
-  snprintf(name, sizeof name, "%s:%s", fs->path, vn);
-  v = ncf_var_new(key, IOCHAR_MOD_PNETCDF_VAR, name);
-  if (!v) return NULL;
+static void settings(iochar_dlinst *I, int ncid, int varid, ncf_var *v) {
   int ndims = 0, dimids[NC_MAX_VAR_DIMS], unlim = -1, isrec = 0;
   nc_type xt = 0;
   if (PNC(I, ncmpi_inq_varndims)(ncid, varid, &ndims) || ndims > NC_MAX_VAR_DIMS) ndims = 0;
@@ -223,67 +193,13 @@ static ncf_var *var_track(iochar_dlinst *I, int ncid, int varid) {
     isrec = unlim >= 0 && dimids[0] == unlim; /* classic: only the first may be */
   v->ndims = ndims;
   v->type_size = type_size(xt);
-  iochar_record *r = v->rec;
-  iochar_spin_lock(&r->lock);
-  r->c[PNETCDF_VAR_NDIMS] = ndims;
-  r->c[PNETCDF_VAR_DATATYPE_SIZE] = v->type_size;
-  r->c[PNETCDF_VAR_IS_RECORD_VAR] = isrec;
-  iochar_spin_unlock(&r->lock);
-  return ncf_var_publish(&maps, fs, v);
+  v->is_record = isrec;
 }
 
-/* ---- record steps (called with iochar_in_tool set) ----------------------- */
-
-static void record_open(iochar_dlinst *I, int ret, const char *path, const int *ncidp, int idx,
-                        double t0, double t1) {
-  ncf_opened(&fam, ret == NC_NOERR && ncidp ? file_track(I, *ncidp, path) : NULL, idx, t0, t1);
-}
-
-static void record_file_meta(iochar_dlinst *I, int ncid, int ret, int idx, double t0, double t1) {
-  ncf_file_meta(&fam, ret == NC_NOERR ? file_track(I, ncid, NULL) : NULL, idx, t0, t1);
-}
-
-/* Waits complete nonblocking I/O: their time is wait time, not meta time. */
-static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t1) {
-  ncf_file *fs = file_track(I, ncid, NULL);
-  if (!fs) return;
-  iochar_record *r = fs->rec;
-  iochar_spin_lock(&r->lock);
-  r->c[idx]++;
-  r->f[PNETCDF_FILE_F_WAIT_TIME] += t1 - t0;
-  iochar_spin_unlock(&r->lock);
-}
-
-static void record_close(iochar_dlinst *I, int ncid, double t0, double t1) {
-  ncf_closed(&fam, file_key(I, ncid), t0, t1);
-}
-
-static void record_def_var(iochar_dlinst *I, int ncid, const int *varidp, int ret, double t0,
-                           double t1) {
-  ncf_var_meta(&fam, ret == NC_NOERR && varidp ? var_track(I, ncid, *varidp) : NULL, t0, t1);
-}
-
-/* Elements a call accesses.  varn: num boxes (counts NULL, or a NULL
- * counts[i]: single elements, as PnetCDF reads them). */
-static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v, int kind,
-                        const MPI_Offset *count, int num, MPI_Offset *const *counts) {
-  if (kind == BOXES) {
-    int64_t total = 0;
-    for (int i = 0; i < num; i++) {
-      int64_t n = 1;
-      for (int d = 0; counts && counts[i] && d < v->ndims; d++) n *= counts[i][d];
-      total += n;
-    }
-    return total;
-  }
-  if (kind == ONE || v->ndims == 0) return 1;
-  int64_t n = 1;
-  if (kind == BOX && count) {
-    for (int i = 0; i < v->ndims; i++) n *= count[i];
-    return n;
-  }
+static int64_t whole(iochar_dlinst *I, int ncid, int varid, const ncf_var *v) {
   int dimids[NC_MAX_VAR_DIMS];
   if (PNC(I, ncmpi_inq_vardimid)(ncid, varid, dimids)) return 0;
+  int64_t n = 1;
   for (int i = 0; i < v->ndims; i++) {
     MPI_Offset len = 0;
     PNC(I, ncmpi_inq_dimlen)(ncid, dimids[i], &len);
@@ -292,35 +208,55 @@ static int64_t elements(iochar_dlinst *I, int ncid, int varid, const ncf_var *v,
   return n;
 }
 
-/* One access of len bytes (-1: the call failed) in mode (INDEP, COLL, NB). */
-static void account(ncf_var *v, int dir, int mode, int64_t len, int strided, double t0, double t1) {
-  static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
-                                    {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
-                                    {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
-  ncf_access(&fam, v, dir, len, strided, by_mode[mode][dir], t0, t1);
-}
+static ncf_maps maps;
+static const ncf_family fam = {
+    .maps = &maps,
+    .f_module = IOCHAR_MOD_PNETCDF_FILE,
+    .v_module = IOCHAR_MOD_PNETCDF_VAR,
+    .f_layout = &f_layout,
+    .v_layout = &v_layout,
+    .format = PNETCDF_FILE_FORMAT,
+    .open_ts = {PNETCDF_FILE_F_OPEN_START_TIMESTAMP, PNETCDF_FILE_F_OPEN_END_TIMESTAMP},
+    .close_ts = {PNETCDF_FILE_F_CLOSE_START_TIMESTAMP, PNETCDF_FILE_F_CLOSE_END_TIMESTAMP},
+    .ndims = PNETCDF_VAR_NDIMS,
+    .type_size = PNETCDF_VAR_DATATYPE_SIZE,
+    .is_record = PNETCDF_VAR_IS_RECORD_VAR,
+    .strided = PNETCDF_VAR_STRIDED_ACCESSES,
+    .file_key = file_key,
+    .path = path_of,
+    .format_of = format_of,
+    .var_name = var_name,
+    .settings = settings,
+    .whole = whole,
+};
 
-static void record_rw(iochar_dlinst *I, int ncid, int varid, int dir, int mode, int kind,
-                      const MPI_Offset *count, const MPI_Offset *stride, int num,
-                      MPI_Offset *const *counts, int ret, double t0, double t1) {
-  ncf_var *v = var_track(I, ncid, varid);
-  if (!v) return;
-  int64_t len =
-      ret == NC_NOERR ? elements(I, ncid, varid, v, kind, count, num, counts) * v->type_size : -1;
-  int strided = 0;
-  for (int i = 0; stride && i < v->ndims; i++) strided |= stride[i] != 1;
-  account(v, dir, mode, len, strided, t0, t1);
+/* ---- record steps PnetCDF has alone (called with iochar_in_tool set) ----- */
+
+/* The mode counter of an access in mode (INDEP, COLL, NB), direction dir. */
+static const int by_mode[3][2] = {{PNETCDF_VAR_INDEP_GETS, PNETCDF_VAR_INDEP_PUTS},
+                                  {PNETCDF_VAR_COLL_GETS, PNETCDF_VAR_COLL_PUTS},
+                                  {PNETCDF_VAR_NB_GETS, PNETCDF_VAR_NB_PUTS}};
+
+/* Waits complete nonblocking I/O: their time is wait time, not meta time. */
+static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t1) {
+  ncf_file *fs = ncf_file_track(&fam, I, ncid, NULL);
+  if (!fs) return;
+  iochar_record *r = fs->rec;
+  iochar_spin_lock(&r->lock);
+  r->c[idx]++;
+  r->f[PNETCDF_FILE_F_WAIT_TIME] += t1 - t0;
+  iochar_spin_unlock(&r->lock);
 }
 
 /* vard: the file layout is an MPI datatype (in bytes, from the variable's
  * start): its size is what the call moves; MPI_DATATYPE_NULL moves none. */
 static void record_vard(iochar_dlinst *I, int ncid, int varid, int dir, int mode,
                         mpi_handle filetype, int ret, double t0, double t1) {
-  ncf_var *v = var_track(I, ncid, varid);
+  ncf_var *v = ncf_var_track(&fam, I, ncid, varid);
   if (!v) return;
   int size = 0;
   if (ret == NC_NOERR && PNC(I, MPI_Type_size)(filetype, &size) != 0) size = 0;
-  account(v, dir, mode, ret == NC_NOERR ? size : -1, 0, t0, t1);
+  ncf_access(&fam, v, dir, ret == NC_NOERR ? size : -1, 0, by_mode[mode][dir], t0, t1);
 }
 
 /* ---- wrappers ------------------------------------------------------------ */
@@ -340,7 +276,7 @@ PNC_API int ncmpi_create(mpi_handle comm, const char *path, int cmode, mpi_handl
   if (!real) return NC_ENOTBUILT;
   int ret = real(comm, path, cmode, info, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, PNETCDF_FILE_CREATES, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, PNETCDF_FILE_CREATES, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle info, int *ncidp) {
@@ -349,7 +285,7 @@ PNC_API int ncmpi_open(mpi_handle comm, const char *path, int omode, mpi_handle 
   if (!real) return NC_ENOTBUILT;
   int ret = real(comm, path, omode, info, ncidp);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_open(c.I, ret, path, ncidp, PNETCDF_FILE_OPENS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_open(&fam, c.I, ret, path, ncidp, PNETCDF_FILE_OPENS, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_close(int ncid) {
@@ -357,7 +293,7 @@ PNC_API int ncmpi_close(int ncid) {
   __typeof__(&ncmpi_close) real = pnc_begin(&c, FN_ncmpi_close, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_close(c.I, ncid, c.t0, c.t1));
+  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(ncf_record_close(&fam, c.I, ncid, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_enddef(int ncid) {
@@ -365,7 +301,8 @@ PNC_API int ncmpi_enddef(int ncid) {
   __typeof__(&ncmpi_enddef) real = pnc_begin(&c, FN_ncmpi_enddef, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, -1, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
@@ -374,7 +311,8 @@ PNC_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MP
   __typeof__(&ncmpi__enddef) real = pnc_begin(&c, FN_ncmpi__enddef, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, h_minfree, v_align, v_minfree, r_align);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, -1, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, -1, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_redef(int ncid) {
@@ -383,7 +321,7 @@ PNC_API int ncmpi_redef(int ncid) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, PNETCDF_FILE_REDEFS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, PNETCDF_FILE_REDEFS, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_sync(int ncid) {
@@ -392,7 +330,7 @@ PNC_API int ncmpi_sync(int ncid) {
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid);
   if (iochar_dlcall_end(&c))
-    IOCHAR_RECORD(record_file_meta(c.I, ncid, ret, PNETCDF_FILE_SYNCS, c.t0, c.t1));
+    IOCHAR_RECORD(ncf_record_file_meta(&fam, c.I, ncid, ret, PNETCDF_FILE_SYNCS, c.t0, c.t1));
   return ret;
 }
 PNC_API int ncmpi_wait(int ncid, int count, int reqs[], int statuses[]) {
@@ -419,36 +357,392 @@ PNC_API int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, 
   __typeof__(&ncmpi_def_var) real = pnc_begin(&c, FN_ncmpi_def_var, __builtin_return_address(0));
   if (!real) return NC_ENOTBUILT;
   int ret = real(ncid, name, xtype, ndims, dimidsp, varidp);
-  if (iochar_dlcall_end(&c)) IOCHAR_RECORD(record_def_var(c.I, ncid, varidp, ret, c.t0, c.t1));
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(ncf_record_def(&fam, c.I, ncid, varidp, ret, 0, c.t0, c.t1));
   return ret;
 }
 
-#define PNC_VARD(name, BT, dir, mode)                                                      \
-  PNC_API int name(int ncid, int varid, mpi_handle filetype, BT *buf, MPI_Offset bufcount, \
-                   mpi_handle buftype) {                                                   \
-    iochar_dlcall c;                                                                       \
-    __typeof__(&name) real = pnc_begin(&c, FN_##name, __builtin_return_address(0));        \
-    if (!real) return NC_ENOTBUILT;                                                        \
-    int ret = real(ncid, varid, filetype, buf, bufcount, buftype);                         \
-    if (iochar_dlcall_end(&c))                                                             \
-      IOCHAR_RECORD(record_vard(c.I, ncid, varid, dir, mode, filetype, ret, c.t0, c.t1));  \
-    return ret;                                                                            \
-  }
-// clang-format off
-PNC_VARD(ncmpi_put_vard, const void, 1, INDEP)
-PNC_VARD(ncmpi_put_vard_all, const void, 1, COLL)
-PNC_VARD(ncmpi_get_vard, void, 0, INDEP)
-PNC_VARD(ncmpi_get_vard_all, void, 0, COLL)
-// clang-format on
+/* ---- vard: the file layout as an MPI datatype ----------------------------
+ * The real function is called through one type for the four, whose buffer
+ * is const void * (the gets take void *): a type that differs only in the
+ * buffer's pointee type, passed the same way on the System V ABIs the tool
+ * builds for (see the data calls below). */
+typedef int pnc_vard_fn(int ncid, int varid, mpi_handle filetype, const void *buf,
+                        MPI_Offset bufcount, mpi_handle buftype);
+static int pnc_vard(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                    mpi_handle filetype, const void *buf, MPI_Offset bufcount, mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_vard_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, filetype, buf, bufcount, buftype);
+  if (iochar_dlcall_end(&c))
+    IOCHAR_RECORD(record_vard(c.I, ncid, varid, dir, mode, filetype, ret, c.t0, c.t1));
+  return ret;
+}
+PNC_API int ncmpi_put_vard(int ncid, int varid, mpi_handle filetype, const void *buf,
+                           MPI_Offset bufcount, mpi_handle buftype) {
+  return pnc_vard(FN_ncmpi_put_vard, __builtin_return_address(0), 1, INDEP, ncid, varid, filetype,
+                  buf, bufcount, buftype);
+}
+PNC_API int ncmpi_put_vard_all(int ncid, int varid, mpi_handle filetype, const void *buf,
+                               MPI_Offset bufcount, mpi_handle buftype) {
+  return pnc_vard(FN_ncmpi_put_vard_all, __builtin_return_address(0), 1, COLL, ncid, varid,
+                  filetype, buf, bufcount, buftype);
+}
+PNC_API int ncmpi_get_vard(int ncid, int varid, mpi_handle filetype, void *buf, MPI_Offset bufcount,
+                           mpi_handle buftype) {
+  return pnc_vard(FN_ncmpi_get_vard, __builtin_return_address(0), 0, INDEP, ncid, varid, filetype,
+                  buf, bufcount, buftype);
+}
+PNC_API int ncmpi_get_vard_all(int ncid, int varid, mpi_handle filetype, void *buf,
+                               MPI_Offset bufcount, mpi_handle buftype) {
+  return pnc_vard(FN_ncmpi_get_vard_all, __builtin_return_address(0), 0, COLL, ncid, varid,
+                  filetype, buf, bufcount, buftype);
+}
 
-#define PNC_WRAP(name, f, BT, tag, nb, dir, mode)                                         \
-  PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) { \
-    iochar_dlcall c;                                                                      \
-    __typeof__(&name) real = pnc_begin(&c, FN_##name, __builtin_return_address(0));       \
-    if (!real) return NC_ENOTBUILT;                                                       \
-    int ret = real(ncid, varid, PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb);              \
-    if (iochar_dlcall_end(&c))                                                            \
-      IOCHAR_RECORD(record_rw(c.I, ncid, varid, dir, mode, PNCK_##f, ret, c.t0, c.t1));   \
-    return ret;                                                                           \
+/* ---- data calls: one body per access form and call shape -----------------
+ *
+ * Shapes: typed (buffer only) or flexible (bufcount, buftype after it),
+ * blocking or nonblocking (a request at the end): pnc_<form>_<shape>.  Each
+ * exported name (ncmpi_put_vara_int_all, ncmpi_iget_vars_double,
+ * ncmpi_bput_varn...) forwards to its body with its FN_ index, its caller's
+ * return address, direction (1 put), mode (INDEP, COLL, NB) and arguments.
+ * The body calls the real function through the shape's type, whose buffer
+ * is const void *: the real ncmpi_put_vara_int takes const int *,
+ * ncmpi_get_vara_int int *.  That differs from the true type only in the
+ * buffer's pointee type; on the System V ABIs the tool builds for, every data
+ * pointer travels the same way (one integer register or stack slot), so the
+ * real function receives exactly the caller's arguments. */
+
+/* After the real call: stop the clock and record the access of form a. */
+static inline void pnc_done(iochar_dlcall *c, int ncid, int varid, int dir, int mode,
+                            const ncf_form *a, int ret) {
+  if (iochar_dlcall_end(c))
+    IOCHAR_RECORD(
+        ncf_record_rw(&fam, c->I, ncid, varid, dir, by_mode[mode][dir], a, ret, c->t0, c->t1));
+}
+
+typedef int pnc_var_typed_bl_fn(int ncid, int varid, const void *buf);
+static int pnc_var_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const void *buf) {
+  iochar_dlcall c;
+  pnc_var_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, buf);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_WHOLE}, ret);
+  return ret;
+}
+typedef int pnc_var_typed_nb_fn(int ncid, int varid, const void *buf, int *req);
+static int pnc_var_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const void *buf, int *req) {
+  iochar_dlcall c;
+  pnc_var_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_WHOLE}, ret);
+  return ret;
+}
+typedef int pnc_var_flex_bl_fn(int ncid, int varid, const void *buf, MPI_Offset bufcount,
+                               mpi_handle buftype);
+static int pnc_var_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                           const void *buf, MPI_Offset bufcount, mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_var_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_WHOLE}, ret);
+  return ret;
+}
+typedef int pnc_var_flex_nb_fn(int ncid, int varid, const void *buf, MPI_Offset bufcount,
+                               mpi_handle buftype, int *req);
+static int pnc_var_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                           const void *buf, MPI_Offset bufcount, mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_var_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_WHOLE}, ret);
+  return ret;
+}
+
+typedef int pnc_var1_typed_bl_fn(int ncid, int varid, const MPI_Offset *start, const void *buf);
+static int pnc_var1_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const void *buf) {
+  iochar_dlcall c;
+  pnc_var1_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, buf);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_ONE}, ret);
+  return ret;
+}
+typedef int pnc_var1_typed_nb_fn(int ncid, int varid, const MPI_Offset *start, const void *buf,
+                                 int *req);
+static int pnc_var1_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const void *buf, int *req) {
+  iochar_dlcall c;
+  pnc_var1_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_ONE}, ret);
+  return ret;
+}
+typedef int pnc_var1_flex_bl_fn(int ncid, int varid, const MPI_Offset *start, const void *buf,
+                                MPI_Offset bufcount, mpi_handle buftype);
+static int pnc_var1_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const void *buf, MPI_Offset bufcount,
+                            mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_var1_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_ONE}, ret);
+  return ret;
+}
+typedef int pnc_var1_flex_nb_fn(int ncid, int varid, const MPI_Offset *start, const void *buf,
+                                MPI_Offset bufcount, mpi_handle buftype, int *req);
+static int pnc_var1_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const void *buf, MPI_Offset bufcount,
+                            mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_var1_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_ONE}, ret);
+  return ret;
+}
+
+typedef int pnc_vara_typed_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const void *buf);
+static int pnc_vara_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count, const void *buf) {
+  iochar_dlcall c;
+  pnc_vara_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, buf);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOX, .count = count}, ret);
+  return ret;
+}
+typedef int pnc_vara_typed_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const void *buf, int *req);
+static int pnc_vara_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count, const void *buf,
+                             int *req) {
+  iochar_dlcall c;
+  pnc_vara_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOX, .count = count}, ret);
+  return ret;
+}
+typedef int pnc_vara_flex_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype);
+static int pnc_vara_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_vara_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOX, .count = count}, ret);
+  return ret;
+}
+typedef int pnc_vara_flex_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype, int *req);
+static int pnc_vara_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_vara_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOX, .count = count}, ret);
+  return ret;
+}
+
+typedef int pnc_vars_typed_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const MPI_Offset *stride,
+                                 const void *buf);
+static int pnc_vars_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count,
+                             const MPI_Offset *stride, const void *buf) {
+  iochar_dlcall c;
+  pnc_vars_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, buf);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_vars_typed_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const MPI_Offset *stride, const void *buf,
+                                 int *req);
+static int pnc_vars_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count,
+                             const MPI_Offset *stride, const void *buf, int *req) {
+  iochar_dlcall c;
+  pnc_vars_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_vars_flex_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const MPI_Offset *stride, const void *buf,
+                                MPI_Offset bufcount, mpi_handle buftype);
+static int pnc_vars_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count,
+                            const MPI_Offset *stride, const void *buf, MPI_Offset bufcount,
+                            mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_vars_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_vars_flex_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const MPI_Offset *stride, const void *buf,
+                                MPI_Offset bufcount, mpi_handle buftype, int *req);
+static int pnc_vars_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count,
+                            const MPI_Offset *stride, const void *buf, MPI_Offset bufcount,
+                            mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_vars_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+
+/* varm: imap only rearranges the memory side; the file side is vars's. */
+typedef int pnc_varm_typed_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const MPI_Offset *stride,
+                                 const MPI_Offset *imap, const void *buf);
+static int pnc_varm_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count,
+                             const MPI_Offset *stride, const MPI_Offset *imap, const void *buf) {
+  iochar_dlcall c;
+  pnc_varm_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, imap, buf);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_varm_typed_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                 const MPI_Offset *count, const MPI_Offset *stride,
+                                 const MPI_Offset *imap, const void *buf, int *req);
+static int pnc_varm_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             const MPI_Offset *start, const MPI_Offset *count,
+                             const MPI_Offset *stride, const MPI_Offset *imap, const void *buf,
+                             int *req) {
+  iochar_dlcall c;
+  pnc_varm_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, imap, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_varm_flex_bl_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const MPI_Offset *stride,
+                                const MPI_Offset *imap, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype);
+static int pnc_varm_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count,
+                            const MPI_Offset *stride, const MPI_Offset *imap, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_varm_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, imap, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+typedef int pnc_varm_flex_nb_fn(int ncid, int varid, const MPI_Offset *start,
+                                const MPI_Offset *count, const MPI_Offset *stride,
+                                const MPI_Offset *imap, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype, int *req);
+static int pnc_varm_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                            const MPI_Offset *start, const MPI_Offset *count,
+                            const MPI_Offset *stride, const MPI_Offset *imap, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_varm_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, start, count, stride, imap, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode,
+           &(ncf_form){.kind = NCF_BOX, .count = count, .stride = stride}, ret);
+  return ret;
+}
+
+/* varn: num boxes, one access of their total. */
+typedef int pnc_varn_typed_bl_fn(int ncid, int varid, int num, MPI_Offset *const *starts,
+                                 MPI_Offset *const *counts, const void *buf);
+static int pnc_varn_typed_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             int num, MPI_Offset *const *starts, MPI_Offset *const *counts,
+                             const void *buf) {
+  iochar_dlcall c;
+  pnc_varn_typed_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, num, starts, counts, buf);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOXES, .num = num, .counts = counts},
+           ret);
+  return ret;
+}
+typedef int pnc_varn_typed_nb_fn(int ncid, int varid, int num, MPI_Offset *const *starts,
+                                 MPI_Offset *const *counts, const void *buf, int *req);
+static int pnc_varn_typed_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid,
+                             int num, MPI_Offset *const *starts, MPI_Offset *const *counts,
+                             const void *buf, int *req) {
+  iochar_dlcall c;
+  pnc_varn_typed_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, num, starts, counts, buf, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOXES, .num = num, .counts = counts},
+           ret);
+  return ret;
+}
+typedef int pnc_varn_flex_bl_fn(int ncid, int varid, int num, MPI_Offset *const *starts,
+                                MPI_Offset *const *counts, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype);
+static int pnc_varn_flex_bl(int fi, const void *ra, int dir, int mode, int ncid, int varid, int num,
+                            MPI_Offset *const *starts, MPI_Offset *const *counts, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype) {
+  iochar_dlcall c;
+  pnc_varn_flex_bl_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, num, starts, counts, buf, bufcount, buftype);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOXES, .num = num, .counts = counts},
+           ret);
+  return ret;
+}
+typedef int pnc_varn_flex_nb_fn(int ncid, int varid, int num, MPI_Offset *const *starts,
+                                MPI_Offset *const *counts, const void *buf, MPI_Offset bufcount,
+                                mpi_handle buftype, int *req);
+static int pnc_varn_flex_nb(int fi, const void *ra, int dir, int mode, int ncid, int varid, int num,
+                            MPI_Offset *const *starts, MPI_Offset *const *counts, const void *buf,
+                            MPI_Offset bufcount, mpi_handle buftype, int *req) {
+  iochar_dlcall c;
+  pnc_varn_flex_nb_fn *real = pnc_begin(&c, fi, ra);
+  if (!real) return NC_ENOTBUILT;
+  int ret = real(ncid, varid, num, starts, counts, buf, bufcount, buftype, req);
+  pnc_done(&c, ncid, varid, dir, mode, &(ncf_form){.kind = NCF_BOXES, .num = num, .counts = counts},
+           ret);
+  return ret;
+}
+
+/* The exported names: each one forwarding call (see above). */
+#define PNC_FWD(name, f, BT, tag, nb, dir, mode)                                                  \
+  PNC_API int name(int ncid, int varid, PNCP_##f BT *buf PNC_TAILP_##tag PNC_REQP_##nb) {         \
+    return pnc_##f##_##tag##_##nb(FN_##name, __builtin_return_address(0), dir, mode, ncid, varid, \
+                                  PNCA_##f buf PNC_TAILA_##tag PNC_REQA_##nb);                    \
   }
-PNC_DATA(PNC_WRAP)
+PNC_DATA(PNC_FWD)

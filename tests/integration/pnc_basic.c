@@ -7,7 +7,12 @@
  * doubles (80 B).  Reopened for writing: rec put_varn_int_all of 3 boxes (10 + 20 + 5
  * ints, 140 B) read back by get_varn_int_all; fix flexible iput_varn of 2 single
  * doubles (16 B) completed by one wait_all; fix put_vard_all and get_vard_all of 10
- * doubles (80 B) through a subarray file type. */
+ * doubles (80 B) through a subarray file type.  aux(p=nprocs, y=8) int, row
+ * rank each rank's, in that last phase: put_varm_int_all of the row (32 B),
+ * get_var_int_all of the whole variable (32 B x nprocs), independent
+ * get_var1_int (4 B) and flexible get_varm (32 B), bput_vara_int of 4 (16 B)
+ * and flexible iget_vars of 4 at stride 2 (16 B), both completed by the same
+ * wait_all as the iput_varn. */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
@@ -23,7 +28,7 @@
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int rank, size, nc, dt, dx, rec, fix, req[2], st[2];
+  int rank, size, nc, dt, dx, dp, dy, rec, fix, aux, req[3], st[3];
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *path = argc > 1 ? argv[1] : "pnc_basic.nc";
@@ -37,6 +42,10 @@ int main(int argc, char **argv) {
   int dims[2] = {dt, dx};
   CHECK(ncmpi_def_var(nc, "rec", NC_INT, 2, dims, &rec));
   CHECK(ncmpi_def_var(nc, "fix", NC_DOUBLE, 1, &dx, &fix));
+  CHECK(ncmpi_def_dim(nc, "p", size, &dp));
+  CHECK(ncmpi_def_dim(nc, "y", 8, &dy));
+  int adims[2] = {dp, dy};
+  CHECK(ncmpi_def_var(nc, "aux", NC_INT, 2, adims, &aux));
   CHECK(ncmpi_enddef(nc));
   MPI_Offset n100 = 100;
   CHECK(ncmpi_put_vara_double_all(nc, fix, &me, &n100, db));
@@ -79,7 +88,19 @@ int main(int argc, char **argv) {
   MPI_Offset f0 = me, f1 = me + 1, one1 = 1;
   MPI_Offset *fstarts[2] = {&f0, &f1}, *fcounts[2] = {&one1, &one1};
   CHECK(ncmpi_iput_varn(nc, fix, 2, fstarts, fcounts, db, 2, MPI_DOUBLE, &req[0]));
-  CHECK(ncmpi_wait_all(nc, 1, req, st));
+  CHECK(ncmpi_inq_varid(nc, "aux", &aux));
+  MPI_Offset row[2] = {rank, 0}, c8[2] = {1, 8}, c4[2] = {1, 4}, s2[2] = {1, 2}, im[2] = {8, 1};
+  CHECK(ncmpi_put_varm_int_all(nc, aux, row, c8, NULL, im, ib));
+  CHECK(ncmpi_get_var_int_all(nc, aux, ib));
+  CHECK(ncmpi_begin_indep_data(nc));
+  CHECK(ncmpi_get_var1_int(nc, aux, row, ib));
+  CHECK(ncmpi_get_varm(nc, aux, row, c8, NULL, im, ib, 8, MPI_INT));
+  CHECK(ncmpi_end_indep_data(nc));
+  CHECK(ncmpi_buffer_attach(nc, 16));
+  CHECK(ncmpi_bput_vara_int(nc, aux, row, c4, ib, &req[1]));
+  CHECK(ncmpi_iget_vars(nc, aux, row, c4, s2, ib + 100, 4, MPI_INT, &req[2]));
+  CHECK(ncmpi_wait_all(nc, 3, req, st));
+  CHECK(ncmpi_buffer_detach(nc));
   MPI_Datatype ft; /* vard: 10 doubles of fix at this rank's start, in the file */
   int gsize = size * 100, sub = 10, at = (int)me;
   MPI_Type_create_subarray(1, &gsize, &sub, &at, MPI_ORDER_C, MPI_DOUBLE, &ft);

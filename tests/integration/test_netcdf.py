@@ -40,6 +40,13 @@ def test_nc_serial(tmp_path):
            NC_VAR_NDIMS=1, NC_VAR_IS_RECORD_VAR=0, NC_VAR_DATATYPE_SIZE=4)
     top4(g, "NC_VAR", [(4, 1), (80, 1), (400, 1)])
 
+    # varm (transposed in memory) and vars written; varm (NULL stride) and var1 read
+    m = totals(v, "/classic.nc:m")
+    expect(m, NC_VAR_PUTS=2, NC_VAR_GETS=2, NC_VAR_BYTES_WRITTEN=80 + 24,
+           NC_VAR_BYTES_READ=40 + 4, NC_VAR_STRIDED_ACCESSES=1, NC_VAR_NDIMS=2,
+           NC_VAR_IS_RECORD_VAR=0, NC_VAR_DATATYPE_SIZE=4)
+    top4(m, "NC_VAR", [(4, 1), (24, 1), (40, 1), (80, 1)])
+
     pr = totals(v, "/nc4.nc:pr")
     expect(pr, NC_VAR_PUTS=2, NC_VAR_GETS=1, NC_VAR_BYTES_WRITTEN=1600, NC_VAR_BYTES_READ=1600,
            NC_VAR_NDIMS=3, NC_VAR_IS_RECORD_VAR=1, NC_VAR_DATATYPE_SIZE=4,

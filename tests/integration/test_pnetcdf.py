@@ -48,3 +48,13 @@ def test_pnc_basic(tmp_path):
            PNETCDF_VAR_BYTES_READ=960 * N, PNETCDF_VAR_STRIDED_ACCESSES=0,
            PNETCDF_VAR_NDIMS=1, PNETCDF_VAR_IS_RECORD_VAR=0, PNETCDF_VAR_DATATYPE_SIZE=8)
     top4(x, "PNETCDF_VAR", [(80, 3 * N), (800, 2 * N), (16, N)])
+
+    a = totals(v, "/pnc.nc:aux")
+    # put_varm_int_all 32 B, bput_vara_int 16 B; get_var_int_all of all N rows (32 B each),
+    # independent get_var1_int 4 B and flexible get_varm 32 B, flexible iget_vars 16 B
+    expect(a, PNETCDF_VAR_PUTS=2 * N, PNETCDF_VAR_COLL_PUTS=N, PNETCDF_VAR_NB_PUTS=N,
+           PNETCDF_VAR_INDEP_PUTS=0, PNETCDF_VAR_GETS=4 * N, PNETCDF_VAR_COLL_GETS=N,
+           PNETCDF_VAR_INDEP_GETS=2 * N, PNETCDF_VAR_NB_GETS=N,
+           PNETCDF_VAR_BYTES_WRITTEN=48 * N, PNETCDF_VAR_BYTES_READ=(32 * N + 52) * N,
+           PNETCDF_VAR_STRIDED_ACCESSES=N, PNETCDF_VAR_NDIMS=2, PNETCDF_VAR_IS_RECORD_VAR=0,
+           PNETCDF_VAR_DATATYPE_SIZE=4)
