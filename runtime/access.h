@@ -324,10 +324,8 @@ static inline void iochar_rw_open(iochar_record *r, const iochar_rw_layout *L, i
   s->have[0] = s->have[1] = 0;
 }
 
-static inline __attribute__((always_inline)) void iochar_meta_account(iochar_record *r,
-                                                                      const iochar_rw_layout *L,
-                                                                      iochar_rw_state *s, double t0,
-                                                                      double t1) {
+static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L,
+                                       iochar_rw_state *s, double t0, double t1) {
   /* A pending run is left alone: metadata counters and the data counters it
    * holds back are independent (an lseek between repeats keeps the run). */
   if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);

@@ -38,11 +38,10 @@ extern __thread posix_last_path last_path __attribute__((tls_model("initial-exec
 iochar_record *path_record_lookup(int dirfd, const char *path, int cacheable, unsigned gen);
 #pragma GCC visibility pop
 
-static inline __attribute__((always_inline)) iochar_record *path_record(int dirfd,
-                                                                        const char *path) {
-  int abs = path[0] == '/', cacheable = abs || dirfd == AT_FDCWD;
-  unsigned gen = abs ? 0 : atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
-  if (cacheable && last_path.valid && (abs || last_path.cwd_gen == gen) &&
+static inline iochar_record *path_record(int dirfd, const char *path) {
+  unsigned gen = atomic_load_explicit(&iochar_cwd_gen, memory_order_acquire);
+  int cacheable = dirfd == AT_FDCWD || path[0] == '/';
+  if (cacheable && last_path.valid && (path[0] == '/' || last_path.cwd_gen == gen) &&
       strcmp(path, last_path.path) == 0)
     return last_path.rec;
   return path_record_lookup(dirfd, path, cacheable, gen);
