@@ -10,8 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,8 +47,6 @@ static size_t reserved;         /* arena bytes backed by disk blocks */
 static size_t tables_backed;    /* arena offset from which the tables are backed */
 static int live_failed;         /* the live file cannot be had: stay anonymous */
 static char live_path[IOCHAR_PATH_MAX + 64];
-static dev_t live_dev; /* the file live_path named when it was made */
-static ino_t live_ino;
 
 int iochar_live_active(void) { return hdr != NULL; }
 
@@ -214,41 +210,6 @@ static int create_file(void) {
   return -1;
 }
 
-/* Pages of the file not yet written, [from, to) of the mapping (whole pages
- * inside it; nothing in them yet: no record, no table), written with zeros
- * by one pwritev before they are populated.  A write fault on a hole of a
- * shared ext4 mapping allocates page and block one page at a time (~1.7 us a
- * page here, bench/pagecost); a write of 256 KiB does it in bulk, and the
- * populate then maps pages already cached: ~0.9 us a page in all.  fd < 0:
- * the live file is opened again by its name (nothing of ours stays open in
- * the application: it may close any descriptor), and only if it is still
- * the same file.  Failing is harmless: the populate does the work. */
-static void zero_fill(int fd, size_t from, size_t to) {
-  static const uint8_t zeros[64u << 10];
-  from = page_up(from), to &= ~(size_t)4095;
-  if (from >= to) return;
-  int own = fd < 0;
-  if (own) {
-    struct stat st;
-    fd = open(live_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    if (fstat(fd, &st) != 0 || st.st_dev != live_dev || st.st_ino != live_ino) {
-      close(fd);
-      return;
-    }
-  }
-  while (from < to) {
-    struct iovec iov[8];
-    int n = 0;
-    for (size_t at = from; at < to && n < 8; at += sizeof zeros, n++)
-      iov[n] = (struct iovec){(void *)zeros, to - at < sizeof zeros ? to - at : sizeof zeros};
-    ssize_t w = pwritev(fd, iov, n, (off_t)from);
-    if (w <= 0) break;
-    from += (size_t)w;
-  }
-  if (own) close(fd);
-}
-
 /* Back [from, to) of the mapping with disk blocks: MADV_POPULATE_WRITE faults
  * the pages in for writing and fails (instead of a later SIGBUS) when the file
  * system is full.  Kernels before 5.14 lack it: fd >= 0 then backs the whole
@@ -303,11 +264,8 @@ void iochar_live_on(size_t used, size_t tables_low) {
       ok ? mmap(base, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) : MAP_FAILED;
   int r = -1;
   if (p != MAP_FAILED) {
-    struct stat st;
-    if (fstat(fd, &st) == 0) live_dev = st.st_dev, live_ino = st.st_ino;
     hdr = (iochar_live_header *)base;
     reserved = 0;
-    zero_fill(fd, keep, keep + GROW < tables ? keep + GROW : tables);
     r = back(fd, 0, keep + GROW);
     reserved = r == 1 ? map_size - arena_off : used + GROW;
     tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
@@ -353,9 +311,6 @@ void iochar_live_on(size_t used, size_t tables_low) {
 int iochar_live_reserve(size_t end) {
   if (!hdr || end <= reserved) return 0;
   size_t to = (end + GROW - 1) / GROW * GROW + GROW;
-  /* free: past the records made (reserved >= used) and below the tables */
-  size_t free_to = to < hdr->tables_low ? to : hdr->tables_low;
-  zero_fill(-1, arena_off + reserved, arena_off + free_to);
   if (back(-1, arena_off + reserved, arena_off + to) != 0) {
     iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
                      "the live file's file system is full; further files are folded into "
@@ -372,9 +327,6 @@ int iochar_live_tables(size_t low) {
     size_t to = low / GROW * GROW; /* down to a step: one madvise per 256 KiB */
     /* not far into the records' backed part; madvise wants a page start */
     if (to < reserved) to = low & ~(size_t)4095;
-    /* free: below the tables made, past the records made */
-    size_t used = hdr->arena_used, free_from = to > used ? to : used;
-    zero_fill(-1, arena_off + free_from, arena_off + tables_backed);
     if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
       iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
                        "the live file's file system is full; further files are folded into "
