@@ -3,10 +3,10 @@
  * at a time and, separately, populated 64 KiB at a time with
  * MADV_POPULATE_WRITE: anonymous private memory, a MAP_SHARED file in DIR
  * (the live file's case: beside the log), and a MAP_SHARED file in /dev/shm
- * (tmpfs).  A last row is what runtime/live.c does: the file's pages first
- * written with zeros by pwrite, 256 KiB at a time, then populated (measured,
- * not used by live.c: it would need the file reopened by name or held open).  Each
- * figure is the fastest of 5 runs; minor faults per page beside it. */
+ * (tmpfs).  A last row: the file's pages first written with zeros by pwrite,
+ * 256 KiB at a time, then populated (runtime/live.c does not: it would need
+ * the live file reopened by name or held open).  Each figure is the fastest
+ * of 5 runs; minor faults per page beside it. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
