@@ -134,8 +134,14 @@ static inline __attribute__((always_inline)) void iochar_time_add(iochar_record 
                                                                   const iochar_rw_layout *L,
                                                                   iochar_rw_state *s, int k,
                                                                   double t0, double t1) {
-  double d = t0 >= s->last_end[k] ? t1 - t0 : t1 > s->last_end[k] ? t1 - s->last_end[k] : 0.0;
-  if (t1 > s->last_end[k]) s->last_end[k] = t1;
+  double last = s->last_end[k], d;
+  if (__builtin_expect(t0 >= last, 1)) { /* the usual case: t1 >= t0 >= last */
+    d = t1 - t0;
+    s->last_end[k] = t1;
+  } else {
+    d = t1 > last ? t1 - last : 0.0;
+    if (t1 > last) s->last_end[k] = t1;
+  }
   if (L->f_time[k] >= 0) r->f[L->f_time[k]] += d;
 }
 

@@ -174,9 +174,10 @@ typedef struct iochar_fdesc {
 } iochar_fdesc;
 
 /* ---- state and guard --------------------------------------------------- */
-extern int iochar_ready;             /* 1 while recording */
-extern __thread int iochar_in_tool;  /* >0 inside the tool's own code */
-extern struct timespec iochar_mono0; /* monotonic clock at job start */
+extern int iochar_ready;                        /* 1 while recording */
+extern __thread int iochar_in_tool              /* >0 inside the tool's own code */
+    __attribute__((tls_model("initial-exec"))); /* as defined: no __tls_get_addr */
+extern struct timespec iochar_mono0;            /* monotonic clock at job start */
 
 /* A vfork child runs on its parent's thread and memory until it execs or
  * exits.  The vfork entry point (core.c) adds this bias to the thread's
@@ -210,7 +211,7 @@ extern uint64_t iochar_mono0_ns; /* CLOCK_MONOTONIC at job start, in ns */
 /* A raw clock reading: TSC ticks, or monotonic ns without a TSC.  Hot paths
  * keep readings raw and convert later, so nothing waits on the (slow)
  * rdtsc result before the real call starts. */
-static inline uint64_t iochar_ticks(void) {
+static inline __attribute__((always_inline)) uint64_t iochar_ticks(void) {
 #if defined(__x86_64__)
   if (__builtin_expect(iochar_use_tsc, 1)) return __builtin_ia32_rdtsc();
 #endif
@@ -221,12 +222,14 @@ static inline uint64_t iochar_ticks(void) {
 
 /* A raw reading as seconds since the job start: one formula for both clocks
  * (start_clocks in core.c sets tsc0 and scale for the one in use). */
-static inline double iochar_ticks_s(uint64_t k) {
+static inline __attribute__((always_inline)) double iochar_ticks_s(uint64_t k) {
   return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
 }
 
 /* Seconds since the job start. */
-static inline double iochar_now(void) { return iochar_ticks_s(iochar_ticks()); }
+static inline __attribute__((always_inline)) double iochar_now(void) {
+  return iochar_ticks_s(iochar_ticks());
+}
 
 /* Lazily initialise (safe from any wrapper, any thread). */
 void iochar_init(void);
@@ -263,8 +266,17 @@ void iochar_record_foreach(int m, void (*fn)(iochar_record *, void *), void *arg
 size_t iochar_record_count(int m);
 
 /* ---- fd table (POSIX descriptors) -------------------------------------- */
+/* Slots in the fd table (descriptors at or above it are not followed). */
+#define IOCHAR_FDS_CAP (1 << 20)
 extern _Atomic(iochar_fdesc *) *iochar_fds;
 extern int iochar_fds_max;
+/* Every descriptor number has a home description, iochar_fdesc_home[fd]:
+ * an open of fd takes it, without a lock or a pool, whenever nothing refers
+ * to it any more (refs 0: the last close or dup2 over it let it go).  Only
+ * when a dup of fd's previous description outlives it (dup, then close, then
+ * an open that gets fd again) does an open take a description from the pool
+ * (records.c), which its last release gives back. */
+extern iochar_fdesc *iochar_fdesc_home;
 /* iochar_fds_max stays 0 until iochar_fds is mapped (records.c), and is 0
  * again once recording stops (iochar_ready 0, at the log): one bound check
  * covers the three, so data wrappers need not read iochar_ready. */
@@ -277,19 +289,78 @@ static inline iochar_fdesc *iochar_fd_get(int fd) {
 static inline void iochar_fd_seek(iochar_fdesc *d, int64_t off) {
   atomic_store_explicit(&d->offset, off, memory_order_relaxed);
 }
+/* A pooled description nothing refers to any more, back to the pool. */
+void iochar_fdesc_put(iochar_fdesc *d);
+/* Drop one reference to d: the last one frees it (a home description is
+ * free by its count alone). */
+static inline void iochar_fdesc_release(iochar_fdesc *d) {
+  if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1 &&
+      (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
+    iochar_fdesc_put(d);
+}
+/* The open below when fd's home description is still referred to. */
+void iochar_fd_open_pooled(int fd, iochar_record *rec, int append);
 /* An open: fd gets a new description of rec (offset 0: the kernel starts
  * every description there, O_APPEND included); replaces and releases what
  * fd had.  Without a free description, fd is just forgotten. */
-void iochar_fd_open(int fd, iochar_record *rec, int append);
+static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
+  iochar_fdesc *d = &iochar_fdesc_home[fd];
+  /* Taking it: one thread needs no atomic (a signal handler is turned away
+   * by the in-tool guard); threads that raced for one descriptor number (a
+   * close and an open between another thread's open and its record) take it
+   * by compare and swap, the loser from the pool. */
+  iochar_fdesc *old;
+  if (__builtin_expect(iochar_single_threaded(), 1)) {
+    if (__builtin_expect(atomic_load_explicit(&d->refs, memory_order_relaxed) != 0, 0)) {
+      iochar_fd_open_pooled(fd, rec, append);
+      return;
+    }
+    d->rec = rec;
+    d->append = append;
+    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
+    old = atomic_load_explicit(&iochar_fds[fd], memory_order_relaxed);
+    atomic_store_explicit(&iochar_fds[fd], d, memory_order_relaxed);
+  } else {
+    int zero = 0;
+    if (!atomic_compare_exchange_strong_explicit(&d->refs, &zero, 1, memory_order_acquire,
+                                                 memory_order_relaxed)) {
+      iochar_fd_open_pooled(fd, rec, append);
+      return;
+    }
+    /* plain stores: the exchange below publishes them */
+    d->rec = rec;
+    d->append = append;
+    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    old = atomic_exchange(&iochar_fds[fd], d);
+  }
+  if (__builtin_expect(old != NULL, 0)) iochar_fdesc_release(old);
+}
 /* Point fd at d (taking a reference); replaces and releases what was there. */
 void iochar_fd_set(int fd, iochar_fdesc *d);
-/* A description nothing refers to any more, back to the pool (records.c). */
-void iochar_fdesc_put(iochar_fdesc *d);
+/* The close of fd, whose slot held d (iochar_fd_get) when the close began:
+ * forget fd and drop its reference.  One thread: plain loads and stores
+ * (nothing else can change the slot or the count; a signal handler is
+ * turned away by the in-tool guard).  Threads: the slot is exchanged, for
+ * another thread may have put something else there meanwhile. */
+static inline void iochar_fd_close(int fd, iochar_fdesc *d) {
+  if (__builtin_expect(iochar_single_threaded(), 1)) {
+    atomic_store_explicit(&iochar_fds[fd], NULL, memory_order_relaxed);
+    int n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
+    atomic_store_explicit(&d->refs, n, memory_order_relaxed);
+    if (__builtin_expect(n == 0, 1) && (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
+      iochar_fdesc_put(d);
+    return;
+  }
+  iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], NULL);
+  if (old) iochar_fdesc_release(old);
+}
 /* Forget fd (close): drops its reference. */
 static inline void iochar_fd_clear(int fd) {
   if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return;
   iochar_fdesc *d = atomic_exchange(&iochar_fds[fd], NULL);
-  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
+  if (d) iochar_fdesc_release(d);
 }
 
 /* ---- fixed pools (in-flight MPI requests, AIO operations) ---------------- */

@@ -27,8 +27,7 @@ static int have_pattern;
 /* hash | 1 for "excluded", hash & ~1 for "kept"; 0: free slot. */
 static _Atomic uint64_t verdicts[VERDICTS];
 
-static int pattern_matches(const char *abs) {
-  const iochar_path_note *no = iochar_path_note_of(abs);
+static int pattern_matches(const char *abs, const iochar_path_note *no) {
   uint64_t h = no ? no->id : iochar_hash_path(abs);
   uint64_t key = h & ~1ull ? h & ~1ull : 2;
   for (int i = 0; i < 8; i++) { /* a short probe: the table is a cache */
@@ -49,8 +48,7 @@ static int pattern_matches(const char *abs) {
 
 /* Byte-compiled Python (*.pyc, *.pyo, __pycache__/) is never data: checked
  * by hand, without the regex engine (which allocates). */
-static int byte_code(const char *abs) {
-  const iochar_path_note *no = iochar_path_note_of(abs); /* resolve looked already */
+static int byte_code(const char *abs, const iochar_path_note *no) {
   size_t n = no ? no->len : strlen(abs);
   if (n > 4 && abs[n - 4] == '.' && abs[n - 3] == 'p' && abs[n - 2] == 'y' &&
       (abs[n - 1] == 'c' || abs[n - 1] == 'o'))
@@ -58,8 +56,8 @@ static int byte_code(const char *abs) {
   return no ? no->byte_code : strstr(abs, "/__pycache__/") != NULL;
 }
 
-int iochar_name_excluded(const char *abs) {
-  return byte_code(abs) || (have_pattern && pattern_matches(abs));
+int iochar_name_excluded(const char *abs, const iochar_path_note *no) {
+  return byte_code(abs, no) || (have_pattern && pattern_matches(abs, no));
 }
 
 static void add_exclude(const char *dir) {

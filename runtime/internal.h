@@ -26,8 +26,10 @@ int iochar_paths_init(void);
 /* runtime/exclude.c: name patterns and interpreter trees, set up once (it
  * adds exclusion prefixes: before the prefix index is built). */
 void iochar_exclude_init(void);
-/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name). */
-int iochar_name_excluded(const char *abs);
+/* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name); no:
+ * iochar_path_note_of(abs), what resolve found out about it (or NULL). */
+struct iochar_path_note;
+int iochar_name_excluded(const char *abs, const struct iochar_path_note *no);
 /* What iochar_path_resolve found out about the name it left in buf (the
  * caller's output), so that the steps after it (exclusion, record id,
  * mount) need not walk the name again: a new file's cost is per byte.
@@ -40,6 +42,10 @@ typedef struct iochar_path_note {
   uint64_t id;   /* the record id: FNV-1a of the whole name */
   int trunc;     /* buf holds only the first bytes of a longer name */
   int byte_code; /* the directory is, or is inside, a __pycache__ */
+  /* The directory, as a number: two notes of one thread with the same
+   * nonzero dir_seq name the same directory (0: not numbered), so a cache
+   * keyed by directory (runtime/mounts.c) can hit without a compare. */
+  uint64_t dir_seq;
 } iochar_path_note;
 extern __thread iochar_path_note iochar_path_last;
 /* The note on abs, or NULL when it describes another name. */

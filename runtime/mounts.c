@@ -30,16 +30,22 @@ static __thread struct {
   char dir[DIR_CACHE];
   size_t len;
   int mount;
+  uint64_t seq; /* the directory's number in the path notes (paths.c), 0: none */
 } last_dir __attribute__((tls_model("initial-exec")));
 
 int iochar_mount_find(const char *abs) {
+  const iochar_path_note *no = iochar_path_note_of(abs); /* resolve found the '/' */
+  /* the directory resolve numbered is the one cached: no compare (the
+   * table was read before anything was cached) */
+  if (no && no->dir_seq && no->dir_seq == last_dir.seq) return last_dir.mount;
   const iochar_mount *mounts;
   int nmounts = iochar_mounts(&mounts);
-  const iochar_path_note *no = iochar_path_note_of(abs); /* resolve found the '/' */
   const char *slash = no ? abs + no->dlen : strrchr(abs, '/');
   size_t dlen = slash ? (size_t)(slash - abs) : 0;
-  if (dlen && dlen < DIR_CACHE && last_dir.len == dlen && memcmp(last_dir.dir, abs, dlen) == 0)
+  if (dlen && dlen < DIR_CACHE && last_dir.len == dlen && memcmp(last_dir.dir, abs, dlen) == 0) {
+    last_dir.seq = no ? no->dir_seq : 0;
     return last_dir.mount;
+  }
   int best = mount_scan(mounts, nmounts, abs);
   if (!dlen || dlen >= DIR_CACHE) return best;
   for (int i = 0; i < nmounts; i++) /* a mount point dir/NAME: do not cache dir */
@@ -47,7 +53,7 @@ int iochar_mount_find(const char *abs) {
         mounts[i].point[dlen] == '/' && !strchr(mounts[i].point + dlen + 1, '/'))
       return best;
   memcpy(last_dir.dir, abs, dlen);
-  last_dir.len = dlen, last_dir.mount = best;
+  last_dir.len = dlen, last_dir.mount = best, last_dir.seq = no ? no->dir_seq : 0;
   return best;
 }
 
@@ -60,15 +66,15 @@ const char *iochar_fs_type(const char *abs) {
 
 /* Most machines have no Lustre mount: then no file is on one, and a file's
  * first open need not look its mount up (the table never changes). */
-int iochar_on_lustre(const char *abs) {
-  static int any = -1; /* racing first callers store the same value */
-  int a = __atomic_load_n(&any, __ATOMIC_RELAXED);
-  if (a < 0) {
+int iochar_any_lustre = -1; /* racing first callers store the same value */
+
+int iochar_on_lustre_lookup(const char *abs) {
+  if (__atomic_load_n(&iochar_any_lustre, __ATOMIC_RELAXED) < 0) {
     const iochar_mount *m;
-    int n = iochar_mounts(&m);
-    a = 0;
+    int n = iochar_mounts(&m), a = 0;
     for (int i = 0; i < n; i++) a |= strcmp(m[i].type, "lustre") == 0;
-    __atomic_store_n(&any, a, __ATOMIC_RELAXED);
+    __atomic_store_n(&iochar_any_lustre, a, __ATOMIC_RELAXED);
+    if (!a) return 0;
   }
-  return a && strcmp(iochar_fs_type(abs), "lustre") == 0;
+  return strcmp(iochar_fs_type(abs), "lustre") == 0;
 }

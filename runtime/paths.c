@@ -47,6 +47,7 @@ static __thread struct {
   size_t len;
   uint64_t h;
   int byte_code, valid;
+  uint64_t seq, next_seq; /* seq: dir's number (iochar_path_note.dir_seq) */
 } last_dir __attribute__((tls_model("initial-exec")));
 
 void iochar_cwd_changed(void) {
@@ -167,7 +168,8 @@ static void note_name(char *out, size_t len) {
                              .len = len,
                              .dlen = dlen,
                              .id = fnv(last_dir.h, name, nlen),
-                             .byte_code = last_dir.byte_code};
+                             .byte_code = last_dir.byte_code,
+                             .dir_seq = last_dir.seq};
     return;
   }
   /* most paths need no cleaning: look for "//" or "/." one component at a time */
@@ -189,6 +191,7 @@ static void note_name(char *out, size_t len) {
   if (dlen < DIR_CACHE) {
     memcpy(last_dir.dir, out, dlen);
     last_dir.len = dlen, last_dir.h = h, last_dir.byte_code = bc, last_dir.valid = 1;
+    no->dir_seq = last_dir.seq = ++last_dir.next_seq; /* a new number for every new content */
   }
 }
 
@@ -274,7 +277,7 @@ int iochar_path_excluded(const char *abs) {
     if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
     if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
   }
-  return iochar_name_excluded(abs);
+  return iochar_name_excluded(abs, no);
 }
 
 /* /proc/self/mounts escapes blanks as \040 etc. */

@@ -41,6 +41,9 @@ static int64_t fold_in_set[IOCHAR_MOD_COUNT];
 
 _Atomic(iochar_fdesc *) *iochar_fds;
 int iochar_fds_max;
+iochar_fdesc *iochar_fdesc_home;
+/* The pool: after the homes, as many again (live descriptions never
+ * outnumber the table's slots), handed out from fdesc_next up. */
 static iochar_fdesc *fdesc_pool, *fdesc_free;
 static size_t fdesc_next;
 static iochar_spin fdesc_lock;
@@ -147,10 +150,11 @@ int iochar_records_init(void) {
   if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   tables_low = arena_size;
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
-  const int fds_max = 1 << 20;
+  const int fds_max = IOCHAR_FDS_CAP;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)fds_max);
-  fdesc_pool = map_anon(sizeof(iochar_fdesc) * (size_t)fds_max);
-  if (!arena || !fold_set || !iochar_fds || !fdesc_pool) return -1;
+  iochar_fdesc_home = map_anon(sizeof(iochar_fdesc) * 2 * (size_t)fds_max);
+  if (!arena || !fold_set || !iochar_fds || !iochar_fdesc_home) return -1;
+  fdesc_pool = iochar_fdesc_home + fds_max;
   /* last, published: iochar_fd_get checks this bound only (core.h) */
   __atomic_store_n(&iochar_fds_max, fds_max, __ATOMIC_RELEASE);
   /* Aggregates live outside the bound so totals always have a home. */
@@ -347,17 +351,12 @@ void iochar_fdesc_put(iochar_fdesc *d) {
   iochar_spin_unlock(&fdesc_lock);
 }
 
-static void fdesc_release(iochar_fdesc *d) {
-  if (d && atomic_fetch_sub(&d->refs, 1) == 1) iochar_fdesc_put(d);
-}
-
-void iochar_fd_open(int fd, iochar_record *rec, int append) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
+void iochar_fd_open_pooled(int fd, iochar_record *rec, int append) {
   iochar_spin_lock(&fdesc_lock);
   iochar_fdesc *d = fdesc_free;
   if (d)
     fdesc_free = d->free_next;
-  else if (fdesc_next < (size_t)iochar_fds_max)
+  else if (fdesc_next < IOCHAR_FDS_CAP)
     d = &fdesc_pool[fdesc_next++];
   iochar_spin_unlock(&fdesc_lock);
   if (d) { /* plain stores: the exchange below publishes them */
@@ -367,13 +366,15 @@ void iochar_fd_open(int fd, iochar_record *rec, int append) {
     atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
     atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
   }
-  fdesc_release(atomic_exchange(&iochar_fds[fd], d));
+  iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], d);
+  if (old) iochar_fdesc_release(old);
 }
 
 void iochar_fd_set(int fd, iochar_fdesc *d) {
   if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
   if (d) atomic_fetch_add(&d->refs, 1);
-  fdesc_release(atomic_exchange(&iochar_fds[fd], d));
+  iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], d);
+  if (old) iochar_fdesc_release(old);
 }
 
 /* ---- handle map: open addressing, linear probing, backward-shift delete -- */

@@ -45,11 +45,15 @@ __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const cha
   return r;
 }
 
+/* The real fstat, for the file-system facts below (posix_meta.c's fstat
+ * wrapper would only pass the call through, at a cost). */
+static __typeof__(&fstat) real_fstat;
+
 /* File-system facts of a record, once (its first open): the preferred I/O
  * size, and on Lustre the layout from the `lustre.lov` attribute. */
 static void record_fs_facts(int fd, iochar_record *r) {
   struct stat st;
-  int64_t bs = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  int64_t bs = IOCHAR_REAL(fstat)(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
   iochar_lustre_layout lo = {0};
   if (iochar_on_lustre(r->path)) {
     uint8_t lov[4096];
@@ -65,8 +69,8 @@ static void record_fs_facts(int fd, iochar_record *r) {
   iochar_spin_unlock(&r->lock);
 }
 
-static void record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0,
-                        double t1) {
+static inline __attribute__((always_inline)) void
+record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0, double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
@@ -86,7 +90,7 @@ static void record_close(int fd, iochar_fdesc *d, double t0, double t1) {
   iochar_record *r = d->rec;
   iochar_meta_event(r, &layout, -1, POSIX_F_CLOSE_START_TIMESTAMP, POSIX_F_CLOSE_END_TIMESTAMP, t0,
                     t1);
-  iochar_fd_clear(fd);
+  iochar_fd_close(fd, d);
 }
 
 static void record_dup(int newfd, iochar_fdesc *d, double t0, double t1) {

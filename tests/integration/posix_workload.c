@@ -336,6 +336,24 @@ static void quick_exit_mode(void) {
   _exit(0);
 }
 
+/* A dup outliving its descriptor: the number, reopened on another file,
+ * gets a description of its own while the dup still writes through the
+ * first (whose offset it keeps); then the same again once both are closed.
+ * reuse_a.dat: 100 + 100 bytes at 0 and 100 (a dup shares the offset), then
+ * reopened: 50 at 0.  reuse_b.dat: 30 + 30 at 0 and 30. */
+static void fd_reuse(void) {
+  int a = open(path("reuse_a.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(a >= 0 && write(a, buf, 100) == 100);
+  int d = dup(a);
+  CHECK(d >= 0 && close(a) == 0);
+  int b = open(path("reuse_b.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(b == a); /* the lowest free number: a's */
+  CHECK(write(b, buf, 30) == 30 && write(d, buf, 100) == 100 && write(b, buf, 30) == 30);
+  CHECK(close(d) == 0 && close(b) == 0);
+  a = open(path("reuse_a.dat"), O_WRONLY);
+  CHECK(a >= 0 && write(a, buf, 50) == 50 && close(a) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s MODE DIR\n", argv[0]);
@@ -367,6 +385,8 @@ int main(int argc, char **argv) {
     fork_idle();
   else if (!strcmp(m, "many"))
     many();
+  else if (!strcmp(m, "fd-reuse"))
+    fd_reuse();
   else if (!strcmp(m, "aio"))
     aio();
   else if (!strcmp(m, "cwd"))

@@ -92,6 +92,17 @@ def test_metadata_dups_vectors(tmp_path):
     assert r["POSIX_F_META_TIME"] > 0
 
 
+def test_descriptor_number_reused_while_a_dup_lives(tmp_path):
+    _, df = posix(tmp_path, "fd-reuse")
+    a, b = one(df, "/reuse_a.dat"), one(df, "/reuse_b.dat")
+    # a's dup keeps a's description (offset 100) while b takes the number
+    assert (a["POSIX_OPENS"], a["POSIX_DUPS"], a["POSIX_WRITES"]) == (2, 1, 3)
+    assert (a["POSIX_BYTES_WRITTEN"], a["POSIX_MAX_BYTE_WRITTEN"]) == (250, 199)
+    assert (a["POSIX_CONSEC_WRITES"], a["POSIX_SEQ_WRITES"]) == (1, 1)
+    assert (b["POSIX_OPENS"], b["POSIX_WRITES"], b["POSIX_BYTES_WRITTEN"]) == (1, 2, 60)
+    assert (b["POSIX_CONSEC_WRITES"], b["POSIX_MAX_BYTE_WRITTEN"]) == (1, 59)
+
+
 def test_append_offsets(tmp_path):
     _, df = posix(tmp_path, "append")
     r = one(df, "/append.dat")
