@@ -22,6 +22,7 @@ typedef struct calls {
   ssize_t (*pwrite)(int, const void *, size_t, off_t);
   ssize_t (*pread)(int, void *, size_t, off_t);
   ssize_t (*write)(int, const void *, size_t);
+  ssize_t (*read)(int, void *, size_t);
   off_t (*lseek)(int, off_t, int);
   size_t (*fwrite)(const void *, size_t, size_t, FILE *);
   size_t (*fread)(void *, size_t, size_t, FILE *);
@@ -50,7 +51,7 @@ typedef struct bench {
   const char *op, *path;
   char **names; /* stat_new, open_close_new: a name no batch used before */
   long next;
-  int fd;
+  int fd, rfd; /* rfd: the 1 MiB file, for seek_read */
   FILE *in, *out;
   char buf[64];
 } bench;
@@ -100,6 +101,12 @@ __attribute__((noinline)) double batch(bench *b, const calls *c, long n) {
       c->lseek(fd, (off_t)(i & 1023) * (off_t)t, SEEK_SET);
       if (c->write(fd, blk, t) != (ssize_t)t) exit(4);
     }
+  } else if (!strcmp(op, "seek_read")) { /* IOR's read phase: lseek, then read 1 KiB */
+    static char blk[1024];
+    for (long i = 0; i < n; i++) {
+      c->lseek(b->rfd, (off_t)(i & 1023) * (off_t)sizeof blk, SEEK_SET);
+      if (c->read(b->rfd, blk, sizeof blk) != (ssize_t)sizeof blk) exit(4);
+    }
   } else if (!strcmp(op, "pwrite_8threads")) {
     pthread_t th[8];
     thread_arg args[8];
@@ -128,11 +135,11 @@ __attribute__((noinline)) double batch(bench *b, const calls *c, long n) {
 
 static int resolve(calls *c, void *from) {
   TAKE(*c, from, pwrite), TAKE(*c, from, pread), TAKE(*c, from, write);
-  TAKE(*c, from, lseek), TAKE(*c, from, fwrite), TAKE(*c, from, fread);
+  TAKE(*c, from, read), TAKE(*c, from, lseek), TAKE(*c, from, fwrite), TAKE(*c, from, fread);
   TAKE(*c, from, fprintf), TAKE(*c, from, rewind), TAKE(*c, from, open);
   TAKE(*c, from, close), TAKE(*c, from, stat);
-  return c->pwrite && c->pread && c->write && c->lseek && c->fwrite && c->fread && c->fprintf &&
-                 c->rewind && c->open && c->close && c->stat
+  return c->pwrite && c->pread && c->write && c->read && c->lseek && c->fwrite && c->fread &&
+                 c->fprintf && c->rewind && c->open && c->close && c->stat
              ? 0
              : -1;
 }
@@ -163,10 +170,11 @@ int main(int argc, char **argv) {
   static char mib[1 << 20];
   if (!w || fwrite(mib, 1, sizeof mib, w) != sizeof mib || fclose(w)) return 3;
   b.in = fopen(rpath, "r");
+  b.rfd = open(rpath, O_RDONLY);
   char wpath[4096];
   snprintf(wpath, sizeof wpath, "%s/micro_write.dat", argv[3]);
   b.out = fopen(wpath, "w");
-  if (!b.in || !b.out) return 3;
+  if (!b.in || !b.out || b.rfd < 0) return 3;
   if (!strcmp(b.op, "stat_new") || !strcmp(b.op, "open_close_new")) {
     long total = n * 2 * BATCHES; /* existing files, each touched once */
     b.names = malloc(total * sizeof *b.names);

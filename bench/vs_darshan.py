@@ -166,8 +166,8 @@ def callgrind(d):
     header("extra instructions per call (callgrind, marginal: the slope between two N; "
            "*_new: first call on a name, existing files)",
            cols3(["iochar/darshan"] if DARSHAN else []))
-    for op in ["pwrite", "pread", "fwrite", "open_close", "stat", "stat_new",
-               "open_close_new"]:
+    for op in ["pwrite", "pread", "seek_write", "seek_read", "fwrite", "open_close", "stat",
+               "stat_new", "open_close_new"]:
         n1, n2 = (4_000, 16_000) if op.endswith("_new") else (8_000, 48_000)
         x = {t: callgrind_extra(op, t, d, n1, n2) for t in TOOLS if t != "bare"}
         cells = [op, "-"] + [f"{v:+.0f}" for v in x.values()]
