@@ -35,37 +35,62 @@ static void record_path_meta(int dirfd, const char *path, int idx, double t0, do
 static inline void seek_passed(iochar_fdesc *d, int64_t r) {
   if (d && r >= 0) iochar_fd_seek(d, r);
 }
-static inline void seek_record(iochar_fdesc *d, int64_t r, double t0, double t1) {
-  if (r < 0) return;
+/* A successful seek on a recorded descriptor: its offset, POSIX_SEEKS and
+ * the metadata time, inlined into both wrappers (IOR's POSIX back end pairs
+ * every transfer with one).  As on the data path (posix_rw.c): the clock
+ * readings become seconds only here, not across the real call, and errno is
+ * not saved, for nothing here sets it (the contended lock and the observers
+ * keep it themselves). */
+static inline __attribute__((always_inline)) void seek_record(iochar_fdesc *d, int64_t r,
+                                                              uint64_t k0, uint64_t k1) {
+  iochar_in_tool++;
   iochar_fd_seek(d, r);
-  IOCHAR_RECORD(record_meta(d->rec, POSIX_SEEKS, t0, t1));
+  iochar_record *rec = d->rec;
+  iochar_spin_lock(&rec->lock);
+  rec->c[POSIX_SEEKS]++;
+  iochar_meta_account(rec, &layout, rec->state, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  iochar_spin_unlock(&rec->lock);
+  iochar_in_tool--;
+}
+/* 1 when a seek on d (iochar_fd_get) is recorded: a descriptor in the table
+ * means recording (core.h), as for data calls, unless the tool called. */
+static inline int seek_recorded(iochar_fdesc *d) {
+  return d && (__builtin_expect(!iochar_in_tool, 1) || iochar_active());
 }
 
+/* The recorded path calls the real function without the lazy-resolution
+ * test: seeks_resolved, below, resolved it before iochar_init could run. */
 IOCHAR_WRAP(off_t, lseek, (int fd, off_t off, int whence)) {
   iochar_fdesc *d = iochar_fd_get(fd);
-  if (!d || !iochar_active()) {
+  if (!seek_recorded(d)) {
     off_t r = IOCHAR_REAL(lseek)(fd, off, whence);
     seek_passed(d, r);
     return r;
   }
-  double t0 = iochar_now();
-  off_t r = IOCHAR_REAL(lseek)(fd, off, whence);
-  double t1 = iochar_now();
-  seek_record(d, r, t0, t1);
+  uint64_t k0 = iochar_ticks();
+  off_t r = real_lseek(fd, off, whence);
+  uint64_t k1 = iochar_ticks();
+  if (r >= 0) seek_record(d, r, k0, k1);
   return r;
 }
 IOCHAR_WRAP(off64_t, lseek64, (int fd, off64_t off, int whence)) {
   iochar_fdesc *d = iochar_fd_get(fd);
-  if (!d || !iochar_active()) {
+  if (!seek_recorded(d)) {
     off64_t r = IOCHAR_REAL(lseek64)(fd, off, whence);
     seek_passed(d, r);
     return r;
   }
-  double t0 = iochar_now();
-  off64_t r = IOCHAR_REAL(lseek64)(fd, off, whence);
-  double t1 = iochar_now();
-  seek_record(d, r, t0, t1);
+  uint64_t k0 = iochar_ticks();
+  off64_t r = real_lseek64(fd, off, whence);
+  uint64_t k1 = iochar_ticks();
+  if (r >= 0) seek_record(d, r, k0, k1);
   return r;
+}
+
+/* Priority 101: before the runtime's own constructor (iochar_init, core.c),
+ * so before any descriptor can be in the table. */
+__attribute__((constructor(101))) static void seeks_resolved(void) {
+  (void)IOCHAR_REAL(lseek), (void)IOCHAR_REAL(lseek64);
 }
 
 /* ---- sync, truncate, fstat, mmap ---------------------------------------- */
