@@ -195,6 +195,52 @@ static void threads(void) {
   close(shared_fd);
 }
 
+/* IOR's POSIX pattern under threads: 4 threads, each with its own open of
+ * seekshared.dat (one record, a description each): 250 x (lseek to its own
+ * slice, write 64), then 250 x (lseek, read 64).  And a file of its own,
+ * seekthread<t>.dat, through a descriptor and its dup, which share the
+ * offset: 100 x (lseek the dup to 64 x (99 - i), write 64 through the
+ * first), so the writes walk backwards; then 100 x (lseek the first to
+ * 64 x i, read 64 through the dup), forwards; a failed lseek on each. */
+static void *seek_thread_main(void *arg) {
+  long t = (long)arg;
+  char b[64] = {0}, name[4096]; /* path() is not thread-safe */
+  snprintf(name, sizeof name, "%s/seekshared.dat", dir);
+  int fd = open(name, O_RDWR);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 250; i++) {
+    off_t at = (t * 250 + i) * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+  }
+  for (int i = 0; i < 250; i++) {
+    off_t at = (t * 250 + i) * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && read(fd, b, 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+  snprintf(name, sizeof name, "%s/seekthread%ld.dat", dir, t);
+  fd = open(name, O_CREAT | O_TRUNC | O_RDWR, 0644);
+  int d = dup(fd);
+  CHECK(fd >= 0 && d >= 0);
+  for (int i = 0; i < 100; i++) {
+    off_t at = (99 - i) * 64;
+    CHECK(lseek(d, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+  }
+  CHECK(lseek(d, -1, SEEK_SET) == -1); /* failed: not counted */
+  for (int i = 0; i < 100; i++) {
+    off_t at = i * 64;
+    CHECK(lseek64(fd, at, SEEK_SET) == at && read(d, b, 64) == 64);
+  }
+  CHECK(close(d) == 0 && close(fd) == 0);
+  return NULL;
+}
+static void seek_threads(void) {
+  int fd = open(path("seekshared.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0 && close(fd) == 0);
+  pthread_t th[4];
+  for (long i = 0; i < 4; i++) pthread_create(&th[i], NULL, seek_thread_main, (void *)i);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+}
+
 /* fork: parent writes parent.dat (2 writes), child writes child.dat (3). */
 static void forking(void) {
   int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -377,6 +423,8 @@ int main(int argc, char **argv) {
     errors();
   else if (!strcmp(m, "threads"))
     threads();
+  else if (!strcmp(m, "seek-threads"))
+    seek_threads();
   else if (!strcmp(m, "fork"))
     forking();
   else if (!strcmp(m, "vfork"))

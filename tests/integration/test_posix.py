@@ -127,6 +127,30 @@ def test_threads_exact_totals(tmp_path):
             (100, 6400, 99)
 
 
+def test_seeks_under_threads_and_dups(tmp_path):
+    _, df = posix(tmp_path, "seek-threads")
+    r = one(df, "/seekshared.dat")
+    # 4 threads x 500 successful seeks, each before a 64-byte transfer
+    expect = dict(POSIX_OPENS=5, POSIX_SEEKS=2000, POSIX_WRITES=1000, POSIX_READS=1000,
+                  POSIX_BYTES_WRITTEN=64000, POSIX_BYTES_READ=64000,
+                  POSIX_MAX_BYTE_WRITTEN=63999, POSIX_MAX_BYTE_READ=63999,
+                  POSIX_SIZE_WRITE_0_100=1000, POSIX_SIZE_READ_0_100=1000)
+    assert {k: r[k] for k in expect} == expect
+    assert r["POSIX_F_META_TIME"] > 0
+    for t in range(4):
+        rt = one(df, f"/seekthread{t}.dat")
+        # seeks through the dup move the offset the writes use: backwards
+        # writes (only the first, past byte 0, sequential), forwards reads;
+        # the failed lseek is not a seek
+        expect = dict(POSIX_OPENS=1, POSIX_DUPS=1, POSIX_SEEKS=200, POSIX_WRITES=100,
+                      POSIX_READS=100, POSIX_CONSEC_WRITES=0, POSIX_SEQ_WRITES=1,
+                      POSIX_CONSEC_READS=99, POSIX_SEQ_READS=99,
+                      POSIX_MAX_BYTE_WRITTEN=6399, POSIX_MAX_BYTE_READ=6399,
+                      POSIX_BYTES_WRITTEN=6400, POSIX_BYTES_READ=6400)
+        assert {k: rt[k] for k in expect} == expect
+        assert rt["POSIX_F_META_TIME"] > 0
+
+
 def test_posix_aio_counted_when_collected(tmp_path):
     _, df = posix(tmp_path, "aio")
     r = one(df, "/aio.dat")
