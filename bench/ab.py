@@ -17,7 +17,8 @@ BUILD = Path(os.environ.get("IOCHAR_BUILD", ROOT / "build"))
 MICRO = BUILD / "bench" / "micro"
 OPS = [("pwrite", 2_000_000), ("pread", 2_000_000), ("fwrite", 20_000_000),
        ("fread", 20_000_000), ("fprintf", 5_000_000), ("open_close", 300_000),
-       ("stat", 1_000_000), ("seek_write", 1_000_000), ("seek_write_64k", 100_000),
+       ("stat", 1_000_000), ("seek_write", 1_000_000), ("seek_read", 1_000_000),
+       ("seek_write_64k", 100_000),
        ("pwrite_8threads", 4_000_000)]
 
 
