@@ -52,44 +52,62 @@ static inline __attribute__((always_inline)) void seek_record(iochar_fdesc *d, i
   iochar_spin_unlock(&rec->lock);
   iochar_in_tool--;
 }
-/* The seeks the wrappers below leave out of line: not recorded (no
- * descriptor in the table, or a call from the tool itself), or timed by
- * clock_gettime (no usable TSC).  A descriptor in the table means recording
- * (core.h), as for data calls. */
-#define SEEK_SLOW(name, off_type)                                           \
-  static __attribute__((noinline))                                          \
-  off_type name##_slow(int fd, off_type off, int whence, iochar_fdesc *d) { \
-    if (!d || (iochar_in_tool && !iochar_active())) {                       \
-      off_type r = IOCHAR_REAL(name)(fd, off, whence);                      \
-      seek_passed(d, r);                                                    \
-      return r;                                                             \
-    }                                                                       \
-    uint64_t k0 = iochar_ticks();                                           \
-    off_type r = real_##name(fd, off, whence);                              \
-    uint64_t k1 = iochar_ticks();                                           \
-    if (r >= 0) seek_record(d, r, k0, k1);                                  \
-    return r;                                                               \
-  }
-
 /* The recorded path: the descriptor, the guard and the clock tested once,
  * the real function called without the lazy-resolution test (seeks_resolved,
- * below, resolved it before iochar_init could run), nothing else called. */
-#define SEEK_WRAP(name, off_type)                                                 \
-  static off_type name##_slow(int fd, off_type off, int whence, iochar_fdesc *d); \
-  IOCHAR_WRAP(off_type, name, (int fd, off_type off, int whence)) {               \
-    iochar_fdesc *d = iochar_fd_get(fd);                                          \
-    if (__builtin_expect(!d || iochar_in_tool || !iochar_clock_is_tsc(), 0))      \
-      return name##_slow(fd, off, whence, d);                                     \
-    uint64_t k0 = iochar_tsc();                                                   \
-    off_type r = real_##name(fd, off, whence);                                    \
-    uint64_t k1 = iochar_tsc();                                                   \
-    if (r >= 0) seek_record(d, r, k0, k1);                                        \
-    return r;                                                                     \
-  }                                                                               \
-  SEEK_SLOW(name, off_type)
+ * below, resolved it before iochar_init could run), nothing else called.
+ * The rest goes out of line (lseek_slow, below): seeks not recorded (no
+ * descriptor in the table, or a call from the tool itself) and seeks timed
+ * by clock_gettime (no usable TSC).  A descriptor in the table means
+ * recording (core.h), as for data calls. */
+static off_t lseek_slow(int fd, off_t off, int whence, iochar_fdesc *d);
+static off64_t lseek64_slow(int fd, off64_t off, int whence, iochar_fdesc *d);
 
-SEEK_WRAP(lseek, off_t)
-SEEK_WRAP(lseek64, off64_t)
+IOCHAR_WRAP(off_t, lseek, (int fd, off_t off, int whence)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (__builtin_expect(!d || iochar_in_tool || !iochar_clock_is_tsc(), 0))
+    return lseek_slow(fd, off, whence, d);
+  uint64_t k0 = iochar_tsc();
+  off_t r = real_lseek(fd, off, whence);
+  uint64_t k1 = iochar_tsc();
+  if (r >= 0) seek_record(d, r, k0, k1);
+  return r;
+}
+IOCHAR_WRAP(off64_t, lseek64, (int fd, off64_t off, int whence)) {
+  iochar_fdesc *d = iochar_fd_get(fd);
+  if (__builtin_expect(!d || iochar_in_tool || !iochar_clock_is_tsc(), 0))
+    return lseek64_slow(fd, off, whence, d);
+  uint64_t k0 = iochar_tsc();
+  off64_t r = real_lseek64(fd, off, whence);
+  uint64_t k1 = iochar_tsc();
+  if (r >= 0) seek_record(d, r, k0, k1);
+  return r;
+}
+
+static __attribute__((noinline)) off_t lseek_slow(int fd, off_t off, int whence, iochar_fdesc *d) {
+  if (!d || (iochar_in_tool && !iochar_active())) {
+    off_t r = IOCHAR_REAL(lseek)(fd, off, whence);
+    seek_passed(d, r);
+    return r;
+  }
+  uint64_t k0 = iochar_ticks();
+  off_t r = real_lseek(fd, off, whence);
+  uint64_t k1 = iochar_ticks();
+  if (r >= 0) seek_record(d, r, k0, k1);
+  return r;
+}
+static __attribute__((noinline)) off64_t lseek64_slow(int fd, off64_t off, int whence,
+                                                      iochar_fdesc *d) {
+  if (!d || (iochar_in_tool && !iochar_active())) {
+    off64_t r = IOCHAR_REAL(lseek64)(fd, off, whence);
+    seek_passed(d, r);
+    return r;
+  }
+  uint64_t k0 = iochar_ticks();
+  off64_t r = real_lseek64(fd, off, whence);
+  uint64_t k1 = iochar_ticks();
+  if (r >= 0) seek_record(d, r, k0, k1);
+  return r;
+}
 
 /* Priority 101: before the runtime's own constructor (iochar_init, core.c),
  * so before any descriptor can be in the table. */
