@@ -33,6 +33,10 @@ for i, a in enumerate(sys.argv):
     if a == "--only" and i + 1 < len(sys.argv):
         ONLY = set(sys.argv[i + 1].split(","))
 REPS = 3 if QUICK else 7
+# A 2-rank IOR run lasts ~0.1 s and moves +-10% with the machine's other
+# work: its rows take more alternating runs (median, and the quartiles of
+# the per-rep differences beside it) to resolve a few percent.
+IOR_REPS = 5 if QUICK else 25
 TOOLS = ["bare", "iochar"] + (["darshan"] if DARSHAN else [])
 MICRO_OPS = [("pwrite", 2_000_000), ("pread", 2_000_000), ("fwrite", 20_000_000),
              ("open_close", 300_000), ("stat", 1_000_000), ("stat_new", 20_000),
@@ -201,13 +205,19 @@ def ior(d):
             s, _ = wall(ior_cmd(2, d, shared, block), tool_env(t, d), d)
             clear_logs(d)
             return s
-        r = rotation(once)
+        r = rotation(once, IOR_REPS)
         med = {t: statistics.median(v) for t, v in r.items()}
         cells = [label, f"{med['bare']:.3f}"]
         cells += [pct(med[t], med["bare"]) for t in TOOLS if t != "bare"]
         if DARSHAN:
             cells.append(ratio(med["iochar"] - med["bare"], med["darshan"] - med["bare"]))
         row(cells)
+        for t in TOOLS:
+            if t == "bare":
+                continue
+            # Paired: each rep's tool run against the bare run just before it.
+            q = statistics.quantiles([(a / b - 1) * 100 for a, b in zip(r[t], r["bare"])], n=4)
+            row([f"  {t}: per-rep quartiles", f"{q[0]:+.1f}%", f"{q[1]:+.1f}%", f"{q[2]:+.1f}%"])
 
 
 def fixed(d):
