@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -21,7 +22,9 @@ int iochar_ready;
 /* The process whose log this is: a vfork child shares our memory but has its
  * own pid (and no atfork handlers run for it). */
 static pid_t owner_pid;
-__thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
+/* Every thread's copy starts biased: its first wrapped call registers it
+ * (iochar_thread_enter). */
+__thread int iochar_in_tool __attribute__((tls_model("initial-exec"))) = IOCHAR_NEW_THREAD;
 struct timespec iochar_mono0;
 iochar_job iochar_job_info;
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
@@ -79,9 +82,112 @@ static void job_identity(iochar_job *j) {
 
 static const char always_lock = 0;
 const char *iochar_single_threaded_flag = &always_lock;
-/* Before any wrapper can run (the default-priority constructors come later). */
+char iochar_fast_mode = 1;
+
+/* The fast mode's bookkeeping (core.h), all under enter_mutex, which is
+ * taken once per thread: the owner's in-tool count (NULL: no thread has
+ * entered, or the owner exited), whether the mode was ended (every later
+ * entrant may skip the wait) and the key whose destructor tells an exiting
+ * owner (its in-tool count is freed with it). */
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_ (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_ (1 << 4)
+static int use_membarrier; /* 0: undecided or fallback; 1: the fast mode */
+static int decided;
+static pthread_mutex_t enter_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int *owner_count;
+static int fast_ended;
+static pthread_key_t owner_key;
+static __thread char thread_exiting __attribute__((tls_model("initial-exec")));
+
+static int membarrier_register(void) {
+#ifdef SYS_membarrier
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_, 0, 0) == 0;
+#else
+  return 0;
+#endif
+}
+
+/* The owner's thread exits: a later entrant may become the owner.  If the
+ * exiting thread enters again (I/O in a later destructor) it is a new
+ * thread that never owns (thread_exiting), so nothing points at its count. */
+static void owner_exit(void *p) {
+  (void)p;
+  pthread_mutex_lock(&enter_mutex);
+  if (owner_count == &iochar_in_tool) {
+    owner_count = NULL;
+    thread_exiting = 1;
+    iochar_in_tool |= IOCHAR_NEW_THREAD;
+  }
+  pthread_mutex_unlock(&enter_mutex);
+}
+
+/* Before any wrapper can run (the default-priority constructors come later).
+ * The fast mode needs membarrier, and starts only while the process has one
+ * thread (no other can be in the middle of a locked update then). */
 __attribute__((constructor(101))) static void single_threaded_flag(void) {
   if (&__libc_single_threaded) iochar_single_threaded_flag = &__libc_single_threaded;
+  if (&__libc_single_threaded && __libc_single_threaded && membarrier_register() &&
+      pthread_key_create(&owner_key, owner_exit) == 0) {
+    use_membarrier = 1;
+    iochar_single_threaded_flag = &iochar_fast_mode;
+  }
+  __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
+}
+
+/* End the fast mode: clear the flag, make every thread of the process run a
+ * full barrier, and wait until the owner is out of its bracket (core.h).
+ * The owner's code under a bracket waits for no other thread, so this ends. */
+static void fast_end(void) {
+  __atomic_store_n(&iochar_fast_mode, 0, __ATOMIC_SEQ_CST);
+  if (owner_count && owner_count != &iochar_in_tool) {
+#ifdef SYS_membarrier
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0)
+      __atomic_thread_fence(__ATOMIC_SEQ_CST); /* registered: does not fail */
+#endif
+    while (__atomic_load_n(owner_count, __ATOMIC_ACQUIRE) & IOCHAR_FAST_MASK) sched_yield();
+  }
+  __atomic_store_n(&fast_ended, 1, __ATOMIC_RELEASE);
+}
+
+void iochar_thread_enter(void) {
+  if (!__atomic_load_n(&decided, __ATOMIC_ACQUIRE)) return; /* before the first constructor */
+  /* in the tool meanwhile: a signal handler here passes straight through */
+  iochar_in_tool = iochar_in_tool - IOCHAR_NEW_THREAD + 1;
+  if (use_membarrier && !__atomic_load_n(&fast_ended, __ATOMIC_ACQUIRE)) {
+    int e = errno;
+    pthread_mutex_lock(&enter_mutex);
+    if (!fast_ended) {
+      if (owner_count == &iochar_in_tool) {
+        /* the owner already (a fork child's thread whose prepare came first) */
+      } else if (!owner_count && !thread_exiting) {
+        owner_count = &iochar_in_tool;
+        pthread_setspecific(owner_key, &owner_count);
+      } else {
+        fast_end();
+      }
+    }
+    pthread_mutex_unlock(&enter_mutex);
+    errno = e;
+  }
+  iochar_in_tool--;
+}
+
+/* The fork child: one thread, the one that forked (it entered in the
+ * prepare handler).  It owns the fast mode again, whatever the parent's
+ * threads did; a child that cannot register membarrier locks for good. */
+static void fast_mode_child(void) {
+  if (!use_membarrier) return;
+  pthread_mutex_init(&enter_mutex, NULL);
+  if (thread_exiting || !membarrier_register()) {
+    iochar_fast_mode = 0;
+    fast_ended = 1;
+    owner_count = NULL;
+    return;
+  }
+  owner_count = &iochar_in_tool;
+  pthread_setspecific(owner_key, &owner_count);
+  fast_ended = 0;
+  iochar_fast_mode = 1;
 }
 
 int iochar_use_tsc;
@@ -176,10 +282,14 @@ static void start_clocks(void) {
   iochar_job_info.start_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
 }
 
-static void at_fork_prepare(void) { iochar_records_lock(); }
+static void at_fork_prepare(void) {
+  iochar_enter(); /* a thread new to the tool ends or takes the fast mode first */
+  iochar_records_lock();
+}
 static void at_fork_parent(void) { iochar_records_unlock(); }
 /* The child reports its own I/O only, in its own log (pid in the name). */
 static void at_fork_child(void) {
+  fast_mode_child();
   iochar_job_info.forked = 1;
   iochar_job_info.log_pid = (int)getpid();
   /* The parent's live file is shared memory: the child moves to its own
@@ -200,8 +310,11 @@ static void at_fork_child(void) {
 }
 
 int iochar_vfork_back(void) {
-  if (getpid() != owner_pid) return 0;
-  iochar_in_tool -= IOCHAR_VFORK_BIAS;
+  if ((iochar_in_tool & (IOCHAR_NEW_THREAD - 1)) >= IOCHAR_VFORK_BIAS) {
+    if (getpid() != owner_pid) return 0;
+    iochar_in_tool -= IOCHAR_VFORK_BIAS;
+  }
+  iochar_enter();
   return 1;
 }
 
@@ -235,6 +348,9 @@ __asm__(".text\n"
 __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
+  /* Not an entry (iochar_enter): the first thread to do I/O owns the fast
+   * mode.  Run from the constructor, right after single_threaded_flag: no
+   * other thread exists yet; run lazily before it: the mode is undecided. */
   iochar_in_tool++;
   iochar_config_env(); /* the environment, read once (runtime/config.c) */
   iochar_warn_init();  /* before anything can warn: what fd 2 is at start */
@@ -280,6 +396,7 @@ __attribute__((constructor)) void iochar_init(void) {
  * for an MPI job that never reached MPI_Finalize. */
 void iochar_shutdown(void) {
   if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
+  iochar_enter(); /* the thread that exits may never have done I/O */
   iochar_in_tool++;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* data wrappers: core.h */
@@ -329,6 +446,7 @@ void iochar_exec_prepare(void) {
   exec_log[0] = 0;
   if (!iochar_ready || getpid() != owner_pid || iochar_job_info.written) return;
   if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) return;
+  iochar_enter();
   iochar_in_tool++;
   int e = errno;
   iochar_job *j = &iochar_job_info;
@@ -357,6 +475,7 @@ void iochar_exec_prepare(void) {
  * written for it goes, and a new live file holds the counters again. */
 void iochar_exec_failed(void) {
   if (!exec_log[0]) return;
+  iochar_enter();
   iochar_in_tool++;
   int e = errno;
   unlink(exec_log);

@@ -371,7 +371,8 @@ MPI_WRAP(int, MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Sta
 /* ---- request completion: only requests we posted are looked at ---------- */
 
 static inline int tracking(void) {
-  return atomic_load_explicit(&npending, memory_order_relaxed) > 0 && !iochar_in_tool;
+  return atomic_load_explicit(&npending, memory_order_relaxed) > 0 &&
+         (!iochar_in_tool || iochar_active());
 }
 
 /* Handles are copied before the call (completion overwrites them); only

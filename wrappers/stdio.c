@@ -115,13 +115,14 @@ static inline __attribute__((always_inline)) void stream_rw(stream *s, int dir, 
                                                             double t0, double t1) {
   iochar_record *r = s->rec;
   int saved = errno;
-  iochar_in_tool++; /* a signal handler's I/O must not wait on our lock */
-  iochar_spin_lock(&r->lock);
+  /* a signal handler's I/O must not wait on our lock; and the bracket (core.h) */
+  iochar_fast_enter();
+  iochar_spin_lock_in(&r->lock);
   int64_t off = s->offset;
   if (n > 0) s->offset += n;
   iochar_rw_account(r, &layout, r->state, dir, off, n, NULL, t0, t1);
-  iochar_spin_unlock(&r->lock);
-  iochar_in_tool--;
+  iochar_spin_unlock_in(&r->lock);
+  iochar_fast_leave();
   errno = saved;
 }
 static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n, double t0,
@@ -137,12 +138,12 @@ static __attribute__((noinline)) void record_untimed_slow(stream *s, int dir, in
 /* Inlined: a repeat joins the run in a few instructions, no call. */
 static inline __attribute__((always_inline)) void record_untimed(stream *s, int dir, int64_t n) {
   iochar_record *r = s->rec;
-  iochar_in_tool++;
-  iochar_spin_lock(&r->lock);
+  iochar_fast_enter(); /* the guard's increment, and the bracket (core.h) */
+  iochar_spin_lock_in(&r->lock);
   int deferred = iochar_rw_defer(r->state, dir, s->offset, n, s->t_last);
   if (deferred) s->offset += n;
-  iochar_spin_unlock(&r->lock);
-  iochar_in_tool--;
+  iochar_spin_unlock_in(&r->lock);
+  iochar_fast_leave();
   if (!deferred) record_untimed_slow(s, dir, n);
 }
 

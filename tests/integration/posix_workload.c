@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +243,78 @@ static void seek_threads(void) {
   for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
 }
 
+/* A second thread that does no I/O at first (as MPICH's), then starts
+ * while the first is in the middle of its own: the tool's unlocked mode
+ * (one thread in the tool) ends under the first.  The main thread: 2000 x
+ * (lseek, write 64) on its descriptor of late.dat, slice [0, 128000); at
+ * its 1000th, the waiting thread goes: its own descriptor, 2000 x (lseek,
+ * write 64) at [128000, 256000), and 1000 pwrites of 64 through the main
+ * thread's descriptor at [256000, 320000). */
+static int late_fd;
+static atomic_int late_go;
+static void *late_main(void *arg) {
+  (void)arg;
+  while (!atomic_load(&late_go)) sched_yield();
+  char b[64] = {0}, name[4096]; /* path() is not thread-safe */
+  snprintf(name, sizeof name, "%s/late.dat", dir);
+  int fd = open(name, O_WRONLY);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 2000; i++) {
+    off_t at = 128000 + i * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+    if (i < 1000) CHECK(pwrite(late_fd, b, 64, 256000 + i * 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+  return NULL;
+}
+static void late_thread(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, late_main, NULL);
+  late_fd = open(path("late.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(late_fd >= 0);
+  char b[64] = {0};
+  for (int i = 0; i < 2000; i++) {
+    if (i == 1000) atomic_store(&late_go, 1);
+    off_t at = i * 64;
+    CHECK(lseek(late_fd, at, SEEK_SET) == at && write(late_fd, b, 64) == 64);
+  }
+  pthread_join(th, NULL);
+  CHECK(close(late_fd) == 0);
+}
+
+/* The thread doing I/O changes: three threads in turn (each exits before
+ * the next starts; the main thread does none until they are done), each
+ * 500 x (lseek, write 64) at its own slice of turns.dat, opened and closed
+ * by each, then the main thread 500 x (lseek, read 64) of it. */
+static void *turn_main(void *arg) {
+  long t = (long)arg;
+  char b[64] = {0}, name[4096]; /* path() is not thread-safe */
+  snprintf(name, sizeof name, "%s/turns.dat", dir);
+  int fd = open(name, O_CREAT | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 500; i++) {
+    off_t at = (t * 500 + i) * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+  return NULL;
+}
+static void turns(void) {
+  for (long t = 0; t < 3; t++) {
+    pthread_t th;
+    pthread_create(&th, NULL, turn_main, (void *)t);
+    pthread_join(th, NULL);
+  }
+  int fd = open(path("turns.dat"), O_RDONLY);
+  CHECK(fd >= 0);
+  char b[64];
+  for (int i = 0; i < 500; i++) {
+    off_t at = i * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && read(fd, b, 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+}
+
 /* fork: parent writes parent.dat (2 writes), child writes child.dat (3). */
 static void forking(void) {
   int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -425,6 +499,10 @@ int main(int argc, char **argv) {
     threads();
   else if (!strcmp(m, "seek-threads"))
     seek_threads();
+  else if (!strcmp(m, "late-thread"))
+    late_thread();
+  else if (!strcmp(m, "turns"))
+    turns();
   else if (!strcmp(m, "fork"))
     forking();
   else if (!strcmp(m, "vfork"))

@@ -151,6 +151,28 @@ def test_seeks_under_threads_and_dups(tmp_path):
         assert rt["POSIX_F_META_TIME"] > 0
 
 
+def test_second_thread_starting_io_midway(tmp_path):
+    # the tool's one-thread mode ends while the first thread is writing
+    _, df = posix(tmp_path, "late-thread")
+    r = one(df, "/late.dat")
+    expect = dict(POSIX_OPENS=2, POSIX_SEEKS=4000, POSIX_WRITES=5000,
+                  POSIX_BYTES_WRITTEN=320000, POSIX_MAX_BYTE_WRITTEN=319999,
+                  POSIX_SIZE_WRITE_0_100=5000)
+    assert {k: r[k] for k in expect} == expect
+    assert r["POSIX_F_WRITE_TIME"] > 0 and r["POSIX_F_META_TIME"] > 0
+
+
+def test_io_thread_changing(tmp_path):
+    # three threads in turn, then the main thread: each owns the tool alone
+    _, df = posix(tmp_path, "turns")
+    r = one(df, "/turns.dat")
+    expect = dict(POSIX_OPENS=4, POSIX_SEEKS=2000, POSIX_WRITES=1500, POSIX_READS=500,
+                  POSIX_BYTES_WRITTEN=96000, POSIX_BYTES_READ=32000,
+                  POSIX_MAX_BYTE_WRITTEN=95999, POSIX_MAX_BYTE_READ=31999,
+                  POSIX_CONSEC_READS=499, POSIX_SEQ_READS=499)
+    assert {k: r[k] for k in expect} == expect
+
+
 def test_posix_aio_counted_when_collected(tmp_path):
     _, df = posix(tmp_path, "aio")
     r = one(df, "/aio.dat")
