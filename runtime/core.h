@@ -372,6 +372,14 @@ static inline void iochar_fdesc_release(iochar_fdesc *d) {
       (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
     iochar_fdesc_put(d);
 }
+/* A description of rec as an open leaves it (offset 0: the kernel starts
+ * every description there, O_APPEND included); plain stores, published by
+ * whatever puts it in the table. */
+static inline void iochar_fdesc_fill(iochar_fdesc *d, iochar_record *rec, int append) {
+  d->rec = rec;
+  d->append = append;
+  atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+}
 /* The open below when fd's home description is still referred to. */
 void iochar_fd_open_pooled(int fd, iochar_record *rec, int append);
 /* An open: fd gets a new description of rec (offset 0: the kernel starts
@@ -392,9 +400,7 @@ static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
       iochar_fd_open_pooled(fd, rec, append);
       return;
     }
-    d->rec = rec;
-    d->append = append;
-    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    iochar_fdesc_fill(d, rec, append);
     atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
     old = atomic_load_explicit(&iochar_fds[fd], memory_order_relaxed);
     atomic_store_explicit(&iochar_fds[fd], d, memory_order_relaxed);
@@ -405,10 +411,7 @@ static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
       iochar_fd_open_pooled(fd, rec, append);
       return;
     }
-    /* plain stores: the exchange below publishes them */
-    d->rec = rec;
-    d->append = append;
-    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+    iochar_fdesc_fill(d, rec, append); /* the exchange below publishes it */
     old = atomic_exchange(&iochar_fds[fd], d);
   }
   if (__builtin_expect(old != NULL, 0)) iochar_fdesc_release(old);

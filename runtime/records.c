@@ -367,10 +367,8 @@ void iochar_fd_open_pooled(int fd, iochar_record *rec, int append) {
     d = &fdesc_pool[fdesc_next++];
   iochar_spin_unlock(&fdesc_lock);
   if (d) { /* plain stores: the exchange below publishes them */
-    d->rec = rec;
-    d->append = append;
+    iochar_fdesc_fill(d, rec, append);
     d->free_next = NULL;
-    atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
     atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
   }
   iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], d);

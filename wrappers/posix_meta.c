@@ -45,11 +45,7 @@ static inline __attribute__((always_inline)) void seek_record(iochar_fdesc *d, i
                                                               uint64_t k0, uint64_t k1) {
   iochar_fast_enter(); /* the guard's increment, and the lock's bracket (core.h) */
   iochar_fd_seek(d, r);
-  iochar_record *rec = d->rec;
-  iochar_spin_lock_in(&rec->lock);
-  rec->c[POSIX_SEEKS]++;
-  iochar_meta_account(rec, &layout, rec->state, iochar_ticks_s(k0), iochar_ticks_s(k1));
-  iochar_spin_unlock_in(&rec->lock);
+  record_meta_in(d->rec, POSIX_SEEKS, iochar_ticks_s(k0), iochar_ticks_s(k1));
   iochar_fast_leave();
 }
 /* The recorded path: the descriptor, the guard and the clock tested once,
