@@ -335,6 +335,16 @@ static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout 
 /* A metadata call on record r: count it (counter idx), stamp it (the start
  * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
  * part.  Takes r->lock. */
+static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L, int idx,
+                                     int ts_start, int ts_end, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  if (ts_start >= 0) iochar_ts(&r->f[ts_start], &r->f[ts_end], t0, t1);
+  iochar_meta_account(r, L, r->state, t0, t1);
+  iochar_spin_unlock(&r->lock);
+}
+/* The same inside the caller's bracket (core.h, iochar_fast_enter), r->lock
+ * taken by the fast rule: for the hot steps only (the seek). */
 static inline void iochar_meta_event_in(iochar_record *r, const iochar_rw_layout *L, int idx,
                                         int ts_start, int ts_end, double t0, double t1) {
   iochar_spin_lock_in(&r->lock);
@@ -342,13 +352,6 @@ static inline void iochar_meta_event_in(iochar_record *r, const iochar_rw_layout
   if (ts_start >= 0) iochar_ts(&r->f[ts_start], &r->f[ts_end], t0, t1);
   iochar_meta_account(r, L, r->state, t0, t1);
   iochar_spin_unlock_in(&r->lock);
-}
-/* The same in a bracket of its own; _in: inside the caller's (core.h). */
-static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L, int idx,
-                                     int ts_start, int ts_end, double t0, double t1) {
-  iochar_fast_enter();
-  iochar_meta_event_in(r, L, idx, ts_start, ts_end, t0, t1);
-  iochar_fast_leave();
 }
 
 /* Move the top-k tables into their counters (before the log is written). */

@@ -119,63 +119,90 @@ extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
  * and never sets it back; its own stdio skips locking on it.  Weak, so an
  * older glibc (no such symbol) just always locks. */
 extern char __libc_single_threaded __attribute__((weak, visibility("default")));
-/* Where the "locks may be skipped" flag is read: one load and a compare per
- * lock.  core.c's first constructor points it at iochar_fast_mode when the
- * kernel has membarrier's private expedited command (4.14+), else at
- * __libc_single_threaded (today's rule: one thread), else at a 0 byte. */
+/* Where that flag is read: &__libc_single_threaded once core.c's first
+ * constructor ran and glibc has one, else a 0 byte (always lock).  One load
+ * and a compare per lock, not a test of the weak symbol's address too. */
 extern const char *iochar_single_threaded_flag;
-/* 1 while at most one thread (the owner) has entered the tool's recorded
- * paths, whatever other threads exist (MPICH's progress thread never does
- * I/O); 0 for good once a second thread enters (core.c, thread_enter; a fork
- * child starts again at 1).  Every thread's in-tool count starts at
- * IOCHAR_NEW_THREAD, so its first wrapped call takes the out-of-line path
- * (iochar_active) that registers it: nothing on the hot path tests it. */
-extern char iochar_fast_mode;
 
-/* The owner's unlocked work is bracketed by IOCHAR_FAST_UNIT in its in-tool
- * count (a plain add and a compiler barrier, no fence).  The thread that
- * ends the fast mode clears iochar_fast_mode, then makes every thread run a
- * full barrier (membarrier), then waits until the owner's count has no
- * IOCHAR_FAST_UNIT bits: from then on the owner sees the flag cleared at its
- * next bracket, and everything it wrote unlocked is visible.  Either the
- * owner's test comes after the clear (it locks) or its bracket is seen. */
-#define IOCHAR_FAST_UNIT (1 << 12)
-#define IOCHAR_FAST_MASK (0xfff << 12)
-#define IOCHAR_NEW_THREAD (1 << 30)
-/* Enter and leave a bracket: the barriers keep the unlocked accesses inside
- * it (x86 stores are released in order; elsewhere the leave is a release). */
-static inline __attribute__((always_inline)) void iochar_fast_enter(void);
-static inline __attribute__((always_inline)) void iochar_fast_leave(void);
-
-/* Record locks.  While only one thread has entered the tool, nothing can
- * contend, so the lock is not taken: the locked exchange is the largest
- * single cost of a buffered fwrite.  The only other code that runs on that
- * thread meanwhile is a signal handler, and the tool's in-tool guard turns
- * it away.  The lock brackets its section (above), so a second thread's
- * entry waits for it; unlocking is a plain store, harmless on a flag that
- * was not set (while the mode is fast no thread sets any). */
+/* Record locks.  While the process has one thread, nothing can contend, so
+ * the lock is not taken: the locked exchange is the largest single cost of a
+ * buffered fwrite.  The only other code that runs on this thread meanwhile
+ * is a signal handler, and the tool's in-tool guard turns it away.  No thread
+ * can appear between lock and unlock (nothing under a lock creates one), and
+ * unlocking is a plain store, harmless on a flag that was not set. */
 typedef struct iochar_spin {
   atomic_flag f;
 } iochar_spin;
 static inline int iochar_single_threaded(void) { return *iochar_single_threaded_flag; }
 void iochar_spin_wait(iochar_spin *s); /* records.c: the contended path */
-/* The lock inside a bracket the caller opened (iochar_fast_enter): the
- * hottest record steps, whose in-tool increment is the bracket. */
-static inline void iochar_spin_lock_in(iochar_spin *s) {
+static inline void iochar_spin_lock(iochar_spin *s) {
   if (__builtin_expect(iochar_single_threaded(), 1)) return;
   if (__builtin_expect(atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire), 0))
     iochar_spin_wait(s);
 }
-static inline void iochar_spin_unlock_in(iochar_spin *s) {
+static inline void iochar_spin_unlock(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);
 }
-static inline void iochar_spin_lock(iochar_spin *s) {
-  iochar_fast_enter();
-  iochar_spin_lock_in(s);
+
+/* The fast rule (issue 20): MPICH starts an idle progress thread in every
+ * rank, which ends the one-thread rule above for good.  The hot record steps
+ * alone (posix_rw.c record_rw, posix_meta.c seek_record, stdio.c stream_rw
+ * and record_untimed) skip r->lock while at most one thread, the owner, has
+ * entered the tool, whatever other threads exist.
+ *
+ * Entering: every thread's in-tool count starts at IOCHAR_NEW_THREAD, so its
+ * first recorded call leaves the inline guard for iochar_vfork_back, which
+ * registers it (core.c, iochar_thread_enter): the first becomes the owner; a
+ * second ends the mode for good.  A thread that has not entered touches no
+ * record's counters or state: every recorded path passes iochar_active
+ * first, and the paths that read records for the log enter (shutdown, exec,
+ * MPI_Finalize).
+ *
+ * Brackets: the owner's unlocked work sits between iochar_fast_enter and
+ * iochar_fast_leave, which add and take IOCHAR_FAST_UNIT to its in-tool
+ * count (a plain add, no fence; it is also the step's re-entry guard).  The
+ * thread that ends the mode clears iochar_fast_mode, runs membarrier
+ * (PRIVATE_EXPEDITED: every running thread of the process executes a full
+ * barrier, which turns the owner's compiler barrier into a fence), then
+ * waits until the owner's count has no IOCHAR_FAST_UNIT bits.  The owner
+ * opens its bracket before it tests the flag: either the test comes after
+ * the barrier and sees 0 (it locks), or the open came before it, and the
+ * waiter sees the bracket and waits for its close (a release), after which
+ * the unlocked writes are visible.  The wait ends because:
+ * - nothing in a bracket calls out of the tool (no system call, no dlsym:
+ *   the entrant may hold the loader's lock, in a dlopen'd constructor).  The
+ *   one wait possible inside is for rec_mutex (a record's first top-k
+ *   tables), and no thread enters while holding it: a thread enters
+ *   implicitly only from no tool code (its count exactly IOCHAR_NEW_THREAD),
+ *   explicitly (iochar_enter) only where it holds no tool lock;
+ * - a signal handler on the owner passes straight through while the count
+ *   is not 0, so brackets never nest: 12 bits are plenty.
+ * A handler that longjmps out of a bracket leaves it open, and a later
+ * entrant then waits for ever, as it would on a record lock held there.
+ * Every other lock (iochar_spin_lock, rec_mutex, the fd table's atomics)
+ * keeps the one-thread rule, so it is taken for real whenever a second
+ * thread exists and needs no bracket.  A record may see both: the side that
+ * skips is the owner alone, and in fast mode no other thread touches it. */
+#define IOCHAR_FAST_UNIT (1 << 12)
+#define IOCHAR_FAST_MASK (0xfff << 12)
+#define IOCHAR_NEW_THREAD (1 << 30)
+/* 1 while the mode holds (core.c: 0 for good once a second thread enters; a
+ * fork child starts again at 1). */
+extern char iochar_fast_mode;
+/* What the fast rule reads: &iochar_fast_mode with membarrier (Linux 4.14+)
+ * and a process that started with one thread, else the one-thread rule's
+ * flag (observers on, too: they walk stacks under the lock). */
+extern const char *iochar_fast_flag;
+static inline __attribute__((always_inline)) void iochar_fast_enter(void);
+static inline __attribute__((always_inline)) void iochar_fast_leave(void);
+/* r->lock by the fast rule, inside a bracket the caller opened. */
+static inline __attribute__((always_inline)) void iochar_spin_lock_in(iochar_spin *s) {
+  if (__builtin_expect(*iochar_fast_flag, 1)) return;
+  if (__builtin_expect(atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire), 0))
+    iochar_spin_wait(s);
 }
-static inline void iochar_spin_unlock(iochar_spin *s) {
-  iochar_spin_unlock_in(s);
-  iochar_fast_leave();
+static inline __attribute__((always_inline)) void iochar_spin_unlock_in(iochar_spin *s) {
+  atomic_flag_clear_explicit(&s->f, memory_order_release);
 }
 
 /* iochar_record.flags */
@@ -218,12 +245,15 @@ extern struct timespec iochar_mono0;            /* monotonic clock at job start 
  * in-tool count, so in the child every wrapper passes straight through; the
  * parent, back from vfork, takes it off at its first wrapped call. */
 #define IOCHAR_VFORK_BIAS (1 << 24)
-/* With a bias on: 0 in the vfork child; elsewhere 1 with the vfork bias
- * taken off and, on a thread's first call, IOCHAR_NEW_THREAD too. */
+/* With a bias on (the count >= IOCHAR_VFORK_BIAS): 0 in the vfork child;
+ * else 1, the vfork bias taken off and, when the count is then exactly
+ * IOCHAR_NEW_THREAD (the thread's first call, from no tool code), the thread
+ * entered (iochar_thread_enter). */
 int iochar_vfork_back(void);
 
-/* A thread's first call into the tool (its count holds IOCHAR_NEW_THREAD):
- * registers it (core.c: it may end the fast mode) and takes the bias off. */
+/* Register this thread (see the fast rule above); iochar_enter for the
+ * tool's own paths that read records without a wrapper's guard first (the
+ * log at exit, exec, MPI_Finalize): callers hold no tool lock. */
 void iochar_thread_enter(void);
 static inline void iochar_enter(void) {
   if (__builtin_expect(iochar_in_tool & IOCHAR_NEW_THREAD, 0)) iochar_thread_enter();
@@ -241,17 +271,34 @@ static inline int iochar_in_vfork_child(void) {
   return iochar_in_tool >= IOCHAR_VFORK_BIAS && !iochar_vfork_back();
 }
 
+/* A bracket (the fast rule, above): its increment is also the step's guard,
+ * so a step opens with iochar_fast_enter instead of iochar_in_tool++.  The
+ * compiler barriers keep the unlocked accesses inside; x86 makes stores
+ * visible in order, so the close is a plain subtraction; elsewhere it is a
+ * release. */
 static inline __attribute__((always_inline)) void iochar_fast_enter(void) {
   iochar_in_tool += IOCHAR_FAST_UNIT;
   atomic_signal_fence(memory_order_seq_cst);
 }
-static inline __attribute__((always_inline)) void iochar_fast_leave(void) {
+static inline __attribute__((always_inline)) void iochar_fast_add_release(int n) {
 #if defined(__x86_64__) || defined(__i386__)
   atomic_signal_fence(memory_order_seq_cst);
-  iochar_in_tool -= IOCHAR_FAST_UNIT;
+  iochar_in_tool += n;
 #else
-  __atomic_store_n(&iochar_in_tool, iochar_in_tool - IOCHAR_FAST_UNIT, __ATOMIC_RELEASE);
+  __atomic_store_n(&iochar_in_tool, iochar_in_tool + n, __ATOMIC_RELEASE);
 #endif
+}
+static inline __attribute__((always_inline)) void iochar_fast_leave(void) {
+  iochar_fast_add_release(-IOCHAR_FAST_UNIT);
+}
+/* A step that must call out of the tool (a system call) inside its bracket
+ * closes it meanwhile and keeps the guard: one add each way. */
+static inline __attribute__((always_inline)) void iochar_fast_pause(void) {
+  iochar_fast_add_release(1 - IOCHAR_FAST_UNIT);
+}
+static inline __attribute__((always_inline)) void iochar_fast_resume(void) {
+  iochar_in_tool += IOCHAR_FAST_UNIT - 1;
+  atomic_signal_fence(memory_order_seq_cst);
 }
 
 /* The clock: the invariant TSC where the CPU has one (two reads cost ~40 ns
@@ -385,12 +432,10 @@ void iochar_fd_open_pooled(int fd, iochar_record *rec, int append);
 /* An open: fd gets a new description of rec (offset 0: the kernel starts
  * every description there, O_APPEND included); replaces and releases what
  * fd had.  Without a free description, fd is just forgotten. */
-/* Called inside a bracket (iochar_fast_enter): the fast mode's plain stores
- * below are unlocked work. */
 static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
   if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
   iochar_fdesc *d = &iochar_fdesc_home[fd];
-  /* Taking it: one thread in the tool needs no atomic (a signal handler is turned away
+  /* Taking it: one thread needs no atomic (a signal handler is turned away
    * by the in-tool guard); threads that raced for one descriptor number (a
    * close and an open between another thread's open and its record) take it
    * by compare and swap, the loser from the pool. */
@@ -419,11 +464,10 @@ static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
 /* Point fd at d (taking a reference); replaces and releases what was there. */
 void iochar_fd_set(int fd, iochar_fdesc *d);
 /* The close of fd, whose slot held d (iochar_fd_get) when the close began:
- * forget fd and drop its reference.  One thread in the tool: plain loads and stores
+ * forget fd and drop its reference.  One thread: plain loads and stores
  * (nothing else can change the slot or the count; a signal handler is
  * turned away by the in-tool guard).  Threads: the slot is exchanged, for
- * another thread may have put something else there meanwhile.  Called
- * inside a bracket (iochar_fast_enter), as iochar_fd_open. */
+ * another thread may have put something else there meanwhile. */
 static inline void iochar_fd_close(int fd, iochar_fdesc *d) {
   if (__builtin_expect(iochar_single_threaded(), 1)) {
     atomic_store_explicit(&iochar_fds[fd], NULL, memory_order_relaxed);

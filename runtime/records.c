@@ -19,21 +19,14 @@
 static uint8_t *arena;
 static size_t arena_used, arena_size;
 static pthread_mutex_t rec_mutex = PTHREAD_MUTEX_INITIALIZER;
-/* While only one thread has entered the tool the mutex is not taken (as
- * iochar_spin, core.h: the section is bracketed, so a second thread's entry
- * waits for it): nothing under it enters a thread, and a signal handler is
- * turned away by the in-tool guard.  The lock says whether it took the
- * mutex, for the mode may end between lock and unlock.  The fork handlers
- * take it for real. */
-static inline int rec_lock(void) {
-  iochar_fast_enter();
-  if (iochar_single_threaded()) return 0;
-  pthread_mutex_lock(&rec_mutex);
-  return 1;
+/* While the process has one thread the mutex is not taken (as iochar_spin,
+ * core.h): nothing under it creates a thread, and a signal handler is
+ * turned away by the in-tool guard.  The fork handlers take it for real. */
+static inline void rec_lock(void) {
+  if (!iochar_single_threaded()) pthread_mutex_lock(&rec_mutex);
 }
-static inline void rec_unlock(int locked) {
-  if (locked) pthread_mutex_unlock(&rec_mutex);
-  iochar_fast_leave();
+static inline void rec_unlock(void) {
+  if (!iochar_single_threaded()) pthread_mutex_unlock(&rec_mutex);
 }
 static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
 static iochar_record *mod_list[IOCHAR_MOD_COUNT];
@@ -99,7 +92,7 @@ static void *arena_alloc(size_t n, size_t owe) {
 iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
   iochar_rw_state *s = r->state;
   if (s->tk) return s->tk;
-  int locked = rec_lock();
+  rec_lock();
   iochar_rw_topk *tk;
   tables_owed -= TK_BYTES; /* owed since the record was made: always there */
   tables_low -= TK_BYTES;
@@ -110,7 +103,7 @@ iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
     tk = spare_tables ? (iochar_rw_topk *)(spare_tables + tables_low)
                       : (iochar_rw_topk *)&iochar_rw_topk_none;
   }
-  rec_unlock(locked);
+  rec_unlock();
   return tk;
 }
 
@@ -203,10 +196,10 @@ size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]
 
 iochar_record *iochar_record_find(int mi, uint64_t id) {
   iochar_record *r;
-  int locked = rec_lock();
+  rec_lock();
   for (r = buckets[mi][id & (NBUCKETS - 1)]; r && r->id != id; r = r->next)
     ;
-  rec_unlock(locked);
+  rec_unlock();
   return r;
 }
 
@@ -231,7 +224,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   uint64_t id = noted ? no->id : iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
-  int locked = rec_lock();
+  rec_lock();
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
   for (r = *b; r && r->id != id; r = r->next)
     ;
@@ -258,7 +251,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
                        (unsigned long long)arena_size);
     }
   }
-  rec_unlock(locked);
+  rec_unlock();
   if (r && r->id == id) last_rec[mi].id = id, last_rec[mi].rec = r;
   return r;
 }

@@ -75,7 +75,6 @@ static int stderr_is_ours(void) {
 
 void iochar_warn_keep(const char *line) {
   size_t n = strlen(line);
-  iochar_enter(); /* a lazy resolution may warn on a thread new to the tool */
   iochar_spin_lock(&kept_lock);
   /* Whole lines only: one that no longer fits is dropped, not cut. */
   if (kept_len + n + 2 <= sizeof kept) {

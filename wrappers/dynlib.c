@@ -47,7 +47,6 @@ static iochar_dlinst *inst_for(iochar_dlset *S, const void *p) {
 
 iochar_dlinst *iochar_dl_slow(iochar_dlset *S, int fi, const void *ra) {
   size_t slot = ((uintptr_t)ra >> 2) % IOCHAR_DL_CACHE;
-  iochar_enter(); /* reached before any guard: a thread new to the tool registers */
   iochar_spin_lock(&S->lock);
   if (S->cache[slot].ra == ra && S->cache[slot].inst) {
     iochar_dlinst *I = S->cache[slot].inst;

@@ -76,23 +76,20 @@ record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double 
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
-  iochar_fast_enter(); /* one bracket (core.h) for the table and the lock */
   iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
-  iochar_spin_lock_in(&r->lock);
+  iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
   iochar_rw_open(r, &layout, r->state);
   if ((flags & O_CREAT) && !r->c[POSIX_MODE]) r->c[POSIX_MODE] = mode & 07777;
   iochar_ts(&r->f[POSIX_F_OPEN_START_TIMESTAMP], &r->f[POSIX_F_OPEN_END_TIMESTAMP], t0, t1);
   iochar_meta_account(r, &layout, r->state, t0, t1);
-  iochar_spin_unlock_in(&r->lock);
-  iochar_fast_leave();
+  iochar_spin_unlock(&r->lock);
 }
 
-/* Inside the close wrapper's bracket (core.h). */
 static void record_close(int fd, iochar_fdesc *d, double t0, double t1) {
   iochar_record *r = d->rec;
-  iochar_meta_event_in(r, &layout, -1, POSIX_F_CLOSE_START_TIMESTAMP, POSIX_F_CLOSE_END_TIMESTAMP,
-                       t0, t1);
+  iochar_meta_event(r, &layout, -1, POSIX_F_CLOSE_START_TIMESTAMP, POSIX_F_CLOSE_END_TIMESTAMP, t0,
+                    t1);
   iochar_fd_close(fd, d);
 }
 
@@ -206,9 +203,9 @@ IOCHAR_WRAP(int, close, (int fd)) {
   double t1 = iochar_now();
   /* IOCHAR_RECORD without the errno save: nothing in record_close sets it
    * (the contended lock and the observers keep it themselves) */
-  iochar_fast_enter(); /* the guard's increment, and the bracket (core.h) */
+  iochar_in_tool++;
   record_close(fd, d, t0, t1);
-  iochar_fast_leave();
+  iochar_in_tool--;
   return ret;
 }
 

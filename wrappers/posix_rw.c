@@ -13,9 +13,11 @@
  * end of the data (SEEK_CUR asks for it without moving anything); a
  * positioned write on an O_APPEND descriptor appends too (Linux) but leaves
  * the offset alone, so the size tells.  Only O_APPEND descriptors get here:
- * the one extra system call is theirs alone. */
+ * the one extra system call is theirs alone, made with record_rw's bracket
+ * paused (no system call inside one: core.h). */
 static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, int positioned,
                                                        ssize_t ret) {
+  iochar_fast_pause();
   int saved = errno; /* the data path's only system call: the caller's errno stays */
   int64_t off;
   if (!positioned) {
@@ -31,6 +33,7 @@ static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, 
     off = fstat(fd, &st) != 0 || st.st_size < ret ? -1 : (int64_t)st.st_size - ret;
   }
   errno = saved;
+  iochar_fast_resume();
   return off;
 }
 
