@@ -361,8 +361,8 @@ static void at_fork_child(void) {
 
 /* The count is at least IOCHAR_VFORK_BIAS: a vfork bias, or a thread not yet
  * registered.  It registers only from no tool code (the count exactly
- * IOCHAR_NEW_THREAD): tool code run by such a thread (MPI_Init's, a fork's
- * handlers) may hold rec_mutex, which a bracket may wait on (core.h). */
+ * IOCHAR_NEW_THREAD): registering may wait for the owner's bracket, and tool
+ * code run by such a thread (MPI_Init's, a fork's handlers) may hold locks. */
 int iochar_vfork_back(void) {
   if ((iochar_in_tool & (IOCHAR_NEW_THREAD - 1)) >= IOCHAR_VFORK_BIAS) {
     if (getpid() != owner_pid) return 0;

@@ -169,12 +169,15 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
  * the barrier and sees 0 (it locks), or the open came before it, and the
  * waiter sees the bracket and waits for its close (a release), after which
  * the unlocked writes are visible.  The wait ends because:
- * - nothing in a bracket calls out of the tool (no system call, no dlsym:
- *   the entrant may hold the loader's lock, in a dlopen'd constructor).  The
- *   one wait possible inside is for rec_mutex (a record's first top-k
- *   tables), and no thread enters while holding it: a thread enters
- *   implicitly only from no tool code (its count exactly IOCHAR_NEW_THREAD),
- *   explicitly (iochar_enter) only where it holds no tool lock;
+ * - nothing in a bracket calls out of the tool or waits for another thread
+ *   (no system call, no dlsym: the entrant may hold the loader's lock, in a
+ *   dlopen'd constructor).  The steps that must (append_offset's lseek, a
+ *   record's first top-k tables: records.c) pause the bracket, the latter
+ *   holding r->lock for real meanwhile (iochar_spin_hold_in).  The only
+ *   lock taken inside, series.c's, is held over plain arithmetic, and an
+ *   entrant holds none: a thread enters implicitly only from no tool code
+ *   (its count exactly IOCHAR_NEW_THREAD), explicitly (iochar_enter) only
+ *   where it holds no tool lock;
  * - a signal handler on the owner passes straight through while the count
  *   is not 0, so brackets never nest: 12 bits are plenty.
  * A handler that longjmps out of a bracket leaves it open, and a later
@@ -203,6 +206,14 @@ static inline __attribute__((always_inline)) void iochar_spin_lock_in(iochar_spi
 }
 static inline __attribute__((always_inline)) void iochar_spin_unlock_in(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);
+}
+/* Inside a bracket, holding s by the fast rule: hold it for real from now
+ * on, so that the bracket may pause (iochar_fast_pause) without an entrant
+ * getting at the record meanwhile.  A lock the fast rule skipped is free
+ * (in fast mode the owner alone touches records), one it took is this
+ * thread's: either way the exchange leaves it held, and unlock_in frees it. */
+static inline void iochar_spin_hold_in(iochar_spin *s) {
+  (void)atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire);
 }
 
 /* iochar_record.flags */

@@ -92,6 +92,15 @@ static void *arena_alloc(size_t n, size_t owe) {
 iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
   iochar_rw_state *s = r->state;
   if (s->tk) return s->tk;
+  /* Called under r->lock.  From a hot step's bracket (core.h), whose lock
+   * the fast rule may have skipped, the lock is held for real from here on
+   * and the bracket paused: backing the tables in the live file, or
+   * mapping spare ones, and a warning are system calls. */
+  int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
+  if (bracket) {
+    iochar_spin_hold_in(&r->lock);
+    iochar_fast_pause();
+  }
   rec_lock();
   iochar_rw_topk *tk;
   tables_owed -= TK_BYTES; /* owed since the record was made: always there */
@@ -104,6 +113,7 @@ iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
                       : (iochar_rw_topk *)&iochar_rw_topk_none;
   }
   rec_unlock();
+  if (bracket) iochar_fast_resume();
   return tk;
 }
 
