@@ -156,14 +156,22 @@ static void owner_exit(void *p) {
 
 /* Before any wrapper can run (the default-priority constructors come later).
  * The fast rule needs membarrier and a process with one thread now: no
- * other thread can have touched anything yet. */
+ * other thread can have touched anything yet.  And a key within glibc's
+ * per-thread first block (32): past it pthread_setspecific allocates, and a
+ * thread may first record inside a signal handler that interrupted malloc. */
 __attribute__((constructor(101))) static void single_threaded_flag(void) {
   if (&__libc_single_threaded) iochar_single_threaded_flag = &__libc_single_threaded;
   iochar_fast_flag = iochar_single_threaded_flag;
-  if (&__libc_single_threaded && __libc_single_threaded && membarrier_register() &&
-      pthread_key_create(&owner_key, owner_exit) == 0) {
+  if (!&__libc_single_threaded || !__libc_single_threaded || !membarrier_register() ||
+      pthread_key_create(&owner_key, owner_exit) != 0) {
+    __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
+    return;
+  }
+  if (owner_key < 32) {
     use_membarrier = 1;
     iochar_fast_flag = &iochar_fast_mode;
+  } else {
+    pthread_key_delete(owner_key);
   }
   __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
 }
