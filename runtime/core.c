@@ -151,7 +151,8 @@ static void owner_exit(void *p) {
     thread_exiting = 1;
   }
   pthread_mutex_unlock(&enter_mutex);
-  iochar_in_tool += thread_exiting ? IOCHAR_NEW_THREAD - 1 : -1;
+  /* one store: a handler sees the count up, or its final value */
+  iochar_in_tool = (iochar_in_tool - 1) | (thread_exiting ? IOCHAR_NEW_THREAD : 0);
 }
 
 /* Before any wrapper can run (the default-priority constructors come later).
