@@ -56,6 +56,10 @@ typedef struct iochar_rw_layout {
    * IOCHAR_LAYOUT_INIT and IOCHAR_RW_LAYOUT_CONST set it; a layout built any
    * other way must too (0 is POSIX) */
   int16_t module;
+  /* <P>_NUM_INDICES: a record's floating counters follow its n_int integer
+   * ones (iochar_rec_f).  iochar_layout_from_names and IOCHAR_RW_LAYOUT_CONST
+   * set it; not written to the live file (its schema has the module's n_int) */
+  int16_t n_int;
 } iochar_rw_layout;
 /* Fill L from module prefix P's counter lists by the names above (each field
  * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
@@ -89,7 +93,7 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
     .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                                \
     .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                     \
     .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, .module = IOCHAR_MOD_##P, \
-    __VA_ARGS__                                                                               \
+    .n_int = P##_NUM_INDICES, __VA_ARGS__                                                     \
   }
 
 typedef struct iochar_module {
@@ -172,7 +176,7 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
  * - nothing in a bracket calls out of the tool or waits for another thread
  *   (no system call, no dlsym: the entrant may hold the loader's lock, in a
  *   dlopen'd constructor).  The steps that must (append_offset's lseek, a
- *   record's first top-k tables: records.c) pause the bracket, the latter
+ *   record's first state and tables: records.c) pause the bracket, the latter
  *   holding r->lock for real meanwhile (iochar_spin_hold_in).  The only
  *   lock taken inside, series.c's, is held over plain arithmetic, and an
  *   entrant holds none: a thread enters implicitly only from no tool code
@@ -223,18 +227,37 @@ static inline void iochar_spin_hold_in(iochar_spin *s) {
 #define IOCHAR_TRUNC_MARK "\0TRUNCATED"
 #define IOCHAR_TRUNC_MARK_LEN 10
 
+/* A record: this header, then its module's n_int integer counters (c), its
+ * n_flt floating ones (iochar_rec_f) and its NUL-ended name
+ * (iochar_record_path), nothing between them: the floating counters and the
+ * name are found from the record's address and its module's sizes, not
+ * through pointers of their own (docs/log-format.md, "Live files"). */
 typedef struct iochar_record {
   uint64_t id;
   struct iochar_record *next; /* hash chain, and the module's list */
   struct iochar_record *all_next;
-  const char *path;
-  iochar_spin lock; /* guards c/f/state; never held across a real call */
+  iochar_spin lock; /* guards the counters and the state; never held across a real call */
   uint16_t module;
   uint16_t flags;
-  int64_t *c;
-  double *f;
+  /* The module's state (access.h's iochar_rw_state first): NULL until the
+   * record's first read or write makes it (iochar_rw_state_of), so that a
+   * file only stat'ed or opened never has one. */
   void *state;
+  double meta_end; /* end of the latest metadata call: overlapping ones count once */
+  int64_t c[];
 } iochar_record;
+
+/* A record's floating counters: after the n_int integer ones.  With a
+ * constant layout (IOCHAR_RW_LAYOUT_CONST) this is a constant offset. */
+static inline __attribute__((always_inline)) double *iochar_rec_f(iochar_record *r,
+                                                                  const iochar_rw_layout *L) {
+  return (double *)(r->c + L->n_int);
+}
+/* Its name (a truncated one: the first bytes, then IOCHAR_TRUNC_MARK). */
+static inline const char *iochar_record_path(const iochar_record *r) {
+  const iochar_module *m = iochar_modules[r->module];
+  return (const char *)(r->c + m->n_int + m->n_flt);
+}
 
 /* Open file description: shared by dup'd fds, so offsets move together. */
 typedef struct iochar_fdesc {

@@ -87,7 +87,7 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
       r = iochar_record_get(IOCHAR_MOD_STDIO, abs);
   } else { /* fdopen: name it after what the descriptor is */
     iochar_fdesc *d = iochar_fd_get(fd_in);
-    if (d && d->rec) r = iochar_record_get(IOCHAR_MOD_STDIO, d->rec->path);
+    if (d && d->rec) r = iochar_record_get(IOCHAR_MOD_STDIO, iochar_record_path(d->rec));
   }
   stream *s = &streams[fd];
   __atomic_store_n(&s->fp, NULL, __ATOMIC_RELEASE);
@@ -105,9 +105,10 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
   iochar_spin_lock(&r->lock);
   r->c[STDIO_OPENS]++;
   if (is_fdopen) r->c[STDIO_FDOPENS]++;
-  iochar_rw_open(r, &layout, r->state);
-  iochar_ts(&r->f[STDIO_F_OPEN_START_TIMESTAMP], &r->f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_rw_open(r, &layout);
+  double *f = iochar_rec_f(r, &layout);
+  iochar_ts(&f[STDIO_F_OPEN_START_TIMESTAMP], &f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
@@ -120,7 +121,7 @@ static inline __attribute__((always_inline)) void stream_rw(stream *s, int dir, 
   iochar_spin_lock_in(&r->lock);
   int64_t off = s->offset;
   if (n > 0) s->offset += n;
-  iochar_rw_account(r, &layout, r->state, dir, off, n, NULL, t0, t1);
+  iochar_rw_account(r, &layout, iochar_rw_state_of(r), dir, off, n, NULL, t0, t1);
   iochar_spin_unlock_in(&r->lock);
   iochar_fast_leave();
   errno = saved;
@@ -140,7 +141,7 @@ static inline __attribute__((always_inline)) void record_untimed(stream *s, int 
   iochar_record *r = s->rec;
   iochar_fast_enter(); /* the guard's increment, and the bracket (core.h) */
   iochar_spin_lock_in(&r->lock);
-  int deferred = iochar_rw_defer(r->state, dir, s->offset, n, s->t_last);
+  int deferred = iochar_rw_defer(iochar_rw_state_of(r), dir, s->offset, n, s->t_last);
   if (deferred) s->offset += n;
   iochar_spin_unlock_in(&r->lock);
   iochar_fast_leave();
