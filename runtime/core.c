@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -184,6 +185,21 @@ static void fast_rule_off(void) {
   iochar_fast_flag = iochar_single_threaded_flag;
 }
 
+/* How long an entrant waits for the owner's bracket.  A bracket is a few
+ * dozen instructions with no system call, so only an owner that left it by
+ * a signal handler's longjmp (it never comes back to it: nothing to race
+ * with) or that the scheduler kept off every core this long is still in it;
+ * past this the entrant goes on rather than hang the application, and the
+ * log says its counts may be inexact (the second case: one record's
+ * unlocked update may race with a locked one). */
+#define FAST_END_WAIT_NS 1000000000LL
+
+static long long mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 /* End the fast mode, under enter_mutex: clear the flag, make every thread
  * run a full barrier, and wait until the owner is out of its bracket
  * (core.h says why the owner gets out). */
@@ -191,7 +207,16 @@ static void fast_end(void) {
   __atomic_store_n(&iochar_fast_mode, 0, __ATOMIC_SEQ_CST);
   if (owner_count && owner_count != &iochar_in_tool) {
     barrier_all_threads();
-    while (__atomic_load_n(owner_count, __ATOMIC_ACQUIRE) & IOCHAR_FAST_MASK) sched_yield();
+    long long t0 = mono_ns();
+    for (unsigned k = 0; __atomic_load_n(owner_count, __ATOMIC_ACQUIRE) & IOCHAR_FAST_MASK; k++) {
+      sched_yield();
+      if ((k & 63) == 63 && mono_ns() - t0 > FAST_END_WAIT_NS) {
+        iochar_warn_once(IOCHAR_WARN_FAST_END,
+                         "a thread stayed inside the tool's unlocked step for over a second "
+                         "(a signal handler's longjmp?); counts of that moment may be inexact");
+        break;
+      }
+    }
   }
   __atomic_store_n(&fast_ended, 1, __ATOMIC_RELEASE);
 }

@@ -184,8 +184,8 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
  *   where it holds no tool lock;
  * - a signal handler on the owner passes straight through while the count
  *   is not 0, so brackets never nest: 12 bits are plenty.
- * A handler that longjmps out of a bracket leaves it open, and a later
- * entrant then waits for ever, as it would on a record lock held there.
+ * A handler that longjmps out of a bracket leaves it open: a later entrant
+ * waits a second for it, then goes on and warns (core.c, fast_end).
  * Every other lock (iochar_spin_lock, rec_mutex, the fd table's atomics)
  * keeps the one-thread rule, so it is taken for real whenever a second
  * thread exists and needs no bracket.  A record may see both: the side that
