@@ -89,7 +89,9 @@ typedef struct state {
   size_t nwide_local;
 } state;
 
-/* The job's facts, reduced in one Allreduce (facts.c). */
+/* The job's facts, reduced in one Allreduce (facts.c) up to FACTS_WIRE:
+ * 4.4 KB, under the eager limit of shared-memory transports (8 KB with UCX
+ * here), where 17 KB with rank 0's names took a rendezvous per round. */
 typedef struct facts {
   double start, end;     /* MIN, MAX */
   double width[NMOD];    /* series bin width: MAX */
@@ -106,10 +108,14 @@ typedef struct facts {
   int64_t truncated;     /* names past the path limit: SUM */
   uint64_t warned;       /* warning keys raised: OR */
   uint64_t dev, ino;     /* rank 0's temporary file: MAX */
+  int64_t dir_len;       /* strlen(dir) on rank 0: MAX */
   key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
-  /* rank 0's: the final name, its private directory and the file in it */
+  /* Not reduced: rank 0's final name, its private directory and the file
+   * in it.  The other ranks learn dir (and so tmp, dir/log) from the
+   * offsets' Scan, the one step before they open the file (write.c). */
   char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
 } facts;
+#define FACTS_WIRE offsetof(facts, path)
 
 /* A small job: rank 0 gathers every row and writes the log alone (g is the
  * reduced facts, so every rank agrees). */
@@ -150,7 +156,8 @@ int red_merge_at_owners(red *x, state *s, int gathered);
 int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
 void red_drop_tmp(const facts *f);
-int red_tmp_private(red *x, facts *g);
+int red_tmp_private(facts *g);
+int red_tmp_named(facts *g, const char *dir);
 int red_tmp_take_fd(void);
 void red_tmp_publish(facts *g);
 double red_wall_now(void);
