@@ -178,6 +178,11 @@ def test_large_job_into_a_long_directory_name(tmp_path, collective):
     log = iochar.open(str(path))
     assert log.job["nprocs"] == n and log.job["partial"] == 0
     check_many(log, n, files)
+    # the series of both modules (POSIX: the private files, the shared one
+    # and ROMIO's writes under MPI-IO)
+    assert sum(log.series("POSIX")["bytes_written"]) == n * files * 100 + 2 * 4096 * n
+    assert sum(log.series("MPIIO")["bytes_written"]) == 4096 * n
+    assert sum(log.series("MPIIO")["writes"]) == n
 
 
 @pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
