@@ -119,9 +119,11 @@ void red_shift_rows(state *s, double shift) {
  * NAME on the one key whose rank writes the path.  The owner also learns how
  * many MERGE bytes each rank will send it, so that exchange needs no counts.
  * failed: this rank could not collect its rows (the keys' Alltoall is the
- * vote).  The answers' buffer is taken before that vote, so the answers go
- * back without one: an owner that fails after it sends its answers' length
- * from the keys' buffer and returns 1 (the job facts vote next). */
+ * vote).  The keys' receive buffer (KEYS_RESERVE) is taken before that
+ * vote too, so a job with fewer keys needs no other before their exchange.
+ * The answers' buffer is taken before that vote, so the answers go back
+ * without one: an owner that fails after it sends its answers' length from
+ * the keys' buffer and returns 1 (the job facts vote next). */
 int red_classify(red *x, state *s, int failed_rows) {
   size_t nk = 1, nfold = 0;
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
@@ -142,7 +144,9 @@ int red_classify(red *x, state *s, int failed_rows) {
   int *cnt = calloc((size_t)x->nprocs * 2, sizeof(int)), *pos = cnt ? cnt + x->nprocs : NULL;
   key *sent = s->sent = malloc(sizeof(key) * nk);
   s->flags = malloc(nk + 1);
-  int failed = failed_rows || !cnt || !sent || !s->flags || red_fault(x, "classify");
+  red_pre pre = {malloc(KEYS_RESERVE), KEYS_RESERVE, malloc(sizeof(int) * (size_t)x->nprocs)};
+  int failed = failed_rows || !cnt || !sent || !s->flags || !pre.buf || !pre.counts ||
+               red_fault(x, "classify");
   key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
   for (int pass = 0; pass < 2 && !failed; pass++) { /* count per owner, then place */
     if (pass) {
@@ -174,7 +178,7 @@ int red_classify(red *x, state *s, int failed_rows) {
   void *rbuf;
   int *rcount;
   size_t rtotal;
-  if (red_exchange(x, failed, sent, pos, NULL, &rbuf, &rcount, &rtotal)) {
+  if (red_exchange(x, failed, sent, pos, NULL, &pre, &rbuf, &rcount, &rtotal)) {
     free(cnt);
     return -1;
   }

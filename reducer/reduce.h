@@ -43,7 +43,7 @@ enum { LOCAL = 0, MERGE = 1, WIDE = 2, NAME = 4 };
 typedef struct red {
   MPI_Comm comm;
   int rank, nprocs;
-  int *xbuf, *zeros;
+  int *xbuf, *zeros; /* 4 x nprocs, nprocs */
 } red;
 
 typedef struct key { /* 16 bytes on the wire */
@@ -137,12 +137,22 @@ static inline int red_small_sizes(const red *x, const facts *g) {
   return red_gathered(x, g) && x->nprocs <= GATHER_SIZES_RANKS;
 }
 
+/* The keys' receive buffer, taken by every rank before their counts'
+ * Alltoall (the first vote): a job with at most this many bytes of keys in
+ * all (65,536 keys) needs no vote before the keys' exchange (vote.c). */
+#define KEYS_RESERVE (1u << 20)
+typedef struct red_pre {
+  void *buf;   /* cap bytes */
+  size_t cap;  /* the same on every rank */
+  int *counts; /* nprocs ints */
+} red_pre;
+
 /* vote.c */
 int red_vote(red *x, int failed);
 extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
-                 void **rbuf, int **rcount_out, size_t *rtotal);
+                 red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal);
 int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount);
 /* owners.c */
 int red_mkey_cmp(const void *a, const void *b);

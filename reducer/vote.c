@@ -41,33 +41,57 @@ int red_fault(red *x, const char *phase) {
  * rank that failed before (failed) sends nothing and votes the exchange
  * down; -1 on every rank when any failed.  With the counts exchanged, the
  * Alltoall is that vote: a failed rank sends every rank -1 (each rank hears
- * from each), so no separate vote needs to precede this exchange. */
+ * from each), so no separate vote needs to precede this exchange.
+ *
+ * The receive buffer and counts are taken once the counts are known, and a
+ * vote on them precedes the Alltoallv, unless pre holds buffers every rank
+ * took before the counts' Alltoall (its vote): each rank sends every rank
+ * its total with its count, so all learn the job's total, and when that
+ * fits pre->cap (the same on every rank) every rank's receive fits the
+ * buffer it has, and no vote is needed.  pre's buffers pass to this call
+ * (handed back as *rbuf and *rcount_out, or freed). */
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
-                 void **rbuf, int **rcount_out, size_t *rtotal) {
-  int *sd = x->xbuf, *rc = x->xbuf + x->nprocs, *rd = x->xbuf + 2 * x->nprocs;
+                 red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal) {
+  int n = x->nprocs, *sd = x->xbuf, *rc = x->xbuf + 2 * n, *rd = x->xbuf + 3 * n;
+  long long mine = 0, so = 0, ro = 0, all = 0;
+  char *r = NULL;
+  int *counts = NULL;
   if (failed) scount = x->zeros;
+  for (int i = 0; i < n; i++) mine += scount[i];
   if (rcount_known) {
-    memcpy(rc, rcount_known, sizeof(int) * (size_t)x->nprocs);
-  } else {
-    for (int i = 0; i < x->nprocs; i++) sd[i] = failed ? -1 : scount[i];
-    if (Y_Alltoall(sd, 1, MPI_INT, rc, 1, MPI_INT, x->comm) != MPI_SUCCESS) return -1;
-    for (int i = 0; i < x->nprocs; i++)
-      if (rc[i] < 0) return -1; /* some rank failed: every rank saw its -1 */
+    memcpy(rc, rcount_known, sizeof(int) * (size_t)n);
+  } else { /* pairs (count, sender's total), compacted to counts */
+    for (int i = 0; i < n; i++) {
+      sd[2 * i] = failed ? -1 : scount[i];
+      sd[2 * i + 1] = mine > INT_MAX ? INT_MAX : (int)mine;
+    }
+    if (Y_Alltoall(sd, 2, MPI_INT, rc, 2, MPI_INT, x->comm) != MPI_SUCCESS) failed = -1;
+    for (int i = 0; i < n && failed >= 0; i++) {
+      if (rc[2 * i] < 0) failed = -1; /* some rank failed: every rank saw its -1 */
+      all += rc[2 * i + 1];
+      rc[i] = rc[2 * i]; /* in place: i <= 2i */
+    }
   }
-  long long so = 0, ro = 0;
-  for (int i = 0; i < x->nprocs; i++) {
+  for (int i = 0; i < n && failed >= 0; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rc[i];
   }
-  char *r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
-  int *counts = failed ? NULL : malloc(sizeof(int) * (size_t)x->nprocs);
-  if (red_vote(x, !r || !counts || so > INT_MAX || ro > INT_MAX) ||
+  if (pre && failed >= 0 && !rcount_known && all <= (long long)pre->cap) {
+    r = pre->buf, counts = pre->counts; /* every rank's receive fits: no vote */
+    pre->buf = NULL, pre->counts = NULL;
+  } else if (failed >= 0) {
+    r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
+    counts = failed ? NULL : malloc(sizeof(int) * (size_t)n);
+    if (red_vote(x, !r || !counts || so > INT_MAX || ro > INT_MAX)) failed = -1;
+  }
+  if (pre) free(pre->buf), free(pre->counts), pre->buf = NULL, pre->counts = NULL;
+  if (failed < 0 ||
       Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, x->comm) != MPI_SUCCESS) {
     free(r);
     free(counts);
     return -1;
   }
-  memcpy(counts, rc, sizeof(int) * (size_t)x->nprocs); /* hand back the receive counts */
+  memcpy(counts, rc, sizeof(int) * (size_t)n); /* hand back the receive counts */
   *rbuf = r;
   *rcount_out = counts;
   *rtotal = (size_t)ro;
@@ -79,7 +103,7 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
  * between (a rank that fails after it sends what it promised, from any
  * buffer that long, and says so at the next vote).  The caller keeps rbuf. */
 int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
-  int *sd = x->xbuf, *rd = x->xbuf + 2 * x->nprocs;
+  int *sd = x->xbuf, *rd = x->xbuf + 3 * x->nprocs;
   long long so = 0, ro = 0;
   for (int i = 0; i < x->nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;

@@ -75,7 +75,7 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
   } else if (sizes) {
     known = x->zeros; /* only rank 0 receives */
   }
-  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, &r, &rc, &rt);
+  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, NULL, &r, &rc, &rt);
   iochar_buf_free(&own);
   free(scount);
   if (rc_x) return -1;

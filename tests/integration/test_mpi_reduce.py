@@ -185,6 +185,22 @@ def test_large_job_into_a_long_directory_name(tmp_path, collective):
     assert sum(log.series("MPIIO")["writes"]) == n
 
 
+@pytest.mark.parametrize("files,collectives", [(300, 8), (17000, 9)])
+def test_large_job_collectives(tmp_path, files, collectives):
+    # Up to 65,536 keys in all, their receive buffers are taken before the
+    # first vote and their exchange needs no other (reducer/vote.c); past
+    # that, one vote more.  Exact either way.
+    n = 4
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files)], tmp_path,
+            env={"IOCHAR_TIMING": "1"}, timeout=300)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert re.search(rb"; (\d+) collectives", p.stderr).group(1) == str(collectives).encode()
+    (path,) = logs_in(tmp_path)
+    log = iochar.open(str(path))
+    assert log.job["partial"] == 0
+    check_many(log, n, files)
+
+
 @pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
 def test_rank_failing_in_large_reduction_leaves_per_rank_logs(tmp_path, phase):
     # As above, for a job past 1,024 rows (reduced by owners, written by
