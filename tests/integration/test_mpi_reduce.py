@@ -185,13 +185,29 @@ def test_large_job_into_a_long_directory_name(tmp_path, collective):
     assert sum(log.series("MPIIO")["writes"]) == n
 
 
+def check_pairs(log, n):
+    """mpi_many's files shared by pairs of ranks: reduced at their owners."""
+    px = log.records("POSIX")
+    for k in range(n // 2):
+        a, b = 10 * (2 * k + 1), 10 * (2 * k + 2)
+        r = one(px, f"/many_pair.{k}.dat")
+        assert r["rank"] == -1 and r["POSIX_OPENS"] == 2 and r["POSIX_WRITES"] == 2
+        assert r["POSIX_BYTES_WRITTEN"] == a + b
+        assert r["POSIX_MAX_BYTE_WRITTEN"] == 1000 * (2 * k + 1) + b - 1
+        assert r["POSIX_FASTEST_RANK"] in (2 * k, 2 * k + 1)
+        assert r["POSIX_SLOWEST_RANK"] in (2 * k, 2 * k + 1)
+        assert r["POSIX_F_VARIANCE_RANK_BYTES"] == ((a - b) / 2) ** 2
+        assert r["POSIX_SIZE_WRITE_0_100"] == 2
+
+
 @pytest.mark.parametrize("files,collectives", [(300, 8), (17000, 9)])
 def test_large_job_collectives(tmp_path, files, collectives):
     # Up to 65,536 keys in all, their receive buffers are taken before the
     # first vote and their exchange needs no other (reducer/vote.c); past
-    # that, one vote more.  Exact either way.
+    # that, one vote more.  Exact either way, files shared by pairs of ranks
+    # (merged at their owners) included.
     n = 4
-    p = run(mpiexec(n) + [workload("mpi_many"), str(files)], tmp_path,
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs"], tmp_path,
             env={"IOCHAR_TIMING": "1"}, timeout=300)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
     assert re.search(rb"; (\d+) collectives", p.stderr).group(1) == str(collectives).encode()
@@ -199,6 +215,7 @@ def test_large_job_collectives(tmp_path, files, collectives):
     log = iochar.open(str(path))
     assert log.job["partial"] == 0
     check_many(log, n, files)
+    check_pairs(log, n)
 
 
 @pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
@@ -206,7 +223,7 @@ def test_rank_failing_in_large_reduction_leaves_per_rank_logs(tmp_path, phase):
     # As above, for a job past 1,024 rows (reduced by owners, written by
     # every rank): rank 2 fails at that step, every rank writes its own log.
     n, files = 4, 300
-    p = run(mpiexec(n) + [workload("mpi_many"), str(files)], tmp_path,
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs"], tmp_path,
             env={"IOCHAR_TEST_FAULT": f"{phase}:2"}, timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
     assert b"each rank wrote its own log" in p.stderr
@@ -216,6 +233,7 @@ def test_rank_failing_in_large_reduction_leaves_per_rank_logs(tmp_path, phase):
     log = iochar.open(str(tmp_path))
     assert log.job["partial"] & PARTIAL["PER_RANK"] and log.job["finalized"] == 1
     check_many(log, n, files)
+    check_pairs(log, n)
 
 
 @pytest.mark.parametrize("flavor", ["mpich", "openmpi"])
