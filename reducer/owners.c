@@ -276,8 +276,9 @@ int red_merge_prepare(red *x, state *s, int failed) {
  * names, and its MERGE rows to their owner, which folds each record's rows
  * (in rank order) into one rank -1 row.  A small job (gathered) sends its
  * MERGE rows to rank 0 with the rest instead (reducer/write.c), one
- * exchange less.  -1 on every rank when the exchange failed, 1 when this
- * rank failed (the wide step votes first). */
+ * exchange less.  The exchange is posted here and completed by the wide
+ * step, with its first collective (red_merge_wait).  -1 when it could not
+ * be posted. */
 int red_merge_at_owners(red *x, state *s, int gathered) {
   size_t o = 0;
   for (size_t j = 0; j < s->nsent; j++) {   /* sent is grouped by owner already */
@@ -302,7 +303,20 @@ int red_merge_at_owners(red *x, state *s, int gathered) {
   }
   s->msend_len = o;
   if (gathered) return 0;
-  if (red_exchange_ready(x, s->msend, s->mscount, s->mrecv, s->merge_rc)) return -1;
+  return red_exchange_post(x, s->msend, s->mscount, s->mrecv, s->merge_rc, &s->mreq);
+}
+
+/* The MERGE rows' exchange, if one is pending, completed (with the
+ * collective *with, when not NULL: both in the same polls) and its rows
+ * folded.  -1 when a collective failed, 1 when this rank failed (out of
+ * memory: the next vote says so). */
+int red_merge_wait(state *s, MPI_Request *with) {
+  MPI_Request r[2] = {s->mreq, with ? *with : MPI_REQUEST_NULL};
+  int pending = s->mreq != MPI_REQUEST_NULL;
+  int rc = iochar_coll_waitall(r, 2) == MPI_SUCCESS ? 0 : -1;
+  s->mreq = r[0];
+  if (with) *with = r[1];
+  if (rc || !pending) return rc;
   return red_fold_rows(s->mrecv, s->mrecv_len, s->out, s->nout);
 }
 

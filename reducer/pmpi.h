@@ -96,6 +96,9 @@ int iochar_pmpi_load(void);
  * rank waiting for the others gives its core to the ranks still compressing
  * instead of spinning on it.  Same results as the blocking forms. */
 int iochar_coll_wait(MPI_Request *req);
+/* n of them at once (MPI_REQUEST_NULL: none), in the same polls: where ranks
+ * outnumber cores, two collectives completed together cost about one. */
+int iochar_coll_waitall(MPI_Request *req, int n);
 #define IOCHAR_Y(call, ...)                                   \
   ({                                                          \
     MPI_Request y_req_;                                       \

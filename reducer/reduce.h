@@ -74,6 +74,7 @@ typedef struct state {
   int *mscount;           /* bytes of MERGE rows we send each owner */
   uint8_t *msend, *mrecv; /* MERGE rows sent ([module u64][row] each) and received */
   size_t msend_len, mrecv_len;
+  MPI_Request mreq;     /* their exchange, pending until the wide step's first collective */
   uint8_t *wsnd, *wrcv; /* the first wide chunk's buffers (rank 0 receives it) */
   size_t wcap;
   iochar_buf gpack; /* a small job: this rank's block for rank 0, packed early */
@@ -153,6 +154,8 @@ extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
                  red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal);
+int red_exchange_post(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount,
+                      MPI_Request *req);
 int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount);
 /* owners.c */
 int red_mkey_cmp(const void *a, const void *b);
@@ -163,6 +166,7 @@ void red_shift_rows(state *s, double shift);
 int red_classify(red *x, state *s, int failed_rows);
 int red_merge_prepare(red *x, state *s, int failed);
 int red_merge_at_owners(red *x, state *s, int gathered);
+int red_merge_wait(state *s, MPI_Request *with);
 int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
 void red_drop_tmp(const facts *f);

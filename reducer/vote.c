@@ -101,17 +101,28 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
 /* Alltoallv with no vote: both sides' counts are known and the receive
  * buffer was taken before the last vote, so no rank can have failed in
  * between (a rank that fails after it sends what it promised, from any
- * buffer that long, and says so at the next vote).  The caller keeps rbuf. */
-int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
+ * buffer that long, and says so at the next vote).  The caller keeps rbuf.
+ * Posted only: the buffers, counts and the displacements (in x->xbuf) stay
+ * untouched until *req completes. */
+int red_exchange_post(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount,
+                      MPI_Request *req) {
   int *sd = x->xbuf, *rd = x->xbuf + 3 * x->nprocs;
   long long so = 0, ro = 0;
   for (int i = 0; i < x->nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rcount[i];
   }
-  return Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm) == MPI_SUCCESS
+  return P.Ialltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm, req) ==
+                 MPI_SUCCESS
              ? 0
              : -1;
+}
+
+/* The same, completed. */
+int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
+  MPI_Request req;
+  if (red_exchange_post(x, sbuf, scount, rbuf, rcount, &req)) return -1;
+  return iochar_coll_wait(&req) == MPI_SUCCESS ? 0 : -1;
 }
 
 /* How many collectives this rank's shutdown issued (IOCHAR_TIMING=1 prints
@@ -135,14 +146,20 @@ int red_ncoll;
  * 14-20: MPI_Finalize +0.155 s over bare with sched_yield alone, +0.075 s
  * with naps (docs/benchmarks.md).  A collective done within SPIN_NS (a core
  * per rank) never naps. */
-int iochar_coll_wait(MPI_Request *req) {
-  int done = 0;
-  red_ncoll++;
+int iochar_coll_waitall(MPI_Request *req, int n) {
+  int left = 0;
+  for (int i = 0; i < n; i++) left += req[i] != MPI_REQUEST_NULL;
+  red_ncoll += left;
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
-    if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
-    if (done) return MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+      int done = 0;
+      if (req[i] == MPI_REQUEST_NULL) continue;
+      if (P.Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+      left -= done; /* a completed request became MPI_REQUEST_NULL */
+    }
+    if (!left) return MPI_SUCCESS;
     clock_gettime(CLOCK_MONOTONIC, &t);
     long long waited = (t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec);
     if (waited < SPIN_NS) {
@@ -153,3 +170,5 @@ int iochar_coll_wait(MPI_Request *req) {
     nanosleep(&nap, NULL); /* EINTR: poll again */
   }
 }
+
+int iochar_coll_wait(MPI_Request *req) { return iochar_coll_waitall(req, 1); }

@@ -103,7 +103,13 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
                         int failed) {
   enum { NB = IOCHAR_SERIES_BINS };
   size_t nw = 0;
-  int own_w;
+  int own_w, mr;
+  /* The MERGE rows' exchange (reducer/owners.c) completes with the first
+   * chunk's Reduce when that needs no vote, else before anything else. */
+  if (g->overflow && (mr = red_merge_wait(s, NULL)) != 0) {
+    if (mr < 0) return -1;
+    failed = 1;
+  }
   key *w = wide_list(x, s, g, &nw, failed, &own_w);
   if (!w) return -1; /* every rank stopped at the list's vote */
   qsort(s->wide_local, s->nwide_local, sizeof(key), red_mkey_cmp);
@@ -123,6 +129,13 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
      * before the facts' vote): no vote; a failure since goes on to the
      * write's.  Otherwise each chunk votes on its own buffers. */
     int pre = root == 0 && chunk_no == 1 && !g->overflow && bytes <= s->wcap;
+    if (!pre && (mr = red_merge_wait(s, NULL)) != 0) {
+      if (mr < 0) {
+        rc = -1;
+        break;
+      }
+      failed = 1;
+    }
     uint8_t *snd = pre ? s->wsnd : calloc(bytes, 1);
     uint8_t *rcv = pre ? s->wrcv : x->rank == root ? malloc(bytes) : NULL;
     if (!pre && red_vote(x, failed || !snd || (x->rank == root && !rcv))) {
@@ -163,7 +176,11 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
     chunk.keys = w + a;
     chunk.nkeys = b - a;
     chunk.series = nser;
-    if (Y_Reduce(snd, rcv, 1, t, op, root, x->comm) != MPI_SUCCESS) rc = -1;
+    MPI_Request req;
+    if (P.Ireduce(snd, rcv, 1, t, op, root, x->comm, &req) != MPI_SUCCESS) req = MPI_REQUEST_NULL;
+    if (req == MPI_REQUEST_NULL) rc = -1;
+    if ((mr = red_merge_wait(s, &req)) < 0) rc = -1; /* the MERGE rows folded first */
+    failed |= mr > 0;
     P.Type_free(&t);
     if (x->rank == root && !rc) {
       for (size_t i = 0; i < nsizes && s->gsizes; i++) {
