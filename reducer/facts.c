@@ -210,7 +210,10 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
   P.Type_contiguous((int)FACTS_WIRE, MPI_BYTE, &t);
   P.Type_commit(&t);
   P.Op_create(facts_op, 1, &op);
-  int rc = Y_Allreduce(mine, g, 1, t, op, x->comm) == MPI_SUCCESS ? 0 : -1;
+  MPI_Request req;
+  int rc = P.Iallreduce(mine, g, 1, t, op, x->comm, &req) == MPI_SUCCESS ? 0 : -1;
+  if (rc) req = MPI_REQUEST_NULL;
+  if (red_answers_wait(s, &req)) rc = -1; /* the owners' answers come in the same polls */
   P.Op_free(&op);
   P.Type_free(&t);
   if (f && x->rank == 0) { /* rank 0's names: not on the wire */

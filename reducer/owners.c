@@ -67,6 +67,7 @@ void red_state_free(state *s) {
   free(s->gsizes);
   free(s->wide_owned);
   free(s->wide_local);
+  for (int k = 0; k < 4; k++) free(s->akeep[k]); /* none pending: every path waited */
 }
 
 const uint8_t *red_row_at(state *s, int m, size_t i) {
@@ -239,30 +240,57 @@ int red_classify(red *x, state *s, int failed_rows) {
   free(where);
   free(src_of);
   /* Answers go back in the order the keys came: both sides know the counts
-   * (a failed owner sends as many bytes of its keys' buffer instead). */
+   * (a failed owner sends as many bytes of its keys' buffer instead).
+   * Posted only: they complete with the job facts' Allreduce (which needs
+   * nothing from them), and their buffers live until then. */
   for (int d = 0; d < x->nprocs; d++) rcount[d] /= (int)sizeof(key);
-  int rc = red_exchange_ready(x, failed ? rbuf : reply, rcount, s->flags, cnt);
-  free(rbuf);
-  free(reply);
-  free(rcount);
-  free(cnt);
+  int rc = red_exchange_post(x, failed ? rbuf : reply, rcount, s->flags, cnt, &s->areq);
+  s->akeep[0] = rbuf, s->akeep[1] = reply, s->akeep[2] = rcount, s->akeep[3] = cnt;
   return rc ? -1 : failed;
 }
 
+/* The answers' exchange completed (with the collective *with, when not
+ * NULL: both in the same polls), its buffers freed.  -1 when it failed. */
+int red_answers_wait(state *s, MPI_Request *with) {
+  MPI_Request r[2] = {s->areq, with ? *with : MPI_REQUEST_NULL};
+  int rc = iochar_coll_waitall(r, 2) == MPI_SUCCESS ? 0 : -1;
+  s->areq = r[0];
+  if (with) *with = r[1];
+  for (int k = 0; k < 4; k++) free(s->akeep[k]), s->akeep[k] = NULL;
+  return rc;
+}
+
+/* This rank's MERGE rows' bytes for each owner (mscount), from the owners'
+ * answers; their total. */
+static long long merge_counts(red *x, state *s) {
+  long long so = 0;
+  memset(s->mscount, 0, sizeof(int) * (size_t)x->nprocs);
+  for (size_t j = 0; j < s->nsent; j++) {
+    if (s->sent[j].m >= HOST_MOD || (s->flags[j] & 3) != MERGE) continue;
+    int b = 8 + (int)iochar_row_size((int)s->sent[j].m);
+    s->mscount[red_owner_of(x, s->sent[j].id)] += b;
+    so += b;
+  }
+  return so;
+}
+
 /* Step 4, before the job facts (whose Allreduce is the vote): the buffers
- * of the MERGE rows this rank sends and of those it receives as owner, sized
- * from the owners' answers, so that the exchange itself needs no vote. */
+ * of the MERGE rows this rank sends and of those it receives as owner, so
+ * that their exchange needs no vote.  The answers are still on their way
+ * (they complete with the facts), so the send buffer is sized for all this
+ * rank's rows (untouched pages cost nothing), unless that is more than
+ * MSEND_AHEAD: then this rank completes the answers first (the collectives
+ * are issued in the same order either way) and sizes it from them. */
 int red_merge_prepare(red *x, state *s, int failed) {
   s->mscount = calloc((size_t)x->nprocs, sizeof(int));
   s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
   failed = failed || !s->mscount || !s->wide_local || red_fault(x, "merge");
   if (failed) return 1;
   long long so = 0, ro = 0;
-  for (size_t j = 0; j < s->nsent; j++) {
-    if (s->sent[j].m >= HOST_MOD || (s->flags[j] & 3) != MERGE) continue;
-    int b = 8 + (int)iochar_row_size((int)s->sent[j].m);
-    s->mscount[red_owner_of(x, s->sent[j].id)] += b;
-    so += b;
+  for (int m = 0; m < NMOD; m++) so += (long long)s->nrows[m] * (8 + (long long)iochar_row_size(m));
+  if (so > MSEND_AHEAD) {
+    if (red_answers_wait(s, NULL)) return 1;
+    so = merge_counts(x, s);
   }
   for (int d = 0; d < x->nprocs; d++) ro += s->merge_rc[d];
   if (so > INT_MAX || ro > INT_MAX) return 1;
@@ -281,6 +309,7 @@ int red_merge_prepare(red *x, state *s, int failed) {
  * be posted. */
 int red_merge_at_owners(red *x, state *s, int gathered) {
   size_t o = 0;
+  merge_counts(x, s); /* the answers are in: the facts' Allreduce completed them */
   for (size_t j = 0; j < s->nsent; j++) {   /* sent is grouped by owner already */
     if (s->sent[j].m >= HOST_MOD) continue; /* hostname and folded-file keys */
     int m = (int)s->sent[j].m;

@@ -40,7 +40,7 @@ int iochar_mpi_reduce_and_write(void) {
   before = *j;
   state s;
   memset(&s, 0, sizeof s);
-  s.mreq = MPI_REQUEST_NULL;
+  s.mreq = s.areq = MPI_REQUEST_NULL;
   facts *g = calloc(1, sizeof *g);
   iochar_series_part *series = calloc(NMOD, sizeof *series);
   x->xbuf = malloc(sizeof(int) * 4 * (size_t)x->nprocs);

@@ -28,6 +28,10 @@
 /* A job with at most this many rows in all (before reduction) is written by
  * rank 0 alone: every rank sends it its rows (reducer/write.c). */
 #define GATHER_ROWS 1024
+/* A rank's MERGE rows' send buffer is taken before the owners' answers
+ * arrive, for all its rows, up to this many bytes (owners.c): ~13,000
+ * POSIX rows; tests/integration/test_mpi_reduce.py runs both sides. */
+#define MSEND_AHEAD (16u << 20)
 /* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
 #define COLLECTIVE_WRITE_RANKS 256
 #define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
@@ -70,6 +74,8 @@ typedef struct state {
   key *sent; /* keys in the order sent (by owner) */
   size_t nsent;
   uint8_t *flags;         /* the owners' answers, same order */
+  MPI_Request areq;       /* their exchange, pending until the job facts' Allreduce */
+  void *akeep[4];         /* its buffers and counts, freed once it completed */
   int *merge_rc;          /* bytes of MERGE rows each rank will send us */
   int *mscount;           /* bytes of MERGE rows we send each owner */
   uint8_t *msend, *mrecv; /* MERGE rows sent ([module u64][row] each) and received */
@@ -164,6 +170,7 @@ const uint8_t *red_row_at(state *s, int m, size_t i);
 int red_collect_rows(state *s);
 void red_shift_rows(state *s, double shift);
 int red_classify(red *x, state *s, int failed_rows);
+int red_answers_wait(state *s, MPI_Request *with);
 int red_merge_prepare(red *x, state *s, int failed);
 int red_merge_at_owners(red *x, state *s, int gathered);
 int red_merge_wait(state *s, MPI_Request *with);
