@@ -260,6 +260,19 @@ int red_answers_wait(state *s, MPI_Request *with) {
   return rc;
 }
 
+/* b with room for n bytes in all (no copy of what it holds when it grows
+ * later, one at most). */
+static void reserve(iochar_buf *b, size_t n) {
+  if (b->failed || b->cap >= n) return;
+  uint8_t *q = realloc(b->p, n);
+  if (!q) {
+    b->failed = 1;
+    return;
+  }
+  b->p = q;
+  b->cap = n;
+}
+
 /* This rank's MERGE rows' bytes for each owner (mscount), from the owners'
  * answers; their total. */
 static long long merge_counts(red *x, state *s) {
@@ -308,8 +321,11 @@ int red_merge_prepare(red *x, state *s, int failed) {
  * step, with its first collective (red_merge_wait).  -1 when it could not
  * be posted. */
 int red_merge_at_owners(red *x, state *s, int gathered) {
-  size_t o = 0;
+  size_t o = 0, nlocal[NMOD] = {0};
   merge_counts(x, s); /* the answers are in: the facts' Allreduce completed them */
+  for (size_t j = 0; j < s->nsent; j++) /* room for the LOCAL rows at once: no regrowth */
+    if (s->sent[j].m < HOST_MOD && (s->flags[j] & 3) == LOCAL) nlocal[s->sent[j].m]++;
+  for (int m = 0; m < NMOD; m++) reserve(&s->out[m], (nlocal[m] + 1) * iochar_row_size(m));
   for (size_t j = 0; j < s->nsent; j++) {   /* sent is grouped by owner already */
     if (s->sent[j].m >= HOST_MOD) continue; /* hostname and folded-file keys */
     int m = (int)s->sent[j].m;
