@@ -85,9 +85,10 @@ int iochar_mpi_reduce_and_write(void) {
     iochar_warn_once(
         IOCHAR_WARN_TIMING,
         "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
-        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f; %d collectives",
+        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f; %d collectives in %d "
+        "waits",
         t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[6] - t[5],
-        t[7] - t[6], red_ncoll);
+        t[7] - t[6], red_ncoll, red_nwait);
   goto out;
 stop:
   red_fall_back(x, &before, g);

@@ -156,7 +156,7 @@ typedef struct red_pre {
 
 /* vote.c */
 int red_vote(red *x, int failed);
-extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
+extern int red_ncoll, red_nwait; /* collectives issued so far, waits (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
                  red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal);

@@ -125,9 +125,10 @@ int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, 
   return iochar_coll_wait(&req) == MPI_SUCCESS ? 0 : -1;
 }
 
-/* How many collectives this rank's shutdown issued (IOCHAR_TIMING=1 prints
- * it): where ranks outnumber cores each one costs a scheduling round. */
-int red_ncoll;
+/* How many collectives this rank's shutdown issued, and in how many waits
+ * (IOCHAR_TIMING=1 prints them): where ranks outnumber cores each wait costs
+ * a scheduling round or more. */
+int red_ncoll, red_nwait;
 
 /* A wait yields between polls for SPIN_NS, then sleeps between them, each
  * nap an eighth of the time waited so far and at most NAP_MAX_NS (plus the
@@ -150,6 +151,7 @@ int iochar_coll_waitall(MPI_Request *req, int n) {
   int left = 0;
   for (int i = 0; i < n; i++) left += req[i] != MPI_REQUEST_NULL;
   red_ncoll += left;
+  red_nwait += left > 0;
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
