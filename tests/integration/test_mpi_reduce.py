@@ -220,6 +220,28 @@ def test_large_job_collectives(tmp_path, files, collectives):
     check_pairs(log, n)
 
 
+@pytest.mark.parametrize("shared", [300, 7000])
+def test_many_wide_records(tmp_path, shared):
+    # Files every rank shares are reduced by tree: past 256 of them their
+    # list is built by Exscan and Allreduce (not in the facts), past 8 MiB of
+    # partials (~4,000 POSIX records) in more than one Reduce, to rank 1 too
+    # (reducer/wide.c); the MERGE rows' exchange, pending, completes first.
+    n, files = 4, 300
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs", str(shared)], tmp_path,
+            timeout=300)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    (path,) = logs_in(tmp_path)
+    log = iochar.open(str(path))
+    assert log.job["partial"] == 0
+    check_many(log, n, files)
+    check_pairs(log, n)
+    px = log.records("POSIX")
+    every = px[px["path"].str.contains("/many_all\\.")]
+    assert len(every) == shared and (every["rank"] == -1).all()
+    assert (every["POSIX_OPENS"] == n).all() and (every["POSIX_BYTES_WRITTEN"] == 10 * n).all()
+    assert (every["POSIX_MAX_BYTE_WRITTEN"] == 10 * n - 1).all()
+
+
 @pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
 def test_rank_failing_in_large_reduction_leaves_per_rank_logs(tmp_path, phase):
     # As above, for a job past 1,024 rows (reduced by owners, written by
