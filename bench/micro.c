@@ -144,11 +144,22 @@ static int resolve(calls *c, void *from) {
              : -1;
 }
 
+/* MICRO_IDLE_THREAD=1: a second thread that does no I/O, as under MPICH
+ * (each rank has one, which never calls I/O). */
+static void *idle_main(void *p) {
+  (void)p;
+  for (;;) pause();
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: micro OP N DIR\n");
     return 2;
   }
+  const char *idle = getenv("MICRO_IDLE_THREAD");
+  pthread_t idle_th;
+  if (idle && *idle == '1' && pthread_create(&idle_th, NULL, idle_main, NULL) != 0) return 3;
   enum { BATCHES = 20 };
   bench b = {.op = argv[1]};
   long n = atol(argv[2]) / (2 * BATCHES);

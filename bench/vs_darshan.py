@@ -141,10 +141,14 @@ def micro(d):
 
 # -- callgrind: instructions are load-independent --
 def instructions(op, n, tool, d):
+    """OP+idle: with an idle second thread in the process (as under MPICH)."""
     out = Path(d) / "cg.out"
+    env = tool_env(tool, d, nonmpi=True)
+    if op.endswith("+idle"):
+        op, env = op[:-5], dict(env, MICRO_IDLE_THREAD="1")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--toggle-collect=batch",
            str(BUILD / "bench" / "micro"), op, str(n), d]
-    subprocess.run(cmd, env=tool_env(tool, d, nonmpi=True), capture_output=True, check=True)
+    subprocess.run(cmd, env=env, capture_output=True, check=True)
     m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
     out.unlink()
     clear_logs(d)
@@ -171,7 +175,7 @@ def callgrind(d):
            "*_new: first call on a name, existing files)",
            cols3(["iochar/darshan"] if DARSHAN else []))
     for op in ["pwrite", "pread", "seek_write", "seek_read", "fwrite", "open_close", "stat",
-               "stat_new", "open_close_new"]:
+               "stat_new", "open_close_new", "pwrite+idle", "seek_write+idle", "seek_read+idle"]:
         n1, n2 = (4_000, 16_000) if op.endswith("_new") else (8_000, 48_000)
         x = {t: callgrind_extra(op, t, d, n1, n2) for t in TOOLS if t != "bare"}
         cells = [op, "-"] + [f"{v:+.0f}" for v in x.values()]

@@ -104,8 +104,10 @@ MPI_WRAP(int, MPI_Init_thread, (int *argc, char ***argv, int req, int *prov)) {
 }
 
 MPI_WRAP(int, MPI_Finalize, (void)) {
-  if (iochar_job_info.mpi_initialized && !iochar_job_info.written)
+  if (iochar_job_info.mpi_initialized && !iochar_job_info.written) {
+    iochar_enter(); /* it reads every record: another thread may own the fast mode (core.h) */
     IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
+  }
   return PREAL(MPI_Finalize)();
 }
 

@@ -270,7 +270,9 @@ int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
-  int solo = red_gathered(x, g) && !g->callsites && !g->trace;
+  /* (one rank: its log is its own whatever it holds, so no private
+   * directory and no scan) */
+  int solo = x->nprocs == 1 || (red_gathered(x, g) && !g->callsites && !g->trace);
   int last = solo ? 0 : x->nprocs - 1; /* the header's writer */
   int collective = red_collective_write(x);
   /* Other ranks write too, by name: rank 0 moves the file into the private

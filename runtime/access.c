@@ -5,32 +5,32 @@ const iochar_rw_topk iochar_rw_topk_none;
 
 void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L) {
   iochar_rw_state *s = r->state;
-  iochar_rw_flush_run(r, L, s);
-  const iochar_rw_topk *tk = s->tk ? s->tk : &iochar_rw_topk_none;
+  if (s) iochar_rw_flush_run(r, L, s);
+  const iochar_rw_topk *tk = s ? iochar_rw_tk(s) : &iochar_rw_topk_none;
   if (L->access1 >= 0) iochar_topk_emit(&tk->access, r->c, L->access1);
   if (L->stride1 >= 0) iochar_topk_emit(&tk->stride, r->c, L->stride1);
 }
 
 int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
-                     iochar_topk *t[2]) {
+                     const iochar_topk *t[2]) {
   int n = 0;
   int a = L->access1, b = L->stride1;
-  /* No tables yet: empty ones (the callers only read them) */
-  iochar_rw_topk *tk = s && s->tk ? s->tk : (iochar_rw_topk *)&iochar_rw_topk_none;
+  /* No state yet: empty tables (the callers only read them) */
+  const iochar_rw_topk *tk = s ? iochar_rw_tk(s) : &iochar_rw_topk_none;
   if (a >= 0 && b >= 0 && b < a) { /* POSIX declares STRIDE before ACCESS */
     first[n] = b;
-    if (s) t[n] = &tk->stride;
+    if (t) t[n] = &tk->stride;
     n++;
     b = -1;
   }
   if (a >= 0) {
     first[n] = a;
-    if (s) t[n] = &tk->access;
+    if (t) t[n] = &tk->access;
     n++;
   }
   if (b >= 0) {
     first[n] = b;
-    if (s) t[n] = &tk->stride;
+    if (t) t[n] = &tk->stride;
     n++;
   }
   return n;

@@ -60,20 +60,20 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
  * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
 void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
-/* A record's two top-k tables (544 bytes): memory of their own, made at the
- * record's first read or write (records.c), so that a record only ever
- * stat'ed or opened stays ~1 KiB and never faults their pages in (a page
- * fault costs 1-4 us on a virtual machine: most of a new file's cost). */
+/* A record's two top-k tables (544 bytes). */
 typedef struct iochar_rw_topk {
   iochar_topk access, stride;
 } iochar_rw_topk;
-/* The tables of record r (whose state is s), made on first use; caller
- * holds r->lock.  Never NULL.  runtime/records.c */
-iochar_rw_topk *iochar_rw_topk_make(iochar_record *r);
-/* Empty tables: what a record without its own has (read only). */
+/* Empty tables: what a record without a state has (read only). */
 extern const iochar_rw_topk iochar_rw_topk_none;
 
-/* Per-record state of the shared accounting; modules put it first in theirs. */
+/* Per-record state of the shared accounting; modules put it first in theirs.
+ * It is memory of its own, with the record's top-k tables just below it
+ * (IOCHAR_RW_TK_BYTES), made at the record's first read or write
+ * (records.c): a record only ever stat'ed or opened is its counters and
+ * name alone, and never faults the state's pages in (a page costs 1-4 us on
+ * a virtual machine: most of a new file's cost).  Metadata calls need only
+ * the end of the last one (iochar_record.meta_end). */
 typedef struct iochar_rw_state {
   /* I/O-over-time bytes and ops not yet added to the module's series: they
    * are added once per bin change, not per call (no atomics on the hot path) */
@@ -81,7 +81,7 @@ typedef struct iochar_rw_state {
   int64_t ser_bin;
   double ser_iw, ser_t;
   int64_t last_byte[2];
-  double last_end[3]; /* per time kind, to count overlapping calls once */
+  double last_end[2]; /* per direction, to count overlapping calls once */
   int8_t have[2];
   int8_t last_dir; /* -1 none */
   /* A run of untimed repeats (same direction and size, each at the end of
@@ -90,8 +90,24 @@ typedef struct iochar_rw_state {
   int8_t run_timed; /* 1: the repeats' ops and times are already counted */
   int64_t run_len, run_next, run_k;
   double run_t;
-  iochar_rw_topk *tk; /* NULL until the first read or write */
 } iochar_rw_state;
+
+/* The tables sit this many bytes below the state (a multiple of 8, as every
+ * record and state is 8-aligned). */
+#define IOCHAR_RW_TK_BYTES ((sizeof(iochar_rw_topk) + 7) & ~(size_t)7)
+static inline __attribute__((always_inline)) iochar_rw_topk *iochar_rw_tk(iochar_rw_state *s) {
+  return (iochar_rw_topk *)((char *)s - IOCHAR_RW_TK_BYTES);
+}
+/* Make record r's state (and tables), fresh (iochar_rw_state_init); caller
+ * holds r->lock.  Never NULL.  runtime/records.c */
+iochar_rw_state *iochar_rw_state_make(iochar_record *r);
+/* Record r's state, made at the first call that needs it; caller holds
+ * r->lock. */
+static inline __attribute__((always_inline)) iochar_rw_state *iochar_rw_state_of(iochar_record *r) {
+  iochar_rw_state *s = r->state;
+  if (__builtin_expect(!s, 0)) s = iochar_rw_state_make(r);
+  return s;
+}
 
 /* run_timed is 1 whenever no repeats are pending (run_k 0), so a timed
  * repeat checks one flag (iochar_rw_defer_timed). */
@@ -129,20 +145,28 @@ static inline __attribute__((always_inline)) void iochar_series_note(const iocha
   s->ser_ops[dir] += ops;
 }
 
-/* Add [t0,t1] to time kind k without counting overlap with earlier calls. */
-static inline __attribute__((always_inline)) void iochar_time_add(iochar_record *r,
-                                                                  const iochar_rw_layout *L,
-                                                                  iochar_rw_state *s, int k,
-                                                                  double t0, double t1) {
-  double last = s->last_end[k], d;
+/* Add [t0,t1] to time kind k (0 read, 1 write, 2 metadata), whose calls
+ * so far ended at *last at the latest, without counting overlap with them. */
+static inline __attribute__((always_inline)) void iochar_time_span(iochar_record *r,
+                                                                   const iochar_rw_layout *L,
+                                                                   double *last_end, int k,
+                                                                   double t0, double t1) {
+  double last = *last_end, d;
   if (__builtin_expect(t0 >= last, 1)) { /* the usual case: t1 >= t0 >= last */
     d = t1 - t0;
-    s->last_end[k] = t1;
+    *last_end = t1;
   } else {
     d = t1 > last ? t1 - last : 0.0;
-    if (t1 > last) s->last_end[k] = t1;
+    if (t1 > last) *last_end = t1;
   }
-  if (L->f_time[k] >= 0) r->f[L->f_time[k]] += d;
+  if (L->f_time[k] >= 0) iochar_rec_f(r, L)[L->f_time[k]] += d;
+}
+/* The same for a read (dir 0) or write (dir 1) of a record with state s. */
+static inline __attribute__((always_inline)) void iochar_time_add(iochar_record *r,
+                                                                  const iochar_rw_layout *L,
+                                                                  iochar_rw_state *s, int dir,
+                                                                  double t0, double t1) {
+  iochar_time_span(r, L, &s->last_end[dir], dir, t0, t1);
 }
 
 static inline void iochar_ts(double *start, double *end, double t0, double t1) {
@@ -164,14 +188,14 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
 
 /* One read (dir 0) or write (dir 1) of len bytes at off, done in [t0,t1].
  * len < 0 is a failed call: not counted at all (as Darshan).  Caller holds
- * r->lock.  off < 0 means "no offset" (pattern counters are skipped). */
+ * r->lock; s is the record's state (iochar_rw_state_of).  off < 0 means "no
+ * offset" (pattern counters are skipped). */
 static inline __attribute__((always_inline)) void
 iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s, int dir,
                   int64_t off, int64_t len, const void *buf, double t0, double t1) {
   int64_t *c = r->c;
-  double *f = r->f;
+  double *f = iochar_rec_f(r, L);
   if (len < 0) return;
-  if (__builtin_expect(!s->tk, 0)) s->tk = iochar_rw_topk_make(r);
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   c[L->ops[dir]]++;
   int observing = iochar_observing; /* set once, at start-up: read once */
@@ -189,7 +213,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   c[L->bytes[dir]] += len;
   c[L->size_bin0[dir] + iochar_size_bin(len)]++;
   /* Darshan's rule: a 0-byte access counts as an op, never as a size */
-  if (L->access1 >= 0 && len > 0) iochar_topk_add(&s->tk->access, len);
+  if (L->access1 >= 0 && len > 0) iochar_topk_add(&iochar_rw_tk(s)->access, len);
   if (L->mem_not_aligned >= 0 && ((uintptr_t)buf & 7)) c[L->mem_not_aligned]++;
   if (off < 0) return;
   if (L->file_not_aligned >= 0) {
@@ -202,7 +226,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
   /* a stride is a forward gap only (Darshan): consecutive, rewinding and
    * overlapping accesses leave the table alone */
   if (L->stride1 >= 0 && s->have[dir] && off > last + 1)
-    iochar_topk_add(&s->tk->stride, off - last - 1);
+    iochar_topk_add(&iochar_rw_tk(s)->stride, off - last - 1);
   s->have[dir] = 1;
   if (len > 0) {
     s->last_byte[dir] = off + len - 1;
@@ -220,7 +244,7 @@ iochar_rw_account(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *
 /* Apply the deferred repeats: each is a consecutive, sequential access of
  * run_len bytes in run_dir, untimed (zero duration at run_t), exactly as if
  * iochar_rw_account had seen them one by one.  A run starts in
- * iochar_rw_account, so the record has its tables. */
+ * iochar_rw_account, so the record has its state and tables. */
 static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout *L,
                                        iochar_rw_state *s) {
   int64_t k = s->run_k, n = s->run_len, *c = r->c;
@@ -231,14 +255,14 @@ static inline void iochar_rw_flush_run(iochar_record *r, const iochar_rw_layout 
   if (!s->run_timed) {
     c[L->ops[dir]] += k;
     iochar_time_add(r, L, s, dir, s->run_t, s->run_t);
-    if (L->f_start[dir] >= 0)
-      iochar_ts(&r->f[L->f_start[dir]], &r->f[L->f_end[dir]], s->run_t, s->run_t);
+    double *f = iochar_rec_f(r, L);
+    if (L->f_start[dir] >= 0) iochar_ts(&f[L->f_start[dir]], &f[L->f_end[dir]], s->run_t, s->run_t);
     iochar_series_note(L, s, dir, s->run_t, k * n, k);
   }
   s->run_timed = 1; /* nothing pending (iochar_rw_state_init) */
   c[L->bytes[dir]] += k * n;
   c[L->size_bin0[dir] + iochar_size_bin(n)] += k;
-  if (L->access1 >= 0) iochar_topk_add_k(&s->tk->access, n, k);
+  if (L->access1 >= 0) iochar_topk_add_k(&iochar_rw_tk(s)->access, n, k);
   if (L->file_not_aligned >= 0) {
     int64_t a = c[L->file_alignment];
     int64_t miss = 0;
@@ -295,7 +319,7 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
       t0 < s->last_end[dir])
     return 0;
   int64_t *c = r->c;
-  double *f = r->f;
+  double *f = iochar_rec_f(r, L);
   c[L->ops[dir]]++;
   /* What iochar_time_add and iochar_ts do, knowing more: this op starts no
    * earlier than the end of every earlier op in its direction (checked
@@ -316,20 +340,24 @@ iochar_rw_defer_timed(iochar_record *r, const iochar_rw_layout *L, iochar_rw_sta
 
 /* An open of the record (not a dup): the pattern starts again, as Darshan's
  * does, so the "last byte" of each direction is back to 0.  The direction of
- * the last access stays (RW_SWITCHES spans opens in Darshan too). */
-static inline void iochar_rw_open(iochar_record *r, const iochar_rw_layout *L, iochar_rw_state *s) {
+ * the last access stays (RW_SWITCHES spans opens in Darshan too).  A record
+ * without a state has had no access: nothing to start again. */
+static inline void iochar_rw_open(iochar_record *r, const iochar_rw_layout *L) {
+  iochar_rw_state *s = r->state;
+  if (!s) return;
   if (s->run_k) iochar_rw_flush_run(r, L, s);
   s->run_len = 0;
   s->last_byte[0] = s->last_byte[1] = 0;
   s->have[0] = s->have[1] = 0;
 }
 
-static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L,
-                                       iochar_rw_state *s, double t0, double t1) {
-  /* A pending run is left alone: metadata counters and the data counters it
-   * holds back are independent (an lseek between repeats keeps the run). */
+/* A metadata call's time; caller holds r->lock.  No state needed: a
+ * pending run is left alone (metadata counters and the data counters it
+ * holds back are independent: an lseek between repeats keeps the run). */
+static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L, double t0,
+                                       double t1) {
   if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
-  iochar_time_add(r, L, s, 2, t0, t1);
+  iochar_time_span(r, L, &r->meta_end, 2, t0, t1);
 }
 
 /* A metadata call on record r: count it (counter idx), stamp it (the start
@@ -339,17 +367,28 @@ static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L
                                      int ts_start, int ts_end, double t0, double t1) {
   iochar_spin_lock(&r->lock);
   if (idx >= 0) r->c[idx]++;
-  if (ts_start >= 0) iochar_ts(&r->f[ts_start], &r->f[ts_end], t0, t1);
-  iochar_meta_account(r, L, r->state, t0, t1);
+  if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
+  iochar_meta_account(r, L, t0, t1);
   iochar_spin_unlock(&r->lock);
+}
+/* The same inside the caller's bracket (core.h, iochar_fast_enter), r->lock
+ * taken by the fast rule: for the hot steps only (the seek). */
+static inline void iochar_meta_event_in(iochar_record *r, const iochar_rw_layout *L, int idx,
+                                        int ts_start, int ts_end, double t0, double t1) {
+  iochar_spin_lock_in(&r->lock);
+  if (idx >= 0) r->c[idx]++;
+  if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
+  iochar_meta_account(r, L, t0, t1);
+  iochar_spin_unlock_in(&r->lock);
 }
 
 /* Move the top-k tables into their counters (before the log is written). */
 void iochar_rw_finish(iochar_record *r, const iochar_rw_layout *L);
 /* Top-k tables of a layout, in schema (counter index) order: their first
- * counters into first[], the tables into t[] when s is given; returns 0..2. */
+ * counters into first[], and when t is given the tables of the record
+ * whose state is s into t[] (empty ones when s is NULL); returns 0..2. */
 int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2],
-                     iochar_topk *t[2]);
+                     const iochar_topk *t[2]);
 
 #pragma GCC visibility pop
 

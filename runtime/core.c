@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "config.h"
 #include "core.h"
 #include "internal.h"
@@ -21,7 +23,9 @@ int iochar_ready;
 /* The process whose log this is: a vfork child shares our memory but has its
  * own pid (and no atfork handlers run for it). */
 static pid_t owner_pid;
-__thread int iochar_in_tool __attribute__((tls_model("initial-exec")));
+/* Every thread's copy starts biased: its first wrapped call registers it
+ * (iochar_thread_enter). */
+__thread int iochar_in_tool __attribute__((tls_model("initial-exec"))) = IOCHAR_NEW_THREAD;
 struct timespec iochar_mono0;
 iochar_job iochar_job_info;
 int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);
@@ -79,9 +83,162 @@ static void job_identity(iochar_job *j) {
 
 static const char always_lock = 0;
 const char *iochar_single_threaded_flag = &always_lock;
-/* Before any wrapper can run (the default-priority constructors come later). */
+const char *iochar_fast_flag = &always_lock;
+char iochar_fast_mode = 1;
+
+/* The fast rule's bookkeeping (core.h), under enter_mutex, which a thread
+ * takes once, at its first recorded call: the owner's in-tool count (NULL:
+ * no thread has entered yet, or the owner exited), whether the mode ended
+ * (later entrants skip the mutex) and the key whose destructor tells that
+ * the owner exits (its count is freed with its thread).  Nothing under the
+ * mutex is a cancellation point or takes another lock. */
+#define MEMBARRIER_CMD_GLOBAL_ (1 << 0)
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_ (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_ (1 << 4)
+static int use_membarrier; /* 1: the fast rule is in force */
+static int decided;        /* the first constructor ran */
+static pthread_mutex_t enter_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int *owner_count;
+static int fast_ended;
+static pthread_key_t owner_key;
+static __thread char thread_exiting __attribute__((tls_model("initial-exec")));
+
+static int membarrier_register(void) {
+#ifdef SYS_membarrier
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_, 0, 0) == 0;
+#else
+  return 0;
+#endif
+}
+
+/* Every running thread of the process executes a full barrier before this
+ * returns.  Registered at start, the expedited command fails only for want
+ * of memory (retried); should it be refused later on (a seccomp filter
+ * installed since), the global one serves, and without either, a fence and
+ * 10 ms: a running core's stores drain in far less, a descheduled thread's
+ * drained when it was switched out.  No cancellation point in here. */
+static void barrier_all_threads(void) {
+#ifdef SYS_membarrier
+  for (int i = 0; i < 100; i++) {
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) == 0) return;
+    if (errno != ENOMEM && errno != EINTR && errno != EAGAIN) break;
+    sched_yield();
+  }
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_, 0, 0) == 0) return;
+#endif
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < 10000000);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The owner's thread exits: a later entrant may own.  An entrant reads the
+ * owner's count under enter_mutex, so the count outlives every read (key
+ * destructors run before a thread's memory goes).  I/O in a later
+ * destructor enters again and ends the mode (thread_exiting), so nothing
+ * points at a count about to be freed.  The count is up meanwhile: a signal
+ * handler's I/O here passes through, not into the held mutex. */
+static void owner_exit(void *p) {
+  (void)p;
+  iochar_in_tool++;
+  pthread_mutex_lock(&enter_mutex);
+  if (owner_count == &iochar_in_tool) {
+    owner_count = NULL;
+    thread_exiting = 1;
+  }
+  pthread_mutex_unlock(&enter_mutex);
+  /* one store: a handler sees the count up, or its final value */
+  iochar_in_tool = (iochar_in_tool - 1) | (thread_exiting ? IOCHAR_NEW_THREAD : 0);
+}
+
+/* Before any wrapper can run (the default-priority constructors come later).
+ * The fast rule needs membarrier and a process with one thread now: no
+ * other thread can have touched anything yet.  And a key within glibc's
+ * per-thread first block (32): past it pthread_setspecific allocates, and a
+ * thread may first record inside a signal handler that interrupted malloc. */
 __attribute__((constructor(101))) static void single_threaded_flag(void) {
   if (&__libc_single_threaded) iochar_single_threaded_flag = &__libc_single_threaded;
+  iochar_fast_flag = iochar_single_threaded_flag;
+  if (!&__libc_single_threaded || !__libc_single_threaded || !membarrier_register() ||
+      pthread_key_create(&owner_key, owner_exit) != 0) {
+    __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
+    return;
+  }
+  if (owner_key < 32) {
+    use_membarrier = 1;
+    iochar_fast_flag = &iochar_fast_mode;
+  } else {
+    pthread_key_delete(owner_key);
+  }
+  __atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
+}
+
+/* The one-thread rule for the fast steps too (observers: core.h).  From
+ * iochar_init, while the process still has one thread and none entered. */
+static void fast_rule_off(void) {
+  use_membarrier = 0;
+  iochar_fast_flag = iochar_single_threaded_flag;
+}
+
+/* End the fast mode, under enter_mutex: clear the flag, make every thread
+ * run a full barrier, and wait until the owner is out of its bracket
+ * (core.h says why the owner gets out). */
+static void fast_end(void) {
+  __atomic_store_n(&iochar_fast_mode, 0, __ATOMIC_SEQ_CST);
+  if (owner_count && owner_count != &iochar_in_tool) {
+    barrier_all_threads();
+    while (__atomic_load_n(owner_count, __ATOMIC_ACQUIRE) & IOCHAR_FAST_MASK) sched_yield();
+  }
+  __atomic_store_n(&fast_ended, 1, __ATOMIC_RELEASE);
+}
+
+/* The count is up meanwhile (no longer IOCHAR_NEW_THREAD, not 0): a signal
+ * handler's I/O on this thread passes straight through, so it can neither
+ * record before the thread is registered nor enter a second time into the
+ * held mutex. */
+void iochar_thread_enter(void) {
+  if (!__atomic_load_n(&decided, __ATOMIC_ACQUIRE)) return; /* passes through until then */
+  iochar_in_tool += 1 - IOCHAR_NEW_THREAD;
+  if (use_membarrier && !__atomic_load_n(&fast_ended, __ATOMIC_ACQUIRE)) {
+    int e = errno;
+    pthread_mutex_lock(&enter_mutex);
+    if (!fast_ended) {
+      if (owner_count == &iochar_in_tool) {
+        /* the owner already: a fork child's thread (fast_mode_child) */
+      } else if (!owner_count && !thread_exiting &&
+                 pthread_setspecific(owner_key, &owner_count) == 0) {
+        owner_count = &iochar_in_tool;
+      } else {
+        fast_end();
+      }
+    }
+    pthread_mutex_unlock(&enter_mutex);
+    errno = e;
+  }
+  iochar_in_tool--;
+}
+
+/* The fork child has one thread, the one that forked: it owns the mode
+ * again, whatever the parent's threads did (what they were doing at the
+ * fork, locked or in a bracket, is half done in the child either way).  A
+ * child that cannot register membarrier locks for good. */
+static void fast_mode_child(void) {
+  if (!use_membarrier) return;
+  pthread_mutex_init(&enter_mutex, NULL);
+  if (thread_exiting || !membarrier_register() ||
+      pthread_setspecific(owner_key, &owner_count) != 0) {
+    iochar_fast_mode = 0;
+    fast_ended = 1;
+    owner_count = NULL;
+    return;
+  }
+  owner_count = &iochar_in_tool;
+  fast_ended = 0;
+  iochar_fast_mode = 1;
 }
 
 int iochar_use_tsc;
@@ -176,10 +333,21 @@ static void start_clocks(void) {
   iochar_job_info.start_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
 }
 
-static void at_fork_prepare(void) { iochar_records_lock(); }
-static void at_fork_parent(void) { iochar_records_unlock(); }
+/* The count is up from prepare to parent or child: a signal handler's I/O
+ * on the forking thread meanwhile passes through instead of waiting on the
+ * held rec_mutex (or entering while holding it: core.h).  Forking is not
+ * entering: a thread that only forks leaves the fast mode alone. */
+static void at_fork_prepare(void) {
+  iochar_in_tool++;
+  iochar_records_lock();
+}
+static void at_fork_parent(void) {
+  iochar_records_unlock();
+  iochar_in_tool--;
+}
 /* The child reports its own I/O only, in its own log (pid in the name). */
 static void at_fork_child(void) {
+  fast_mode_child();
   iochar_job_info.forked = 1;
   iochar_job_info.log_pid = (int)getpid();
   /* The parent's live file is shared memory: the child moves to its own
@@ -197,11 +365,19 @@ static void at_fork_child(void) {
   owner_pid = getpid();
   start_clocks();
   iochar_live_sync_job();
+  iochar_in_tool--;
 }
 
+/* The count is at least IOCHAR_VFORK_BIAS: a vfork bias, or a thread not yet
+ * registered.  It registers only from no tool code (the count exactly
+ * IOCHAR_NEW_THREAD): registering may wait for the owner's bracket, and tool
+ * code run by such a thread (MPI_Init's, a fork's handlers) may hold locks. */
 int iochar_vfork_back(void) {
-  if (getpid() != owner_pid) return 0;
-  iochar_in_tool -= IOCHAR_VFORK_BIAS;
+  if ((iochar_in_tool & (IOCHAR_NEW_THREAD - 1)) >= IOCHAR_VFORK_BIAS) {
+    if (getpid() != owner_pid) return 0;
+    iochar_in_tool -= IOCHAR_VFORK_BIAS;
+  }
+  if (iochar_in_tool == IOCHAR_NEW_THREAD) iochar_thread_enter();
   return 1;
 }
 
@@ -235,6 +411,9 @@ __asm__(".text\n"
 __attribute__((constructor)) void iochar_init(void) {
   static int done;
   if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
+  /* Not an entry: the first thread to record owns the fast mode (the main
+   * thread may leave all I/O to another).  No other thread exists yet (the
+   * first constructor checked), so what this touches needs no lock. */
   iochar_in_tool++;
   iochar_config_env(); /* the environment, read once (runtime/config.c) */
   iochar_warn_init();  /* before anything can warn: what fd 2 is at start */
@@ -260,7 +439,9 @@ __attribute__((constructor)) void iochar_init(void) {
       iochar_job_info.memory_bound = iochar_cfg.memory;
       if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
         pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
-        iochar_observe_init();  /* call sites, trace (runtime/observe.c) */
+        iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
+        /* they walk stacks (libunwind, the loader) inside the hot steps */
+        if (iochar_observing) fast_rule_off();
         iochar_log_dir_check(); /* say now, while the user is watching */
         calibrate_end();
         start_clocks(); /* the job's start: the clock is known, nothing recorded yet */
@@ -280,6 +461,7 @@ __attribute__((constructor)) void iochar_init(void) {
  * for an MPI job that never reached MPI_Finalize. */
 void iochar_shutdown(void) {
   if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
+  iochar_enter(); /* the thread that exits may never have done I/O */
   iochar_in_tool++;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* data wrappers: core.h */
@@ -329,6 +511,7 @@ void iochar_exec_prepare(void) {
   exec_log[0] = 0;
   if (!iochar_ready || getpid() != owner_pid || iochar_job_info.written) return;
   if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) return;
+  iochar_enter();
   iochar_in_tool++;
   int e = errno;
   iochar_job *j = &iochar_job_info;
@@ -357,6 +540,7 @@ void iochar_exec_prepare(void) {
  * written for it goes, and a new live file holds the counters again. */
 void iochar_exec_failed(void) {
   if (!exec_log[0]) return;
+  iochar_enter();
   iochar_in_tool++;
   int e = errno;
   unlink(exec_log);

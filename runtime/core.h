@@ -56,6 +56,10 @@ typedef struct iochar_rw_layout {
    * IOCHAR_LAYOUT_INIT and IOCHAR_RW_LAYOUT_CONST set it; a layout built any
    * other way must too (0 is POSIX) */
   int16_t module;
+  /* <P>_NUM_INDICES: a record's floating counters follow its n_int integer
+   * ones (iochar_rec_f).  iochar_layout_from_names and IOCHAR_RW_LAYOUT_CONST
+   * set it; not written to the live file (its schema has the module's n_int) */
+  int16_t n_int;
 } iochar_rw_layout;
 /* Fill L from module prefix P's counter lists by the names above (each field
  * the counter <P>_<name>, -1 when the list has none; ops <P>_<reads> and
@@ -89,7 +93,7 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
     .f_max_time = {P##_F_MAX_READ_TIME, P##_F_MAX_WRITE_TIME},                                \
     .f_start = {P##_F_READ_START_TIMESTAMP, P##_F_WRITE_START_TIMESTAMP},                     \
     .f_end = {P##_F_READ_END_TIMESTAMP, P##_F_WRITE_END_TIMESTAMP}, .module = IOCHAR_MOD_##P, \
-    __VA_ARGS__                                                                               \
+    .n_int = P##_NUM_INDICES, __VA_ARGS__                                                     \
   }
 
 typedef struct iochar_module {
@@ -144,6 +148,78 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
   atomic_flag_clear_explicit(&s->f, memory_order_release);
 }
 
+/* The fast rule (issue 20): MPICH starts an idle progress thread in every
+ * rank, which ends the one-thread rule above for good.  The hot record steps
+ * alone (posix_rw.c record_rw, posix_meta.c seek_record, stdio.c stream_rw
+ * and record_untimed) skip r->lock while at most one thread, the owner, has
+ * entered the tool, whatever other threads exist.
+ *
+ * Entering: every thread's in-tool count starts at IOCHAR_NEW_THREAD, so its
+ * first recorded call leaves the inline guard for iochar_vfork_back, which
+ * registers it (core.c, iochar_thread_enter): the first becomes the owner; a
+ * second ends the mode for good.  A thread that has not entered touches no
+ * record's counters or state: every recorded path passes iochar_active
+ * first, and the paths that read records for the log enter (shutdown, exec,
+ * MPI_Finalize).
+ *
+ * Brackets: the owner's unlocked work sits between iochar_fast_enter and
+ * iochar_fast_leave, which add and take IOCHAR_FAST_UNIT to its in-tool
+ * count (a plain add, no fence; it is also the step's re-entry guard).  The
+ * thread that ends the mode clears iochar_fast_mode, runs membarrier
+ * (PRIVATE_EXPEDITED: every running thread of the process executes a full
+ * barrier, which turns the owner's compiler barrier into a fence), then
+ * waits until the owner's count has no IOCHAR_FAST_UNIT bits.  The owner
+ * opens its bracket before it tests the flag: either the test comes after
+ * the barrier and sees 0 (it locks), or the open came before it, and the
+ * waiter sees the bracket and waits for its close (a release), after which
+ * the unlocked writes are visible.  The wait ends because:
+ * - nothing in a bracket calls out of the tool or waits for another thread
+ *   (no system call, no dlsym: the entrant may hold the loader's lock, in a
+ *   dlopen'd constructor).  The steps that must (append_offset's lseek, a
+ *   record's first state and tables: records.c) pause the bracket, the latter
+ *   holding r->lock for real meanwhile (iochar_spin_hold_in).  The only
+ *   lock taken inside, series.c's, is held over plain arithmetic, and an
+ *   entrant holds none: a thread enters implicitly only from no tool code
+ *   (its count exactly IOCHAR_NEW_THREAD), explicitly (iochar_enter) only
+ *   where it holds no tool lock;
+ * - a signal handler on the owner passes straight through while the count
+ *   is not 0, so brackets never nest: 12 bits are plenty.
+ * A handler that longjmps out of a bracket leaves it open, and a later
+ * entrant then waits for ever, as it would on a record lock held there.
+ * Every other lock (iochar_spin_lock, rec_mutex, the fd table's atomics)
+ * keeps the one-thread rule, so it is taken for real whenever a second
+ * thread exists and needs no bracket.  A record may see both: the side that
+ * skips is the owner alone, and in fast mode no other thread touches it. */
+#define IOCHAR_FAST_UNIT (1 << 12)
+#define IOCHAR_FAST_MASK (0xfff << 12)
+#define IOCHAR_NEW_THREAD (1 << 30)
+/* 1 while the mode holds (core.c: 0 for good once a second thread enters; a
+ * fork child starts again at 1). */
+extern char iochar_fast_mode;
+/* What the fast rule reads: &iochar_fast_mode with membarrier (Linux 4.14+)
+ * and a process that started with one thread, else the one-thread rule's
+ * flag (observers on, too: they walk stacks under the lock). */
+extern const char *iochar_fast_flag;
+static inline __attribute__((always_inline)) void iochar_fast_enter(void);
+static inline __attribute__((always_inline)) void iochar_fast_leave(void);
+/* r->lock by the fast rule, inside a bracket the caller opened. */
+static inline __attribute__((always_inline)) void iochar_spin_lock_in(iochar_spin *s) {
+  if (__builtin_expect(*iochar_fast_flag, 1)) return;
+  if (__builtin_expect(atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire), 0))
+    iochar_spin_wait(s);
+}
+static inline __attribute__((always_inline)) void iochar_spin_unlock_in(iochar_spin *s) {
+  atomic_flag_clear_explicit(&s->f, memory_order_release);
+}
+/* Inside a bracket, holding s by the fast rule: hold it for real from now
+ * on, so that the bracket may pause (iochar_fast_pause) without an entrant
+ * getting at the record meanwhile.  A lock the fast rule skipped is free
+ * (in fast mode the owner alone touches records), one it took is this
+ * thread's: either way the exchange leaves it held, and unlock_in frees it. */
+static inline void iochar_spin_hold_in(iochar_spin *s) {
+  (void)atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire);
+}
+
 /* iochar_record.flags */
 /* path holds the first bytes of a name longer than the path limit, followed
  * by IOCHAR_TRUNC_MARK; the id is the hash of the whole name (paths.c). */
@@ -151,18 +227,37 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
 #define IOCHAR_TRUNC_MARK "\0TRUNCATED"
 #define IOCHAR_TRUNC_MARK_LEN 10
 
+/* A record: this header, then its module's n_int integer counters (c), its
+ * n_flt floating ones (iochar_rec_f) and its NUL-ended name
+ * (iochar_record_path), nothing between them: the floating counters and the
+ * name are found from the record's address and its module's sizes, not
+ * through pointers of their own (docs/log-format.md, "Live files"). */
 typedef struct iochar_record {
   uint64_t id;
   struct iochar_record *next; /* hash chain, and the module's list */
   struct iochar_record *all_next;
-  const char *path;
-  iochar_spin lock; /* guards c/f/state; never held across a real call */
+  iochar_spin lock; /* guards the counters and the state; never held across a real call */
   uint16_t module;
   uint16_t flags;
-  int64_t *c;
-  double *f;
+  /* The module's state (access.h's iochar_rw_state first): NULL until the
+   * record's first read or write makes it (iochar_rw_state_of), so that a
+   * file only stat'ed or opened never has one. */
   void *state;
+  double meta_end; /* end of the latest metadata call: overlapping ones count once */
+  int64_t c[];
 } iochar_record;
+
+/* A record's floating counters: after the n_int integer ones.  With a
+ * constant layout (IOCHAR_RW_LAYOUT_CONST) this is a constant offset. */
+static inline __attribute__((always_inline)) double *iochar_rec_f(iochar_record *r,
+                                                                  const iochar_rw_layout *L) {
+  return (double *)(r->c + L->n_int);
+}
+/* Its name (a truncated one: the first bytes, then IOCHAR_TRUNC_MARK). */
+static inline const char *iochar_record_path(const iochar_record *r) {
+  const iochar_module *m = iochar_modules[r->module];
+  return (const char *)(r->c + m->n_int + m->n_flt);
+}
 
 /* Open file description: shared by dup'd fds, so offsets move together. */
 typedef struct iochar_fdesc {
@@ -184,8 +279,19 @@ extern struct timespec iochar_mono0;            /* monotonic clock at job start 
  * in-tool count, so in the child every wrapper passes straight through; the
  * parent, back from vfork, takes it off at its first wrapped call. */
 #define IOCHAR_VFORK_BIAS (1 << 24)
-/* With the bias on: 0 in the vfork child; in the parent, 1 with it taken off. */
+/* With a bias on (the count >= IOCHAR_VFORK_BIAS): 0 in the vfork child;
+ * else 1, the vfork bias taken off and, when the count is then exactly
+ * IOCHAR_NEW_THREAD (the thread's first call, from no tool code), the thread
+ * entered (iochar_thread_enter). */
 int iochar_vfork_back(void);
+
+/* Register this thread (see the fast rule above); iochar_enter for the
+ * tool's own paths that read records without a wrapper's guard first (the
+ * log at exit, exec, MPI_Finalize): callers hold no tool lock. */
+void iochar_thread_enter(void);
+static inline void iochar_enter(void) {
+  if (__builtin_expect(iochar_in_tool & IOCHAR_NEW_THREAD, 0)) iochar_thread_enter();
+}
 
 static inline int iochar_active(void) {
   if (__builtin_expect(!iochar_in_tool, 1)) return iochar_ready;
@@ -197,6 +303,36 @@ static inline int iochar_active(void) {
  * child closes or duplicates is its own copy of the descriptor). */
 static inline int iochar_in_vfork_child(void) {
   return iochar_in_tool >= IOCHAR_VFORK_BIAS && !iochar_vfork_back();
+}
+
+/* A bracket (the fast rule, above): its increment is also the step's guard,
+ * so a step opens with iochar_fast_enter instead of iochar_in_tool++.  The
+ * compiler barriers keep the unlocked accesses inside; x86 makes stores
+ * visible in order, so the close is a plain subtraction; elsewhere it is a
+ * release. */
+static inline __attribute__((always_inline)) void iochar_fast_enter(void) {
+  iochar_in_tool += IOCHAR_FAST_UNIT;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+static inline __attribute__((always_inline)) void iochar_fast_add_release(int n) {
+#if defined(__x86_64__) || defined(__i386__)
+  atomic_signal_fence(memory_order_seq_cst);
+  iochar_in_tool += n;
+#else
+  __atomic_store_n(&iochar_in_tool, iochar_in_tool + n, __ATOMIC_RELEASE);
+#endif
+}
+static inline __attribute__((always_inline)) void iochar_fast_leave(void) {
+  iochar_fast_add_release(-IOCHAR_FAST_UNIT);
+}
+/* A step that must call out of the tool (a system call) inside its bracket
+ * closes it meanwhile and keeps the guard: one add each way. */
+static inline __attribute__((always_inline)) void iochar_fast_pause(void) {
+  iochar_fast_add_release(1 - IOCHAR_FAST_UNIT);
+}
+static inline __attribute__((always_inline)) void iochar_fast_resume(void) {
+  iochar_in_tool += IOCHAR_FAST_UNIT - 1;
+  atomic_signal_fence(memory_order_seq_cst);
 }
 
 /* The clock: the invariant TSC where the CPU has one (two reads cost ~40 ns

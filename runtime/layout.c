@@ -56,6 +56,7 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
   uint32_t by_len[2][MAXLEN] = {{0}};
   for (unsigned k = 0; k < NS; k++) by_len[S[k].flt][S[k].len] |= 1u << k;
   memset(L, 0xff, sizeof *L); /* every slot -1: the module has no such counter */
+  L->n_int = (int16_t)n_int;
   size_t plen = strlen(P), rlen = reads ? strlen(reads) : 0, wlen = writes ? strlen(writes) : 0;
   for (int flt = 0; flt < 2; flt++) {
     const iochar_counter_def *defs = flt ? flts : ints;

@@ -34,15 +34,17 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, mpi_version) == 704 && offsetof(H, exe) == 960 &&
                    offsetof(H, cmdline) == 5056 && offsetof(H, map_addr) == 13248 &&
                    offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
+                   offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
 
-/* The arena (records from the bottom, top-k tables from the top) is backed
- * on disk in steps that start at GROW_MIN and double up to GROW: a small
- * job's few records need a page or two, and each page backed is a fault
- * (2-3 us: a page-cache page zeroed, a block reserved) at start and a page
- * freed at the end; a job making many files soon takes 256 KiB a time. */
+/* The arena (records from the bottom, their states and top-k tables from
+ * the top) is backed on disk in steps that start at GROW_MIN and double up
+ * to GROW: a small job's few records need a page or two, and each page
+ * backed is a fault (2-3 us: a page-cache page zeroed, a block reserved) at
+ * start and a page freed at the end; a job making many files soon takes
+ * 256 KiB a time. */
 #define GROW_MIN (16u << 10)
 #define GROW (256u << 10)
 #define READ_AHEAD_AT (1u << 20) /* records' bytes from which faults read ahead */
@@ -148,7 +150,9 @@ int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8
                            offsetof(iochar_topk, n),
                            offsetof(iochar_topk, last)};
   memcpy(h->rw_off, rw, sizeof rw);
-  h->tk_off = offsetof(iochar_rw_state, tk);
+  h->tk_off = 0;
+  h->rec_state_off = offsetof(iochar_record, state);
+  h->tk_below = IOCHAR_RW_TK_BYTES;
   h->map_addr = (uint64_t)(uintptr_t)base;
   h->tables_low = arena_bytes;
   tables_backed = arena_bytes;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IOCHAR_LIVE_VERSION 2    /* 2: top-k tables out of the records */
+#define IOCHAR_LIVE_VERSION 3    /* 2: top-k tables out of the records; 3: the access state too */
 #define IOCHAR_LIVE_HEADER 16384 /* the fixed header; the schema follows */
 
 /* How the process ended, as the header's `state` says. */
@@ -52,6 +52,12 @@ typedef struct iochar_live_header {
   uint64_t map_addr;
   uint64_t tables_low;
   uint16_t tk_off;
+  /* Version 3: a record is its header, counters and name; its access state
+   * (with the top-k tables tk_below bytes below it) is where the pointer at
+   * offset rec_state_off of the record header says (0: none yet), made like
+   * the tables of version 2 (tk_off is 0: no tables pointer). */
+  uint16_t rec_state_off;
+  uint32_t tk_below;
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until
@@ -59,12 +65,12 @@ typedef struct iochar_live_header {
  * moves it into a live file. Returns 0, or -1 (no memory at all). */
 int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8_t **arena);
 /* Move the mapping into a fresh live file (first record, MPI_Init, a fork
- * child, a failed exec), copying its first `used` arena bytes and the top-k
- * tables from arena offset tables_low to the arena's end. */
+ * child, a failed exec), copying its first `used` arena bytes and the
+ * records' states from arena offset tables_low to the arena's end. */
 void iochar_live_on(size_t used, size_t tables_low);
-/* Top-k tables are made down to arena offset low: back them on disk (in
- * steps, as records) and publish low; 0, or -1 when the file system is
- * full (the caller keeps those tables out of the file). */
+/* Records' states (with their top-k tables) are made down to arena offset
+ * low: back them on disk (in steps, as records) and publish low; 0, or -1
+ * when the file system is full (the caller keeps those out of the file). */
 int iochar_live_tables(size_t low);
 /* Make arena bytes [0, end) backed by disk blocks (a store never raises
  * SIGBUS); 0, or -1 when the file system is full. */

@@ -366,9 +366,8 @@ int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_
 size_t iochar_row_tail(int mi) {
   const iochar_module *m = iochar_modules[mi];
   int first[2];
-  iochar_topk *t[2];
   if (!m->rw) return 0;
-  return (size_t)iochar_rw_tables(m->rw, NULL, first, t) * 16 * IOCHAR_TOPK_SLOTS;
+  return (size_t)iochar_rw_tables(m->rw, NULL, first, NULL) * 16 * IOCHAR_TOPK_SLOTS;
 }
 
 size_t iochar_row_size(int mi) {
@@ -426,10 +425,10 @@ static void row_of(iochar_record *r, void *arg) {
   memcpy(row, &r->id, 8);
   memcpy(row + 8, &rank, 8);
   memcpy(row + 16, r->c, 8 * m->n_int);
-  memcpy(row + 16 + 8 * m->n_int, r->f, 8 * m->n_flt);
+  memcpy(row + 16 + 8 * m->n_int, r->c + m->n_int, 8 * m->n_flt);
   if (m->rw) {
     int first[2];
-    iochar_topk *t[2];
+    const iochar_topk *t[2];
     int64_t *tail = (int64_t *)(row + 16 + 8 * (m->n_int + m->n_flt));
     int nt = iochar_rw_tables(m->rw, r->state, first, t);
     for (int k = 0; k < nt; k++) iochar_topk_dump(t[k], tail + 2 * IOCHAR_TOPK_SLOTS * k);
@@ -437,10 +436,11 @@ static void row_of(iochar_record *r, void *arg) {
   iochar_spin_unlock(&r->lock);
   fill_rank_stats(m, (int64_t *)(row + 16), (double *)(row + 16 + 8 * m->n_int), (int)rank);
   if (x->names) { /* a truncated name carries its "\0TRUNCATED" (records.c) */
-    size_t len = strlen(r->path) + (r->flags & IOCHAR_REC_TRUNCATED ? IOCHAR_TRUNC_MARK_LEN : 0);
+    const char *path = iochar_record_path(r);
+    size_t len = strlen(path) + (r->flags & IOCHAR_REC_TRUNCATED ? IOCHAR_TRUNC_MARK_LEN : 0);
     iochar_buf_u64(x->names, r->id);
     iochar_buf_u32(x->names, (uint32_t)len);
-    iochar_buf_put(x->names, r->path, len);
+    iochar_buf_put(x->names, path, len);
   }
   x->n++;
 }

@@ -2,7 +2,10 @@
  * paths.c, next to the mount table. */
 #include "lustre.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/xattr.h>
 
 #include "internal.h"
 
@@ -129,4 +132,30 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
   if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, &lo) : plain(p, n, &lo)) return -1;
   *out = lo;
   return 0;
+}
+
+/* The attribute's largest size worth a mapping (a 2,000-stripe layout is
+ * ~48 KiB; the kernel caps an xattr value at 64 KiB). */
+#define LOV_MAX (1 << 20)
+
+int iochar_lustre_read(int fd, iochar_lustre_layout *out) {
+  uint8_t lov[4096];
+  ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
+  if (n > 0) return iochar_lustre_parse(lov, (size_t)n, out);
+  if (n == 0 || errno != ERANGE) return -1;
+  /* Larger than the stack buffer: ask its size, then read it whole (it
+   * may grow meanwhile: one more try). */
+  for (int tries = 0; tries < 2; tries++) {
+    ssize_t want = fgetxattr(fd, "lustre.lov", NULL, 0);
+    if (want <= 0 || want > LOV_MAX) return -1;
+    size_t len = (size_t)want;
+    void *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (big == MAP_FAILED) return -1;
+    n = fgetxattr(fd, "lustre.lov", big, len);
+    int rc = n > 0 ? iochar_lustre_parse(big, (size_t)n, out) : -1;
+    int again = n < 0 && errno == ERANGE;
+    munmap(big, len);
+    if (!again) return rc;
+  }
+  return -1;
 }

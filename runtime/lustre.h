@@ -24,6 +24,12 @@ typedef struct iochar_lustre_layout {
  * past buf + n. Little-endian (x86-64, aarch64). */
 int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out);
 
+/* The layout of the open file fd (its `lustre.lov` attribute): 0 and *out
+ * filled, or -1.  Layouts past 4 KiB (~150 stripes or more, or many PFL
+ * components) are read into a mapping of their size: no malloc, for the open
+ * wrappers may run in an application's signal handler. */
+int iochar_lustre_read(int fd, iochar_lustre_layout *out);
+
 /* The fs type of the mount holding abs (longest matching mount point). */
 const char *iochar_fs_type(const char *abs);
 /* Whether any mount is Lustre: -1 until first asked (mounts.c). */

@@ -217,13 +217,13 @@ int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
       iochar_spin_unlock(&cwd_lock);
     } else {
       iochar_fdesc *d = iochar_fd_get(dirfd);
-      if (d && d->rec && d->rec->path[0] == '/') {
+      const char *rp = d && d->rec ? iochar_record_path(d->rec) : NULL;
+      if (rp && rp[0] == '/') {
         const iochar_record *r = d->rec;
-        blen = strlen(r->path);
-        if (r->flags & IOCHAR_REC_TRUNCATED)
-          return resolve_long(r->path, blen, &r->id, path, out, n);
-        if (blen + plen + 2 > n) return resolve_long(r->path, blen, NULL, path, out, n);
-        memcpy(out, r->path, blen);
+        blen = strlen(rp);
+        if (r->flags & IOCHAR_REC_TRUNCATED) return resolve_long(rp, blen, &r->id, path, out, n);
+        if (blen + plen + 2 > n) return resolve_long(rp, blen, NULL, path, out, n);
+        memcpy(out, rp, blen);
       } else {
         char link[64], dir[IOCHAR_PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);

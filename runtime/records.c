@@ -57,23 +57,29 @@ static void *map_anon(size_t n) {
 /* Pages of the arena are faulted in ahead, POPULATE bytes at a time, with
  * one madvise: on a virtual machine a page fault costs 1-4 us (measured here
  * under nested virtualisation), a populated page ~1.3-2.5 us, and a new
- * record (~1 KiB) is most of the cost of a process's first call on a file
+ * record (~0.8 KiB) is most of the cost of a process's first call on a file
  * name.  Kernels before 5.14 refuse the advice; their pages fault one by one. */
 #define POPULATE (64u << 10)
 static size_t arena_populated;
 
-/* The top-k tables of records (access.h) grow down from the arena's top,
- * made at a record's first read or write; a record of a module that has
- * them is owed their bytes from its creation on, so the bound (records and
- * tables together never pass IOCHAR_MEMORY) is decided when a file is
- * first seen, never later. */
-#define TK_BYTES ((sizeof(iochar_rw_topk) + 15) & ~(size_t)15)
-static size_t tables_low; /* arena offset of the lowest table made */
+/* Records and the states of records (access.h: iochar_rw_state, with the
+ * top-k tables below it) are 8-aligned: nothing in them needs more. */
+#define ALIGN(n) (((n) + 7) & ~(size_t)7)
+
+/* The states of records grow down from the arena's top, made at a record's
+ * first read or write; a record of a module that has them is owed their
+ * bytes from its creation on, so the bound (records and states together
+ * never pass IOCHAR_MEMORY) is decided when a file is first seen, never
+ * later. */
+static size_t tables_low; /* arena offset of the lowest state made */
 static size_t tables_owed;
-static uint8_t *spare_tables; /* tables the live file could not back (full) */
+/* States the live file could not back (its file system full) live here, at
+ * the offset they would have in the arena: mapped at start (NORESERVE:
+ * nothing until used), so a record always gets one. */
+static uint8_t *spare_tables;
 
 static void *arena_alloc(size_t n, size_t owe) {
-  n = (n + 15) & ~(size_t)15;
+  n = ALIGN(n);
   if (arena_used + n + tables_owed + owe > tables_low || iochar_live_reserve(arena_used + n))
     return NULL;
   void *p = arena + arena_used;
@@ -89,51 +95,58 @@ static void *arena_alloc(size_t n, size_t owe) {
   return p;
 }
 
-iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
-  iochar_rw_state *s = r->state;
-  if (s->tk) return s->tk;
-  rec_lock();
-  iochar_rw_topk *tk;
-  tables_owed -= TK_BYTES; /* owed since the record was made: always there */
-  tables_low -= TK_BYTES;
-  if (iochar_live_tables(tables_low) == 0) {
-    tk = (iochar_rw_topk *)(arena + tables_low); /* fresh memory: empty tables */
-  } else {                                       /* kept out of the live file */
-    if (!spare_tables) spare_tables = map_anon(arena_size);
-    tk = spare_tables ? (iochar_rw_topk *)(spare_tables + tables_low)
-                      : (iochar_rw_topk *)&iochar_rw_topk_none;
-  }
-  rec_unlock();
-  return tk;
+/* The bytes of a module's state with its tables (0: it has none). */
+static size_t state_bytes(const iochar_module *m) {
+  return m->rw ? IOCHAR_RW_TK_BYTES + ALIGN(m->state_size) : 0;
 }
 
+iochar_rw_state *iochar_rw_state_make(iochar_record *r) {
+  size_t n = state_bytes(iochar_modules[r->module]);
+  /* Called under r->lock.  From a hot step's bracket (core.h), whose lock
+   * the fast rule may have skipped, the lock is held for real from here on
+   * and the bracket paused: backing the state in the live file and a
+   * warning are system calls. */
+  int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
+  if (bracket) {
+    iochar_spin_hold_in(&r->lock);
+    iochar_fast_pause();
+  }
+  rec_lock();
+  uint8_t *mem;
+  tables_owed -= n; /* owed since the record was made: always there */
+  tables_low -= n;
+  if (iochar_live_tables(tables_low) == 0)
+    mem = arena + tables_low; /* fresh memory: zeros */
+  else                        /* kept out of the live file */
+    mem = spare_tables + tables_low;
+  rec_unlock();
+  if (bracket) iochar_fast_resume();
+  iochar_rw_state *s = (iochar_rw_state *)(mem + IOCHAR_RW_TK_BYTES);
+  iochar_rw_state_init(s);
+  /* whole before the record points at it: a live file read after a kill
+   * finds either no state or this one */
+  __atomic_store_n(&r->state, (void *)s, __ATOMIC_RELEASE);
+  return s;
+}
+
+/* A record: header, counters, name (core.h); the name's NUL included. */
 static size_t record_bytes(const iochar_module *m, size_t namelen) {
-  return sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) + ((m->state_size + 15) & ~(size_t)15) +
-         namelen + 1 + 32;
+  return ALIGN(sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) + namelen + 1);
 }
 
 static iochar_record *record_make(int mi, uint64_t id, const char *name, size_t n, int trunc,
-                                  void *mem, iochar_rw_topk *tk) {
+                                  void *mem) {
   const iochar_module *m = iochar_modules[mi];
   iochar_record *r = mem;
   r->id = id;
   r->module = (uint16_t)mi;
-  r->c = (int64_t *)(r + 1);
-  r->f = (double *)(r->c + m->n_int);
-  r->state = r->f + m->n_flt;
-  r->state = (void *)(((uintptr_t)r->state + 15) & ~(uintptr_t)15);
-  char *path = (char *)r->state + ((m->state_size + 15) & ~(size_t)15);
+  char *path = (char *)(r->c + m->n_int + m->n_flt);
   memcpy(path, name, n + 1);
   if (trunc) { /* the log's NAMES entry says so (docs/log-format.md) */
     memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
     r->flags |= IOCHAR_REC_TRUNCATED;
   }
-  r->path = path;
-  if (m->rw) {
-    iochar_rw_state_init(r->state);
-    ((iochar_rw_state *)r->state)->tk = tk;
-    if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
-  }
+  if (m->rw && m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
   return r;
 }
 
@@ -144,16 +157,16 @@ int iochar_records_init(void) {
   size_t agg_bytes = 0;
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
     if (iochar_modules[mi])
-      agg_bytes += ((record_bytes(iochar_modules[mi], 16) + 15) & ~(size_t)15) +
-                   (iochar_modules[mi]->rw ? TK_BYTES : 0);
+      agg_bytes += record_bytes(iochar_modules[mi], 16) + state_bytes(iochar_modules[mi]);
   uint8_t *agg;
   if (iochar_live_setup(agg_bytes, arena_size, &agg, &arena)) return -1;
   tables_low = arena_size;
+  spare_tables = map_anon(arena_size);
   fold_set = map_anon(FOLD_SET * sizeof(uint64_t));
   const int fds_max = IOCHAR_FDS_CAP;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)fds_max);
   iochar_fdesc_home = map_anon(sizeof(iochar_fdesc) * 2 * (size_t)fds_max);
-  if (!arena || !fold_set || !iochar_fds || !iochar_fdesc_home) return -1;
+  if (!arena || !spare_tables || !fold_set || !iochar_fds || !iochar_fdesc_home) return -1;
   fdesc_pool = iochar_fdesc_home + fds_max;
   /* last, published: iochar_fd_get checks this bound only (core.h) */
   __atomic_store_n(&iochar_fds_max, fds_max, __ATOMIC_RELEASE);
@@ -161,10 +174,15 @@ int iochar_records_init(void) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
-    /* an aggregate's tables follow it: aggregates are few and all busy */
-    iochar_rw_topk *tk = (iochar_rw_topk *)(agg + ((record_bytes(m, 16) + 15) & ~(size_t)15));
-    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 11, 0, agg, tk);
-    agg += ((record_bytes(m, 16) + 15) & ~(size_t)15) + (m->rw ? TK_BYTES : 0);
+    /* an aggregate's state (tables, then state) follows it from the start:
+     * aggregates are few and all busy */
+    aggregate[mi] = record_make(mi, IOCHAR_AGG_ID, "<AGGREGATE>", 11, 0, agg);
+    agg += record_bytes(m, 16);
+    if (m->rw) {
+      aggregate[mi]->state = agg + IOCHAR_RW_TK_BYTES;
+      iochar_rw_state_init(aggregate[mi]->state);
+    }
+    agg += state_bytes(m);
   }
   return 0;
 }
@@ -232,9 +250,9 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     if (!iochar_live_active()) iochar_live_on(arena_used, tables_low); /* the first file */
     if (trunc) iochar_job_info.truncated_paths++;
     void *mem =
-        arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), m->rw ? TK_BYTES : 0);
+        arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), state_bytes(m));
     if (mem) {
-      r = record_make(mi, id, name, n, trunc, mem, NULL);
+      r = record_make(mi, id, name, n, trunc, mem);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
@@ -271,8 +289,9 @@ int iochar_record_touched(const iochar_record *r) {
     if (r->c[i] && !(m->rw && i == (uint32_t)m->rw->mem_alignment) &&
         !(m->rw && i == (uint32_t)m->rw->file_alignment))
       return 1;
+  const double *f = (const double *)(r->c + m->n_int);
   for (uint32_t i = 0; i < m->n_flt; i++)
-    if (r->f[i] != 0) return 1;
+    if (f[i] != 0) return 1;
   return 0;
 }
 
@@ -288,16 +307,14 @@ void iochar_records_reset(void) {
       if (!r) r = agg, agg = NULL;
       if (!r) break;
       int64_t keep_fa = m->rw && m->rw->file_alignment >= 0 ? r->c[m->rw->file_alignment] : 0;
-      memset(r->c, 0, 8 * m->n_int);
-      memset(r->f, 0, 8 * m->n_flt);
-      iochar_rw_topk *tk = m->rw ? ((iochar_rw_state *)r->state)->tk : NULL;
-      memset(r->state, 0, m->state_size);
+      memset(r->c, 0, 8 * (m->n_int + m->n_flt));
+      r->meta_end = 0;
       atomic_flag_clear(&r->lock.f);
-      if (m->rw) {
+      if (r->state) { /* the state and tables stay the record's, emptied */
+        memset(iochar_rw_tk(r->state), 0, IOCHAR_RW_TK_BYTES + m->state_size);
         iochar_rw_state_init(r->state);
-        /* the tables stay the record's, emptied */
-        if (tk && tk != &iochar_rw_topk_none) memset(tk, 0, sizeof *tk);
-        ((iochar_rw_state *)r->state)->tk = tk;
+      }
+      if (m->rw) {
         if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
         if (m->rw->file_alignment >= 0) r->c[m->rw->file_alignment] = keep_fa;
       }

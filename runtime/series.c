@@ -75,8 +75,10 @@ void iochar_series_flush(int m, iochar_rw_state *st) {
 static void flush_record(iochar_record *r, void *arg) {
   (void)arg;
   iochar_spin_lock(&r->lock);
-  iochar_rw_flush_run(r, iochar_modules[r->module]->rw, r->state);
-  iochar_series_flush(r->module, r->state);
+  if (r->state) { /* else no read or write yet: nothing pending */
+    iochar_rw_flush_run(r, iochar_modules[r->module]->rw, r->state);
+    iochar_series_flush(r->module, r->state);
+  }
   iochar_spin_unlock(&r->lock);
 }
 

@@ -228,8 +228,9 @@ static void record_file_open(iochar_dlinst *I, hid_t f, const char *name, double
   r->c[H5F_ALIGNMENT_THRESHOLD] = set[2];
   r->c[H5F_COLL_METADATA_OPS] |= set[3];
   r->c[H5F_COLL_METADATA_WRITE] |= set[4];
-  iochar_ts(&r->f[H5F_F_OPEN_START_TIMESTAMP], &r->f[H5F_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &f_layout, r->state, t0, t1);
+  double *ff = iochar_rec_f(r, &f_layout);
+  iochar_ts(&ff[H5F_F_OPEN_START_TIMESTAMP], &ff[H5F_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &f_layout, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
@@ -409,7 +410,7 @@ static void record_dset_rw(iochar_dlinst *I, hid_t d, hid_t mt, hid_t fs, hid_t 
       coll = mode == 1;
   }
   iochar_spin_lock(&r->lock);
-  iochar_rw_account(r, &d_layout, r->state, dir, -1, len, NULL, t0, t1);
+  iochar_rw_account(r, &d_layout, iochar_rw_state_of(r), dir, -1, len, NULL, t0, t1);
   if (sel >= 0) r->c[sel]++;
   if (coll) r->c[H5D_USE_MPIIO_COLLECTIVE] = 1;
   if (npts > r->c[H5D_DATASPACE_NPOINTS] && fs == H5S_ALL) r->c[H5D_DATASPACE_NPOINTS] = npts;
@@ -434,7 +435,7 @@ static void record_chunk_rw(iochar_dlinst *I, hid_t d, const hsize_t *offset, in
   }
   iochar_record *r = h->rec;
   iochar_spin_lock(&r->lock);
-  iochar_rw_account(r, &d_layout, r->state, dir, -1, len, NULL, t0, t1);
+  iochar_rw_account(r, &d_layout, iochar_rw_state_of(r), dir, -1, len, NULL, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 

@@ -74,8 +74,8 @@ static int64_t type_bytes(MPI_Datatype dt, int64_t count) {
 int64_t mpiio_record_rw(iochar_record *r, int kind, int dir, int ret, int64_t count,
                         MPI_Datatype dt, const void *buf, double t0, double t1) {
   int64_t len = ret == MPI_SUCCESS ? type_bytes(dt, count) : -1;
-  mpiio_state *s = r->state;
   iochar_spin_lock(&r->lock);
+  mpiio_state *s = (mpiio_state *)iochar_rw_state_of(r);
   iochar_rw_account(r, &mpiio_layouts[kind], &s->rw, dir, -1, len, buf, t0, t1);
   if (kind == K_SPLIT) {
     s->split_t0[dir] = t0;
@@ -161,8 +161,9 @@ static void record_open(MPI_Comm comm, const char *name, int amode, MPI_Info inf
   r->c[size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS]++;
   if (info != MPI_INFO_NULL) r->c[MPIIO_HINTS]++;
   if (!r->c[MPIIO_MODE]) r->c[MPIIO_MODE] = amode;
-  iochar_ts(&r->f[MPIIO_F_OPEN_START_TIMESTAMP], &r->f[MPIIO_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &mpiio_layouts[K_INDEP], r->state, t0, t1);
+  double *f = iochar_rec_f(r, &mpiio_layouts[K_INDEP]);
+  iochar_ts(&f[MPIIO_F_OPEN_START_TIMESTAMP], &f[MPIIO_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &mpiio_layouts[K_INDEP], t0, t1);
   iochar_spin_unlock(&r->lock);
   if (r->id != IOCHAR_AGG_ID) record_hints(r, fh);
   iochar_hmap_put(mpiio_files, mpiio_file_key(fh), r);
@@ -174,14 +175,15 @@ static void record_meta(iochar_record *r, int idx, int also, double t0, double t
   iochar_spin_lock(&r->lock);
   if (idx >= 0) r->c[idx]++;
   if (also >= 0) r->c[also]++;
-  iochar_meta_account(r, &mpiio_layouts[K_INDEP], r->state, t0, t1);
+  iochar_meta_account(r, &mpiio_layouts[K_INDEP], t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
 static void record_close(iochar_record *r, MPI_File fh, double t0, double t1) {
   iochar_spin_lock(&r->lock);
-  iochar_ts(&r->f[MPIIO_F_CLOSE_START_TIMESTAMP], &r->f[MPIIO_F_CLOSE_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &mpiio_layouts[K_INDEP], r->state, t0, t1);
+  double *f = iochar_rec_f(r, &mpiio_layouts[K_INDEP]);
+  iochar_ts(&f[MPIIO_F_CLOSE_START_TIMESTAMP], &f[MPIIO_F_CLOSE_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &mpiio_layouts[K_INDEP], t0, t1);
   iochar_spin_unlock(&r->lock);
   iochar_hmap_del(mpiio_files, mpiio_file_key(fh));
   atomic_fetch_add_explicit(&mpiio_files_gen, 1, memory_order_release);

@@ -31,15 +31,15 @@ static inline uint64_t req_key(MPI_Request rq) { return mpiio_key(&rq, sizeof rq
 /* An operation [t0, t1] (nonblocking post to completion, or a split
  * collective's begin to end) is over: extend its time, max time and end. */
 static void record_done(iochar_record *r, int dir, double t0, int64_t len, double t1) {
-  mpiio_state *s = r->state;
   const iochar_rw_layout *L = &mpiio_layouts[K_NB];
   iochar_spin_lock(&r->lock);
-  iochar_time_add(r, L, &s->rw, dir, t0, t1);
-  if (t1 - t0 > r->f[L->f_max_time[dir]]) {
-    r->f[L->f_max_time[dir]] = t1 - t0;
+  iochar_time_add(r, L, iochar_rw_state_of(r), dir, t0, t1);
+  double *f = iochar_rec_f(r, L);
+  if (t1 - t0 > f[L->f_max_time[dir]]) {
+    f[L->f_max_time[dir]] = t1 - t0;
     r->c[L->max_time_size[dir]] = len < 0 ? 0 : len;
   }
-  if (t1 > r->f[L->f_end[dir]]) r->f[L->f_end[dir]] = t1;
+  if (t1 > f[L->f_end[dir]]) f[L->f_end[dir]] = t1;
   iochar_spin_unlock(&r->lock);
 }
 
@@ -306,10 +306,10 @@ MPI_WRAP(int, MPI_File_iwrite_at_all_c,
 /* ---- split collectives' end -------------------------------------------- */
 
 static void record_split_end(iochar_record *r, int dir, double t1) {
-  mpiio_state *s = r->state;
   iochar_spin_lock(&r->lock);
-  double t0 = s->split_t0[dir];
-  int64_t len = s->split_len[dir];
+  mpiio_state *s = r->state; /* none: no split begun */
+  double t0 = s ? s->split_t0[dir] : 0;
+  int64_t len = s ? s->split_len[dir] : 0;
   iochar_spin_unlock(&r->lock);
   if (t0 > 0) record_done(r, dir, t0, len, t1);
 }
@@ -371,7 +371,8 @@ MPI_WRAP(int, MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Sta
 /* ---- request completion: only requests we posted are looked at ---------- */
 
 static inline int tracking(void) {
-  return atomic_load_explicit(&npending, memory_order_relaxed) > 0 && !iochar_in_tool;
+  return atomic_load_explicit(&npending, memory_order_relaxed) > 0 &&
+         (!iochar_in_tool || iochar_active());
 }
 
 /* Handles are copied before the call (completion overwrites them); only

@@ -192,7 +192,7 @@ void ncf_access(const ncf_family *F, ncf_var *v, int dir, int64_t len, int strid
                 double t0, double t1) {
   iochar_record *r = v->rec;
   iochar_spin_lock(&r->lock);
-  iochar_rw_account(r, F->v_layout, r->state, dir, -1, len, NULL, t0, t1);
+  iochar_rw_account(r, F->v_layout, iochar_rw_state_of(r), dir, -1, len, NULL, t0, t1);
   if (also >= 0) r->c[also]++;
   r->c[F->strided] += strided;
   iochar_spin_unlock(&r->lock);

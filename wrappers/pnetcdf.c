@@ -244,7 +244,7 @@ static void record_wait(iochar_dlinst *I, int ncid, int idx, double t0, double t
   iochar_record *r = fs->rec;
   iochar_spin_lock(&r->lock);
   r->c[idx]++;
-  r->f[PNETCDF_FILE_F_WAIT_TIME] += t1 - t0;
+  iochar_rec_f(r, &f_layout)[PNETCDF_FILE_F_WAIT_TIME] += t1 - t0;
   iochar_spin_unlock(&r->lock);
 }
 

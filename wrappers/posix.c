@@ -4,7 +4,6 @@
  * posix_aio.c; what they share in posix_internal.h. */
 #include <stdarg.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../runtime/lustre.h"
@@ -55,11 +54,8 @@ static void record_fs_facts(int fd, iochar_record *r) {
   struct stat st;
   int64_t bs = IOCHAR_REAL(fstat)(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
   iochar_lustre_layout lo = {0};
-  if (iochar_on_lustre(r->path)) {
-    uint8_t lov[4096];
-    ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
-    if (n <= 0 || iochar_lustre_parse(lov, (size_t)n, &lo)) lo = (iochar_lustre_layout){0};
-  }
+  if (iochar_on_lustre(iochar_record_path(r)) && iochar_lustre_read(fd, &lo) != 0)
+    lo = (iochar_lustre_layout){0};
   iochar_spin_lock(&r->lock);
   r->c[POSIX_FILE_BLKSIZE] = bs;
   r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
@@ -79,10 +75,11 @@ record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double 
   iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
-  iochar_rw_open(r, &layout, r->state);
+  iochar_rw_open(r, &layout);
   if ((flags & O_CREAT) && !r->c[POSIX_MODE]) r->c[POSIX_MODE] = mode & 07777;
-  iochar_ts(&r->f[POSIX_F_OPEN_START_TIMESTAMP], &r->f[POSIX_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &layout, r->state, t0, t1);
+  double *f = iochar_rec_f(r, &layout);
+  iochar_ts(&f[POSIX_F_OPEN_START_TIMESTAMP], &f[POSIX_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 

@@ -46,8 +46,9 @@ static void aio_collect(const void *cb, ssize_t ret, uint64_t k1) {
   iochar_record *r = op->rec;
   double t0 = iochar_ticks_s(op->k0), t1 = iochar_ticks_s(k1);
   iochar_spin_lock(&r->lock);
-  if (!iochar_rw_defer_timed(r, &layout, r->state, op->dir, op->off, ret, op->buf, t0, t1))
-    iochar_rw_account(r, &layout, r->state, op->dir, op->off, ret, op->buf, t0, t1);
+  iochar_rw_state *s = iochar_rw_state_of(r);
+  if (!iochar_rw_defer_timed(r, &layout, s, op->dir, op->off, ret, op->buf, t0, t1))
+    iochar_rw_account(r, &layout, s, op->dir, op->off, ret, op->buf, t0, t1);
   iochar_spin_unlock(&r->lock);
   iochar_pool_put(&aio_pool, op);
 }

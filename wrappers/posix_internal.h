@@ -51,5 +51,9 @@ static inline iochar_record *path_record(int dirfd, const char *path) {
 static inline void record_meta(iochar_record *r, int idx, double t0, double t1) {
   iochar_meta_event(r, &layout, idx, -1, -1, t0, t1);
 }
+/* The same inside the caller's bracket (core.h): the seek step. */
+static inline void record_meta_in(iochar_record *r, int idx, double t0, double t1) {
+  iochar_meta_event_in(r, &layout, idx, -1, -1, t0, t1);
+}
 
 #endif

@@ -43,10 +43,10 @@ static inline void seek_passed(iochar_fdesc *d, int64_t r) {
  * keep it themselves). */
 static inline __attribute__((always_inline)) void seek_record(iochar_fdesc *d, int64_t r,
                                                               uint64_t k0, uint64_t k1) {
-  iochar_in_tool++;
+  iochar_fast_enter(); /* the guard's increment, and the lock's bracket (core.h) */
   iochar_fd_seek(d, r);
-  record_meta(d->rec, POSIX_SEEKS, iochar_ticks_s(k0), iochar_ticks_s(k1));
-  iochar_in_tool--;
+  record_meta_in(d->rec, POSIX_SEEKS, iochar_ticks_s(k0), iochar_ticks_s(k1));
+  iochar_fast_leave();
 }
 /* The recorded path: the descriptor, the guard and the clock tested once,
  * the real function called without the lazy-resolution test (seeks_resolved,

@@ -13,9 +13,11 @@
  * end of the data (SEEK_CUR asks for it without moving anything); a
  * positioned write on an O_APPEND descriptor appends too (Linux) but leaves
  * the offset alone, so the size tells.  Only O_APPEND descriptors get here:
- * the one extra system call is theirs alone. */
+ * the one extra system call is theirs alone, made with record_rw's bracket
+ * paused (no system call inside one: core.h). */
 static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, int positioned,
                                                        ssize_t ret) {
+  iochar_fast_pause();
   int saved = errno; /* the data path's only system call: the caller's errno stays */
   int64_t off;
   if (!positioned) {
@@ -31,6 +33,7 @@ static __attribute__((noinline)) int64_t append_offset(int fd, iochar_fdesc *d, 
     off = fstat(fd, &st) != 0 || st.st_size < ret ? -1 : (int64_t)st.st_size - ret;
   }
   errno = saved;
+  iochar_fast_resume();
   return off;
 }
 
@@ -44,13 +47,13 @@ static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc
                                                             int64_t off, ssize_t ret,
                                                             const void *buf, uint64_t k0,
                                                             uint64_t k1) {
-  iochar_in_tool++;
+  iochar_fast_enter(); /* the guard's increment, and the lock's bracket (core.h) */
   iochar_record *r = d->rec;
   if (__builtin_expect(dir == 1 && d->append && ret > 0, 0))
     off = append_offset(fd, d, off >= 0, ret); /* before the lock: a system call */
   else if (dir == 1 && d->append && off < 0)
     off = atomic_load_explicit(&d->offset, memory_order_relaxed); /* 0 bytes: nothing moved */
-  iochar_spin_lock(&r->lock);
+  iochar_spin_lock_in(&r->lock);
   if (off < 0 && !(dir == 1 && d->append)) { /* implicit offset: the description's */
     off = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (ret > 0) atomic_store_explicit(&d->offset, off + ret, memory_order_relaxed);
@@ -58,10 +61,11 @@ static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc
   /* the clock readings become seconds only now: no call left that would
    * make the compiler keep two doubles on the stack across it */
   double t0 = iochar_ticks_s(k0), t1 = iochar_ticks_s(k1);
-  if (!iochar_rw_defer_timed(r, &layout, r->state, dir, off, ret, buf, t0, t1))
-    iochar_rw_account(r, &layout, r->state, dir, off, ret, buf, t0, t1);
-  iochar_spin_unlock(&r->lock);
-  iochar_in_tool--;
+  iochar_rw_state *s = iochar_rw_state_of(r);
+  if (!iochar_rw_defer_timed(r, &layout, s, dir, off, ret, buf, t0, t1))
+    iochar_rw_account(r, &layout, s, dir, off, ret, buf, t0, t1);
+  iochar_spin_unlock_in(&r->lock);
+  iochar_fast_leave();
 }
 /* The scalar calls (read, write, pread, pwrite and their 64 twins) take the
  * accounting inlined: the call, its spills and its argument moves were an

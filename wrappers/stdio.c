@@ -87,7 +87,7 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
       r = iochar_record_get(IOCHAR_MOD_STDIO, abs);
   } else { /* fdopen: name it after what the descriptor is */
     iochar_fdesc *d = iochar_fd_get(fd_in);
-    if (d && d->rec) r = iochar_record_get(IOCHAR_MOD_STDIO, d->rec->path);
+    if (d && d->rec) r = iochar_record_get(IOCHAR_MOD_STDIO, iochar_record_path(d->rec));
   }
   stream *s = &streams[fd];
   __atomic_store_n(&s->fp, NULL, __ATOMIC_RELEASE);
@@ -105,9 +105,10 @@ static void record_open(FILE *fp, const char *path, int fd_in, const char *mode,
   iochar_spin_lock(&r->lock);
   r->c[STDIO_OPENS]++;
   if (is_fdopen) r->c[STDIO_FDOPENS]++;
-  iochar_rw_open(r, &layout, r->state);
-  iochar_ts(&r->f[STDIO_F_OPEN_START_TIMESTAMP], &r->f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
-  iochar_meta_account(r, &layout, r->state, t0, t1);
+  iochar_rw_open(r, &layout);
+  double *f = iochar_rec_f(r, &layout);
+  iochar_ts(&f[STDIO_F_OPEN_START_TIMESTAMP], &f[STDIO_F_OPEN_END_TIMESTAMP], t0, t1);
+  iochar_meta_account(r, &layout, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
@@ -115,13 +116,14 @@ static inline __attribute__((always_inline)) void stream_rw(stream *s, int dir, 
                                                             double t0, double t1) {
   iochar_record *r = s->rec;
   int saved = errno;
-  iochar_in_tool++; /* a signal handler's I/O must not wait on our lock */
-  iochar_spin_lock(&r->lock);
+  /* a signal handler's I/O must not wait on our lock; and the bracket (core.h) */
+  iochar_fast_enter();
+  iochar_spin_lock_in(&r->lock);
   int64_t off = s->offset;
   if (n > 0) s->offset += n;
-  iochar_rw_account(r, &layout, r->state, dir, off, n, NULL, t0, t1);
-  iochar_spin_unlock(&r->lock);
-  iochar_in_tool--;
+  iochar_rw_account(r, &layout, iochar_rw_state_of(r), dir, off, n, NULL, t0, t1);
+  iochar_spin_unlock_in(&r->lock);
+  iochar_fast_leave();
   errno = saved;
 }
 static __attribute__((noinline)) void record_rw(stream *s, int dir, int64_t n, double t0,
@@ -137,12 +139,12 @@ static __attribute__((noinline)) void record_untimed_slow(stream *s, int dir, in
 /* Inlined: a repeat joins the run in a few instructions, no call. */
 static inline __attribute__((always_inline)) void record_untimed(stream *s, int dir, int64_t n) {
   iochar_record *r = s->rec;
-  iochar_in_tool++;
-  iochar_spin_lock(&r->lock);
-  int deferred = iochar_rw_defer(r->state, dir, s->offset, n, s->t_last);
+  iochar_fast_enter(); /* the guard's increment, and the bracket (core.h) */
+  iochar_spin_lock_in(&r->lock);
+  int deferred = iochar_rw_defer(iochar_rw_state_of(r), dir, s->offset, n, s->t_last);
   if (deferred) s->offset += n;
-  iochar_spin_unlock(&r->lock);
-  iochar_in_tool--;
+  iochar_spin_unlock_in(&r->lock);
+  iochar_fast_leave();
   if (!deferred) record_untimed_slow(s, dir, n);
 }
 

@@ -23,9 +23,9 @@ from .log import LogError
 from .schema import OP
 
 MAGIC = b"IOCHARLV"
-VERSION = 2  # 1 still read: top-k tables inside each record's state
+VERSION = 3  # 1 and 2 still read: state in each record, top-k tables too (1) or apart (2)
 HEADER_SIZE = 16384
-HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQH")
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHI")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
           "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
@@ -188,33 +188,74 @@ def _misses(off, n, a, k):
     return k - hits
 
 
-def _tables_of(st: bytes, h: dict, data: bytes, ro: dict):
-    """(bytes, offset) of a record's top-k tables: in its state (version 1),
-    or where its state's pointer says (version 2: in the aggregates area or
-    the tables area; none yet, or kept out of the file when its file system
-    was full, reads as empty tables)."""
-    if h["version"] < 2:
-        return st, 0
-    (ptr,) = struct.unpack_from("<Q", st, h["tk_off"])
-    size = max(ro["access"], ro["stride"]) + ro["topk_size"]
+def _tk_size(ro: dict) -> int:
+    """sizeof(iochar_rw_topk): the two tables."""
+    return max(ro["access"], ro["stride"]) + ro["topk_size"]
+
+
+def _at(ptr: int, size: int, h: dict, data: bytes):
+    """(bytes, offset) of the `size` bytes at address ptr of the process when they are
+    in the aggregates area or the tables area, else None."""
     off = ptr - h["map_addr"]
     if ptr and h["agg_off"] <= off and off + size <= h["agg_off"] + h["agg_size"]:
         return data, off
     t0 = h["arena_off"] + h["tables_low"]
     if ptr and t0 <= off and off + size <= t0 + len(h["tables"]):
         return h["tables"], off - t0
-    return bytes(size), 0
+    return None
 
 
-def _finish(m: _Module, c: list, f: list, st: bytes, ro: dict, tables=None):
+def _tables_of(st: bytes, h: dict, data: bytes, ro: dict):
+    """(bytes, offset) of a record's top-k tables: in its state (version 1),
+    where its state's pointer says (version 2) or tk_below bytes below its
+    state (version 3: st is then (bytes, offset) of the state); in the
+    aggregates area or the tables area.  None yet, or kept out of the file
+    when its file system was full, reads as empty tables."""
+    if h["version"] < 2:
+        return st, 0
+    size = _tk_size(ro)
+    if h["version"] >= 3:
+        buf, at = st
+        return buf, at - h["tk_below"]
+    (ptr,) = struct.unpack_from("<Q", st, h["tk_off"])
+    return _at(ptr, size, h, data) or (bytes(size), 0)
+
+
+def _run_end(ro: dict) -> int:
+    """The bytes of an access state that the reader reads (the pending run)."""
+    return max(ro["run_k"], ro["run_len"], ro["run_next"], ro["run_t"], ro["run_dir"],
+               ro["run_timed"]) + 8
+
+
+def _state_v3(buf: bytes, off: int, h: dict, m, ro: dict, data: bytes):
+    """(bytes, offset) of a version 3 record's state (its tables just below it), or
+    None: none made yet, or kept out of the file (its file system full)."""
+    (ptr,) = struct.unpack_from("<Q", buf, off + h["rec_state_off"])
+    below = h["tk_below"]
+    found = _at(ptr - below, below + m.state_size, h, data) if ptr >= below else None
+    return (found[0], found[1] + below) if found else None
+
+
+def _finish(m: _Module, c: list, f: list, st, ro: dict, tables=None):
     """Apply a record's deferred run and top-4 tables, as runtime/access.c does at the end.
+    st: its state, bytes or (bytes, offset) (version 3; None: no state, empty tables);
     tables: (bytes, offset) of its top-k tables (default: inside st, version 1)."""
     L = m.layout
     if L is None:
         return
-    k, n, nxt = (struct.unpack_from("<q", st, ro[x])[0] for x in ("run_k", "run_len", "run_next"))
-    d, timed = st[ro["run_dir"]], st[ro["run_timed"]]
-    (t,) = struct.unpack_from("<d", st, ro["run_t"])
+    if st is None:  # no read or write yet: empty tables
+        empty = {"val": [0] * TOPK_SLOTS, "cnt": [0] * TOPK_SLOTS, "n": 0, "last": 0}
+        for key in ("access1", "stride1"):
+            if L[key] >= 0:
+                _topk_emit(empty, c, L[key])
+        return
+    if isinstance(st, tuple):
+        st, so = st
+    else:
+        so = 0
+    k, n, nxt = (struct.unpack_from("<q", st, so + ro[x])[0] for x in ("run_k", "run_len", "run_next"))
+    d, timed = st[so + ro["run_dir"]], st[so + ro["run_timed"]]
+    (t,) = struct.unpack_from("<d", st, so + ro["run_t"])
     tb, at = tables if tables is not None else (st, 0)
     access = _topk_read(tb, at + ro["access"], ro)
     stride = _topk_read(tb, at + ro["stride"], ro)
@@ -274,7 +315,9 @@ def _touched(m: _Module, c, f) -> bool:
 
 
 def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str, agg: bool):
-    """Records laid end to end in [start, end): (module, id, path, ints, floats)."""
+    """Records laid end to end in [start, end): (module, id, path, ints, floats, state)."""
+    if h["version"] >= 3:
+        return _walk_v3(buf, start, end, h, mods, ro, name, agg)
     out, off, rs = [], start, h["rec_size"]
     while off < end:
         if off + rs > end:
@@ -310,6 +353,42 @@ def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name:
     return out
 
 
+def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str,
+             agg: bool):
+    """Version 3: a record is its header, counters and NUL-ended name, 8-aligned; its
+    state (tables just below) where its header's pointer says: (bytes, offset) or None.
+    An aggregate's tables and state follow it."""
+    out, off, rs = [], start, h["rec_size"]
+    while off < end:
+        if off + rs > end:
+            _fail(name, f"record at byte {off} runs past the published end")
+        (rid,) = struct.unpack_from("<Q", buf, off)
+        (mid,) = struct.unpack_from("<H", buf, off + h["rec_module_off"])
+        if mid not in mods:
+            _fail(name, f"record at byte {off} has unknown module {mid}")
+        m = mods[mid]
+        c_off = off + rs
+        f_off = c_off + 8 * m.n_int
+        p_off = f_off + 8 * m.n_flt
+        if p_off > end:
+            _fail(name, f"record at byte {off} runs past the published end")
+        nul = buf.find(b"\0", p_off, end)
+        if nul < 0:
+            _fail(name, f"record at byte {off}: name runs past the published end")
+        namelen = 16 if agg else nul - p_off
+        size = (rs + 8 * (m.n_int + m.n_flt) + namelen + 1 + 7) & ~7
+        c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
+        f = list(struct.unpack_from(f"<{m.n_flt}d", buf, f_off))
+        if m.layout is not None and m.state_size < _run_end(ro):
+            _fail(name, f"module {m.name}: state too small for the access state")
+        st = _state_v3(buf, off, h, m, ro, buf) if m.layout is not None else None
+        out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, st))
+        off += size
+        if agg and m.layout is not None:  # its tables and state follow it
+            off += h["tk_below"] + ((m.state_size + 7) & ~7)
+    return out
+
+
 def read_header(data: bytes, name: str) -> dict:
     if len(data) < HEADER.size or data[:8] != MAGIC:
         _fail(name, "bad magic or truncated header")
@@ -320,8 +399,8 @@ def read_header(data: bytes, name: str) -> dict:
     h["folded"], h["partial"] = list(rest[15:31]), rest[31]
     for k, v in zip(("jobid", "user", "hostname", "mpi", "exe", "cmdline"), rest[32:38]):
         h[k] = _cstr(v)
-    h["map_addr"], h["tables_low"], h["tk_off"] = rest[38:41]
-    if h["version"] not in (1, VERSION):
+    h["map_addr"], h["tables_low"], h["tk_off"], h["rec_state_off"], h["tk_below"] = rest[38:43]
+    if h["version"] not in (1, 2, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
         _fail(name, f"bad header size {h['header_size']}")
@@ -344,6 +423,9 @@ def _check_layout(h: dict, size: int, name: str):
     if h["version"] >= 2 and not (h["tables_low"] <= h["arena_size"] and h["tk_off"] <= 4096
                                   and h["arena_used"] <= h["tables_low"]):
         _fail(name, "top-k tables out of range")
+    if h["version"] >= 3 and not (h["rec_state_off"] + 8 <= h["rec_size"] and
+                                  _tk_size(ro) <= h["tk_below"] <= 4096):
+        _fail(name, "access state offsets out of range")
     if not (h["state"] in STATES and -1 <= h["rank"] < max(h["nprocs"], 1) and h["nprocs"] >= 0):
         _fail(name, f"state {h['state']}, rank {h['rank']} or nprocs {h['nprocs']} out of range")
     if not all(math.isfinite(x) and 0 <= x < 1e11 for x in (h["start_wall"], h["end_wall"])):
@@ -394,7 +476,8 @@ def recovered_log(path) -> tuple:
     for m, rid, p, c, f, st in recs:
         if not _touched(m, c, f):
             continue
-        _finish(m, c, f, st, ro, _tables_of(st, h, data, ro) if m.layout is not None else None)
+        has_tables = m.layout is not None and (st is not None or h["version"] < 3)
+        _finish(m, c, f, st, ro, _tables_of(st, h, data, ro) if has_tables else None)
         _rank_stats(m, c, f, rank)
         for i, (_, op) in enumerate(m.schema[m.n_int:]):
             if op == OP["TS_END"] and math.isfinite(f[i]):

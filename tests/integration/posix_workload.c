@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +244,234 @@ static void seek_threads(void) {
   for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
 }
 
+/* A second thread that does no I/O at first (as MPICH's), then starts
+ * while the first is in the middle of its own: the tool's unlocked mode
+ * (one thread in the tool) ends under the first.  The main thread: 2000 x
+ * (lseek, write 64) on its descriptor of late.dat, slice [0, 128000); at
+ * its 1000th, the waiting thread goes: its own descriptor, 2000 x (lseek,
+ * write 64) at [128000, 256000), and 1000 pwrites of 64 through the main
+ * thread's descriptor at [256000, 320000). */
+static int late_fd;
+static atomic_int late_go;
+static void *late_main(void *arg) {
+  (void)arg;
+  while (!atomic_load(&late_go)) sched_yield();
+  char b[64] = {0}, name[4096]; /* path() is not thread-safe */
+  snprintf(name, sizeof name, "%s/late.dat", dir);
+  int fd = open(name, O_WRONLY);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 2000; i++) {
+    off_t at = 128000 + i * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+    if (i < 1000) CHECK(pwrite(late_fd, b, 64, 256000 + i * 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+  return NULL;
+}
+static void late_thread(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, late_main, NULL);
+  late_fd = open(path("late.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(late_fd >= 0);
+  char b[64] = {0};
+  for (int i = 0; i < 2000; i++) {
+    if (i == 1000) atomic_store(&late_go, 1);
+    off_t at = i * 64;
+    CHECK(lseek(late_fd, at, SEEK_SET) == at && write(late_fd, b, 64) == 64);
+  }
+  pthread_join(th, NULL);
+  CHECK(close(late_fd) == 0);
+}
+
+/* The thread doing I/O changes: three threads in turn (each exits before
+ * the next starts; the main thread does none until they are done), each
+ * 500 x (lseek, write 64) at its own slice of turns.dat, opened and closed
+ * by each, then the main thread 500 x (lseek, read 64) of it. */
+static void *turn_main(void *arg) {
+  long t = (long)arg;
+  char b[64] = {0}, name[4096]; /* path() is not thread-safe */
+  snprintf(name, sizeof name, "%s/turns.dat", dir);
+  int fd = open(name, O_CREAT | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 500; i++) {
+    off_t at = (t * 500 + i) * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && write(fd, b, 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+  return NULL;
+}
+static void turns(void) {
+  for (long t = 0; t < 3; t++) {
+    pthread_t th;
+    pthread_create(&th, NULL, turn_main, (void *)t);
+    pthread_join(th, NULL);
+  }
+  int fd = open(path("turns.dat"), O_RDONLY);
+  CHECK(fd >= 0);
+  char b[64];
+  for (int i = 0; i < 500; i++) {
+    off_t at = i * 64;
+    CHECK(lseek(fd, at, SEEK_SET) == at && read(fd, b, 64) == 64);
+  }
+  CHECK(close(fd) == 0);
+}
+
+/* Two threads on one record at once, the second starting while the first
+ * is busy: while one thread alone has entered the tool it skips the record
+ * lock (runtime/core.h, the fast rule), and that must end under the first
+ * without a count lost.  pwrite_pair(tag, go_at): this thread writes
+ * LATE_N x 8 bytes to <tag>0.dat and LATE_N to <tag>.dat at [0, 8 LATE_N);
+ * at its go_at-th it lets a waiting thread (made earlier, no I/O until then)
+ * do LATE_N to <tag>1.dat and LATE_N to <tag>.dat at [8 LATE_N, 16 LATE_N)
+ * through a descriptor of its own, the two at once. */
+#define LATE_N 40000
+typedef struct pair_arg {
+  char shared[4096], own[4096];
+  atomic_int go;
+} pair_arg;
+static void *pair_second(void *p) {
+  pair_arg *a = p;
+  while (!atomic_load(&a->go)) sched_yield();
+  int s = open(a->shared, O_WRONLY), o = open(a->own, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(s >= 0 && o >= 0);
+  for (int i = 0; i < LATE_N; i++)
+    CHECK(pwrite(s, buf, 8, (off_t)(LATE_N + i) * 8) == 8 && pwrite(o, buf, 8, (off_t)i * 8) == 8);
+  CHECK(close(s) == 0 && close(o) == 0);
+  return NULL;
+}
+static void pwrite_pair(const char *tag, int go_at) {
+  static pair_arg a; /* one pair per process */
+  char name[64];
+  snprintf(a.shared, sizeof a.shared, "%s/%s.dat", dir, tag);
+  snprintf(a.own, sizeof a.own, "%s/%s1.dat", dir, tag);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, pair_second, &a) == 0);
+  snprintf(name, sizeof name, "%s0.dat", tag);
+  int s = open(a.shared, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  int o = open(path(name), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(s >= 0 && o >= 0);
+  for (int i = 0; i < LATE_N; i++) {
+    if (i == go_at) atomic_store(&a.go, 1);
+    CHECK(pwrite(s, buf, 8, (off_t)i * 8) == 8 && pwrite(o, buf, 8, (off_t)i * 8) == 8);
+  }
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK(close(s) == 0 && close(o) == 0);
+}
+static void late_pwrites(void) { pwrite_pair("pair", LATE_N / 4); }
+
+/* The same through stdio, where most calls make no system call, so the
+ * two threads' record steps overlap far more often: this thread writes
+ * FPAIR_N x 8 bytes to fpair0.dat and FPAIR_N to fpair.dat from 0, and at
+ * its FPAIR_N/4-th the second thread (no I/O until then) writes FPAIR_N to
+ * fpair1.dat and FPAIR_N to fpair.dat from 8 FPAIR_N (after one fseek),
+ * each through streams of its own. */
+#define FPAIR_N 400000
+static void *fpair_second(void *p) {
+  pair_arg *a = p;
+  while (!atomic_load(&a->go)) sched_yield();
+  FILE *s = fopen(a->shared, "r+"), *o = fopen(a->own, "w");
+  CHECK(s && o && fseek(s, (long)FPAIR_N * 8, SEEK_SET) == 0);
+  for (int i = 0; i < FPAIR_N; i++) CHECK(fwrite(buf, 8, 1, s) == 1 && fwrite(buf, 8, 1, o) == 1);
+  CHECK(fclose(s) == 0 && fclose(o) == 0);
+  return NULL;
+}
+static void late_fwrites(void) {
+  static pair_arg a;
+  snprintf(a.shared, sizeof a.shared, "%s/fpair.dat", dir);
+  snprintf(a.own, sizeof a.own, "%s/fpair1.dat", dir);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, fpair_second, &a) == 0);
+  FILE *s = fopen(a.shared, "w"), *o = fopen(path("fpair0.dat"), "w");
+  CHECK(s && o);
+  for (int i = 0; i < FPAIR_N; i++) {
+    if (i == FPAIR_N / 4) atomic_store(&a.go, 1);
+    CHECK(fwrite(buf, 8, 1, s) == 1 && fwrite(buf, 8, 1, o) == 1);
+  }
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK(fclose(s) == 0 && fclose(o) == 0);
+}
+
+/* fork from a thread that never did I/O, while the main thread (the fast
+ * mode's owner) writes: forking is not entering, and the child, one thread,
+ * owns its own fast mode, which a second child thread then ends.  Parent:
+ * the main thread LATE_N x 8 bytes to pmain.dat at [0, 8 LATE_N); at its
+ * LATE_N/4-th the other thread forks, waits for the child, then writes
+ * LATE_N to pmain.dat at [8 LATE_N, 16 LATE_N) (the main thread may still
+ * be writing).  Child: pwrite_pair("cpair", LATE_N / 4), then exit. */
+static atomic_int fork_go;
+static void *forker(void *p) {
+  int fd = *(int *)p;
+  while (!atomic_load(&fork_go)) sched_yield();
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    pwrite_pair("cpair", LATE_N / 4);
+    exit(0);
+  }
+  int status;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int i = 0; i < LATE_N; i++) CHECK(pwrite(fd, buf, 8, (off_t)(LATE_N + i) * 8) == 8);
+  return NULL;
+}
+static void fork_thread(void) {
+  int fd = open(path("pmain.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, forker, &fd) == 0);
+  for (int i = 0; i < LATE_N; i++) {
+    if (i == LATE_N / 4) atomic_store(&fork_go, 1);
+    CHECK(pwrite(fd, buf, 8, (off_t)i * 8) == 8);
+  }
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK(close(fd) == 0);
+}
+
+/* A thread's first I/O from a signal handler: the main thread writes
+ * LATE_N x 8 bytes to sig.dat at [0, 8 LATE_N) and, every 100th write,
+ * sends SIGUSR1 to a thread that never did I/O (it waits in sigsuspend),
+ * whose handler writes 8 bytes at 8 LATE_N + 8 k (k: the signal's number,
+ * 0..399), so that thread enters the tool inside a handler, while the
+ * owner is busy. */
+static int sig_fd;
+static atomic_int sig_count;
+static void on_usr1(int s) {
+  (void)s;
+  int e = errno;
+  int k = atomic_fetch_add(&sig_count, 1);
+  CHECK(pwrite(sig_fd, buf, 8, (off_t)(LATE_N + k) * 8) == 8);
+  errno = e;
+}
+static void *sig_waiter(void *p) {
+  (void)p;
+  sigset_t none; /* SIGUSR1 is blocked here but inside sigsuspend: no wake-up lost */
+  sigemptyset(&none);
+  while (atomic_load(&sig_count) < LATE_N / 100) sigsuspend(&none);
+  return NULL;
+}
+static void signal_io(void) {
+  struct sigaction sa = {.sa_handler = on_usr1};
+  sigemptyset(&sa.sa_mask);
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+  sig_fd = open(path("sig.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(sig_fd >= 0);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, NULL); /* the waiter inherits it */
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, sig_waiter, NULL) == 0);
+  for (int i = 0; i < LATE_N; i++) {
+    CHECK(pwrite(sig_fd, buf, 8, (off_t)i * 8) == 8);
+    if (i % 100 == 99) {
+      int want = i / 100 + 1;
+      CHECK(pthread_kill(th, SIGUSR1) == 0);
+      while (atomic_load(&sig_count) < want) sched_yield(); /* one at a time */
+    }
+  }
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK(close(sig_fd) == 0);
+}
+
 /* fork: parent writes parent.dat (2 writes), child writes child.dat (3). */
 static void forking(void) {
   int fd = open(path("parent.dat"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -425,6 +656,18 @@ int main(int argc, char **argv) {
     threads();
   else if (!strcmp(m, "seek-threads"))
     seek_threads();
+  else if (!strcmp(m, "late-thread"))
+    late_thread();
+  else if (!strcmp(m, "turns"))
+    turns();
+  else if (!strcmp(m, "late-pwrites"))
+    late_pwrites();
+  else if (!strcmp(m, "late-fwrites"))
+    late_fwrites();
+  else if (!strcmp(m, "fork-thread"))
+    fork_thread();
+  else if (!strcmp(m, "signal-io"))
+    signal_io();
   else if (!strcmp(m, "fork"))
     forking();
   else if (!strcmp(m, "vfork"))

@@ -2,6 +2,7 @@
 The counters live in a file-backed mapping (runtime/live.c) that the reader recovers
 (reports/iochar/live.py). IOCHAR_SOAK=1 runs the long loops (scripts/soak_kill too)."""
 
+import gzip
 import os
 import random
 import shutil
@@ -77,31 +78,79 @@ def test_sigkill_leaves_counts_up_to_last_call(tmp_path):
     check_k(iochar.open(str(rec)), n, tmp_path)
 
 
-def test_tables_only_for_files_with_data(tmp_path):
-    """A record's top-k tables are made at its first read or write (live file
-    version 2): the 20 files only opened and stat'ed have none, each file with
-    data has one, and the recovered top-4 counters stay exact."""
+def test_state_only_for_files_with_data(tmp_path):
+    """A record's access state and top-k tables are made at its first read or write
+    (live file version 3): the 20 files only opened and stat'ed and the 20 names only
+    stat'ed have none (a null state pointer, and records of header, counters and name
+    only), each file with data has one, and the recovered counters stay exact."""
     n = 300
     p = start_ready([K, str(tmp_path), str(n), "opens"], tmp_path)
     os.killpg(p.pid, signal.SIGKILL)
     assert p.wait(timeout=60) == -signal.SIGKILL
     (lv,) = lives(tmp_path)
-    with open(lv, "rb") as fh:
-        h = live.read_header(fh.read(live.HEADER_SIZE), str(lv))
-    assert h["version"] == 2
+    h, data = live._read_used(lv)
+    assert h["version"] == 3
     log = iochar.open(str(tmp_path))
     check_k(log, n, tmp_path)
+    df = log.records("POSIX")
     for i in range(20):
-        r = one(log.records("POSIX"), f"/k.open{i}")
+        r = one(df, f"/k.open{i}")
         assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"], r["POSIX_READS"],
                 r["POSIX_ACCESS1_ACCESS"]) == (1, 1, 0, 0, 0)
-    busy = 0
-    for m in ("POSIX", "STDIO"):
-        df = log.records(m)
-        busy += int(((df[f"{m}_READS"] + df[f"{m}_WRITES"]) > 0).sum())
+        r = one(df, f"/k.stat{i}")
+        assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"]) == (0, 2, 0)
+        assert r["POSIX_F_META_TIME"] > 0
+    mods = live._parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], "x",
+                              1 << 20)
     ro = h["rw_off"]
-    pair = (max(ro["access"], ro["stride"]) + ro["topk_size"] + 15) & ~15
-    assert busy >= 3 and (h["arena_size"] - h["tables_low"]) == busy * pair
+    recs = live._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], h, mods, ro, "x",
+                      False)
+    busy = [(m, p) for m, _, p, c, f, st in recs if st is not None]
+    assert {p.rsplit("/", 1)[-1] for m, p in busy} == {"k.dat", "k.txt"}
+    # everything else is its header, counters and name, 8-aligned
+    sizes = sum((h["rec_size"] + 8 * (m.n_int + m.n_flt) + len(p.encode()) + 1 + 7) & ~7
+                for m, _, p, c, f, st in recs)
+    assert sizes == h["arena_used"]
+    per_state = sum(h["tk_below"] + ((m.state_size + 7) & ~7) for m, _ in busy)
+    assert h["arena_size"] - h["tables_low"] == per_state
+
+
+def test_killed_counters_equal_the_logged_ones(tmp_path):
+    """SIGKILL after files only stat'ed, files opened and stat'ed, and files with data:
+    every integer counter the live file gives back equals the one a normal exit logs."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    p = start_ready([K, str(a), "500", "opens"], a)
+    os.killpg(p.pid, signal.SIGKILL)
+    assert p.wait(timeout=60) == -signal.SIGKILL
+    assert run([K, str(b), "500", "opens_exit"], b).returncode == 0
+    assert len(lives(a)) == 1 and len(logs_in(b)) == 1
+    la, lb = iochar.open(str(a)), iochar.open(str(b))
+    assert la.job["ended_by"] == "killed"
+    assert len(la.records("POSIX")) == len(lb.records("POSIX")) == 41
+    same_counters(la, lb, a, b)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_live_files_still_read(tmp_path, version):
+    """Live files of versions 1 (state and top-k tables inside each record) and 2
+    (tables apart), made by those versions' libraries under kill_workload DIR 300 opens
+    (IOCHAR_MEMORY=128k) and killed: tests/corpus/live/."""
+    src = Path(__file__).resolve().parents[1] / "corpus" / "live" / f"version{version}.live.gz"
+    lv = tmp_path / ".x.iochar.0123456789abcdef.live"
+    lv.write_bytes(gzip.decompress(src.read_bytes()))
+    assert live.header_of(lv)["version"] == version
+    log = iochar.open(str(tmp_path))
+    assert log.job["recovered"] == 1 and log.job["ended_by"] == "killed"
+    check_k(log, 300, tmp_path)
+    df = log.records("POSIX")
+    assert len(df) == 41
+    for i in range(20):
+        r = one(df, f"/k.open{i}")
+        assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"]) == (1, 1, 0)
+        r = one(df, f"/k.stat{i}")
+        assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"]) == (0, 2, 0)
 
 
 @pytest.mark.parametrize("end", ["", "_run"])
@@ -120,6 +169,12 @@ def test_recovered_counters_equal_the_logged_ones(tmp_path, end):
     assert len(logs_in(b)) == 1 and lives(b) == []
     la, lb = iochar.open(str(a)), iochar.open(str(b))
     assert la.job["ended_by"] == "_exit" and la.job["exit_status"] == 0
+    same_counters(la, lb, a, b)
+
+
+def same_counters(la, lb, a, b):
+    """Every integer counter of every record (paths under a and b) and every rank's
+    totals agree between logs la and lb (times differ from run to run)."""
     assert set(la.modules) == set(lb.modules)
     for m in lb.modules:
         ints = [c for c, op in lb.schema(m) if "_F_" not in c and op != OP["MAXT_SIZE"]]

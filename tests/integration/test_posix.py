@@ -2,7 +2,8 @@
 
 import pytest
 
-from tool import logs_in, one, run_log, workload
+import iochar
+from tool import logs_in, one, run, run_log, workload
 
 W = workload("posix_workload")
 
@@ -149,6 +150,104 @@ def test_seeks_under_threads_and_dups(tmp_path):
                       POSIX_BYTES_WRITTEN=6400, POSIX_BYTES_READ=6400)
         assert {k: rt[k] for k in expect} == expect
         assert rt["POSIX_F_META_TIME"] > 0
+
+
+def test_second_thread_starting_io_midway(tmp_path):
+    # the tool's one-thread mode ends while the first thread is writing
+    _, df = posix(tmp_path, "late-thread")
+    r = one(df, "/late.dat")
+    expect = dict(POSIX_OPENS=2, POSIX_SEEKS=4000, POSIX_WRITES=5000,
+                  POSIX_BYTES_WRITTEN=320000, POSIX_MAX_BYTE_WRITTEN=319999,
+                  POSIX_SIZE_WRITE_0_100=5000)
+    assert {k: r[k] for k in expect} == expect
+    assert r["POSIX_F_WRITE_TIME"] > 0 and r["POSIX_F_META_TIME"] > 0
+
+
+def test_io_thread_changing(tmp_path):
+    # three threads in turn, then the main thread: each owns the tool alone
+    _, df = posix(tmp_path, "turns")
+    r = one(df, "/turns.dat")
+    expect = dict(POSIX_OPENS=4, POSIX_SEEKS=2000, POSIX_WRITES=1500, POSIX_READS=500,
+                  POSIX_BYTES_WRITTEN=96000, POSIX_BYTES_READ=32000,
+                  POSIX_MAX_BYTE_WRITTEN=95999, POSIX_MAX_BYTE_READ=31999,
+                  POSIX_CONSEC_READS=499, POSIX_SEQ_READS=499)
+    assert {k: r[k] for k in expect} == expect
+
+
+LATE_N = 40000  # posix_workload.c
+
+
+def writes(r):
+    return {k: r[k] for k in ("POSIX_WRITES", "POSIX_BYTES_WRITTEN", "POSIX_MAX_BYTE_WRITTEN",
+                              "POSIX_SIZE_WRITE_0_100")}
+
+
+def pair_expect(df, tag):
+    # pwrite_pair: 2 x LATE_N writes of 8 on the shared file, LATE_N on each own
+    n = LATE_N
+    assert writes(one(df, f"/{tag}.dat")) == dict(
+        POSIX_WRITES=2 * n, POSIX_BYTES_WRITTEN=16 * n, POSIX_MAX_BYTE_WRITTEN=16 * n - 1,
+        POSIX_SIZE_WRITE_0_100=2 * n)
+    assert one(df, f"/{tag}.dat")["POSIX_OPENS"] == 2
+    for own in (f"/{tag}0.dat", f"/{tag}1.dat"):
+        assert writes(one(df, own)) == dict(
+            POSIX_WRITES=n, POSIX_BYTES_WRITTEN=8 * n, POSIX_MAX_BYTE_WRITTEN=8 * n - 1,
+            POSIX_SIZE_WRITE_0_100=n)
+
+
+def test_second_thread_writing_at_once_loses_no_count(tmp_path):
+    # a thread alone in the tool skips the record lock; a second one starting
+    # while the first writes must end that under it (exact totals on the
+    # file both write at once)
+    _, df = posix(tmp_path, "late-pwrites")
+    pair_expect(df, "pair")
+
+
+def test_second_thread_writing_through_stdio_at_once_loses_no_count(tmp_path):
+    # the same through buffered streams: most calls are record steps alone
+    _, log = run_log([W, "late-fwrites", str(tmp_path)], tmp_path)
+    df = log.records("STDIO")
+    n = 400000  # FPAIR_N
+
+    def w(r):
+        return {k: r[k] for k in ("STDIO_WRITES", "STDIO_BYTES_WRITTEN",
+                                  "STDIO_MAX_BYTE_WRITTEN", "STDIO_SIZE_WRITE_0_100")}
+    assert w(one(df, "/fpair.dat")) == dict(
+        STDIO_WRITES=2 * n, STDIO_BYTES_WRITTEN=16 * n, STDIO_MAX_BYTE_WRITTEN=16 * n - 1,
+        STDIO_SIZE_WRITE_0_100=2 * n)
+    assert one(df, "/fpair.dat")["STDIO_OPENS"] == 2
+    for own in ("/fpair0.dat", "/fpair1.dat"):
+        assert w(one(df, own)) == dict(
+            STDIO_WRITES=n, STDIO_BYTES_WRITTEN=8 * n, STDIO_MAX_BYTE_WRITTEN=8 * n - 1,
+            STDIO_SIZE_WRITE_0_100=n)
+
+
+def test_fork_from_a_thread_that_never_did_io(tmp_path):
+    p = run([W, "fork-thread", str(tmp_path)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    logs = logs_in(tmp_path)
+    child = [lg for lg in logs if ".pid" in lg.name]
+    parent = [lg for lg in logs if ".pid" not in lg.name]
+    assert len(child) == 1 and len(parent) == 1
+    pdf = iochar.open(str(parent[0])).records("POSIX")
+    cdf = iochar.open(str(child[0])).records("POSIX")
+    n = LATE_N
+    # the parent's two threads on pmain.dat, the second after the fork
+    assert writes(one(pdf, "/pmain.dat")) == dict(
+        POSIX_WRITES=2 * n, POSIX_BYTES_WRITTEN=16 * n, POSIX_MAX_BYTE_WRITTEN=16 * n - 1,
+        POSIX_SIZE_WRITE_0_100=2 * n)
+    assert not pdf["path"].str.contains("/cpair").any()
+    # the child: its forking thread, then a second child thread at once
+    pair_expect(cdf, "cpair")
+    assert not cdf["path"].str.endswith("/pmain.dat").any()
+
+
+def test_first_io_of_a_thread_in_a_signal_handler(tmp_path):
+    _, df = posix(tmp_path, "signal-io")
+    n = LATE_N + LATE_N // 100
+    assert writes(one(df, "/sig.dat")) == dict(
+        POSIX_WRITES=n, POSIX_BYTES_WRITTEN=8 * n, POSIX_MAX_BYTE_WRITTEN=8 * n - 1,
+        POSIX_SIZE_WRITE_0_100=n)
 
 
 def test_posix_aio_counted_when_collected(tmp_path):

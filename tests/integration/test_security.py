@@ -308,3 +308,50 @@ def suid_run(shared, tmp_path):
     assert not (shared / "job.iochar").exists()
     assert sorted(q.name for q in shared.iterdir()) == ["f00000", "prog"]
 
+
+
+def dirs_made_in(d, cmd, cwd, env):
+    """Run cmd; the names of the directories created directly in d meanwhile
+    (inotify: a directory made and removed again still shows)."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    in_create, in_isdir, in_nonblock = 0x100, 0x40000000, 0o4000
+    fd = libc.inotify_init1(in_nonblock)
+    assert fd >= 0 and libc.inotify_add_watch(fd, str(d).encode(), in_create) >= 0
+    try:
+        p = run(cmd, cwd, env=env)
+        assert p.returncode == 0, p.stderr.decode(errors="replace")
+        made, data = [], b""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            data += chunk
+        at = 0
+        while at < len(data):
+            _, mask, _, n = struct.unpack_from("iIII", data, at)
+            name = data[at + 16:at + 16 + n].rstrip(b"\0")
+            if mask & in_isdir:
+                made.append(name)
+            at += 16 + n
+        return made
+    finally:
+        os.close(fd)
+
+
+def test_private_directory_only_when_other_ranks_write(tmp_path):
+    """The log's private directory costs a mkdir, a rename and an rmdir on the
+    shutdown's path: made when other ranks write the log by name (4 ranks
+    with call sites, which every rank adds), never for a 1-rank job."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    env = {"IOCHAR_CALLSITES": "1"}
+    four = dirs_made_in(d, mpiexec(4) + [MPI_W, str(tmp_path)], d, env)
+    assert len(four) == 1 and four[0].endswith(b".d"), four
+    one = dirs_made_in(d, mpiexec(1) + [MPI_W, str(tmp_path)], d, env)
+    assert one == []
+    logs = sorted(d.glob("*.iochar"))
+    assert len(logs) == 2 and [iochar.open(str(p)).job["nprocs"] for p in logs] in ([4, 1], [1, 4])
+    assert [p.name for p in d.iterdir() if p.name.startswith(".")] == []  # no temporaries

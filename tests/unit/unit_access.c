@@ -48,7 +48,8 @@ static const iochar_rw_layout L = {.ops = {READS, WRITES},
                                    .f_time = {TR, TW, TM},
                                    .f_max_time = {MTR, MTW},
                                    .f_start = {RS, WS},
-                                   .f_end = {RE, WE}};
+                                   .f_end = {RE, WE},
+                                   .n_int = NINT};
 
 /* Stand-ins for the series (runtime/series.c): totals of what was flushed. */
 _Atomic double iochar_series_inv_width[IOCHAR_MOD_COUNT];
@@ -63,53 +64,69 @@ void iochar_series_flush(int m, iochar_rw_state *s) {
   flushes++;
 }
 
-/* Stand-in for the record arena (runtime/records.c): one record, one set of
- * tables, made at its first read or write as there. */
-static iochar_rw_topk tables;
-static int tables_made;
-iochar_rw_topk *iochar_rw_topk_make(iochar_record *r) {
-  (void)r;
-  tables_made++;
-  return &tables;
+/* Stand-in for the record arena (runtime/records.c): one record (its
+ * header, then its counters), one state with its tables just below it,
+ * made at the record's first read or write as there. */
+static union {
+  iochar_record r;
+  int64_t words[sizeof(iochar_record) / 8 + NINT + NFLT];
+} mem;
+static iochar_record *const rec = &mem.r;
+static int64_t *const c = mem.r.c;
+static double *const f = (double *)(mem.r.c + NINT);
+static struct {
+  iochar_rw_topk tables;
+  iochar_rw_state st;
+} chunk;
+_Static_assert(offsetof(__typeof__(chunk), st) == IOCHAR_RW_TK_BYTES, "tables below the state");
+static int states_made;
+iochar_rw_state *iochar_rw_state_make(iochar_record *r) {
+  states_made++;
+  iochar_rw_state_init(&chunk.st);
+  r->state = &chunk.st;
+  return &chunk.st;
 }
 
 #include "expect.h"
 
-static int64_t c[NINT];
-static double f[NFLT];
-static iochar_rw_state st;
-static iochar_record rec = {.c = c, .f = f, .state = &st};
-
+/* A fresh record, whose state is made (the usual case below). */
 static void reset(void) {
-  memset(c, 0, sizeof c);
-  memset(f, 0, sizeof f);
-  memset(&st, 0, sizeof st);
-  memset(&tables, 0, sizeof tables);
-  iochar_rw_state_init(&st);
+  memset(&mem, 0, sizeof mem);
+  memset(&chunk, 0, sizeof chunk);
+  iochar_rw_state_init(&chunk.st);
+  rec->state = &chunk.st;
   c[FA] = 4096;
 }
 
 static void w(int64_t off, int64_t len, double t0, double t1) {
-  iochar_rw_account(&rec, &L, &st, 1, off, len, (void *)8, t0, t1);
+  iochar_rw_account(rec, &L, iochar_rw_state_of(rec), 1, off, len, (void *)8, t0, t1);
 }
 
 int main(void) {
-  /* the top-k tables: none for metadata, made once at the first data op,
-   * and a record without them emits empty top-4 counters */
+  /* the state and its tables: none for metadata (whose time still counts
+   * overlapping calls once), made once at the first data op, and a record
+   * without them emits empty top-4 counters */
   reset();
-  tables_made = 0;
-  iochar_rw_open(&rec, &L, &st);
-  iochar_meta_account(&rec, &L, &st, 1, 2);
-  EXPECT(tables_made, 0);
-  EXPECT(st.tk == NULL, 1);
+  rec->state = NULL;
+  states_made = 0;
+  iochar_rw_open(rec, &L);
+  iochar_meta_account(rec, &L, 1, 2);
+  iochar_meta_account(rec, &L, 1.5, 2.5); /* overlaps: 0.5 s more */
+  iochar_meta_account(rec, &L, 1.6, 1.7); /* inside: nothing more */
+  EXPECT(states_made, 0);
+  EXPECT(rec->state == NULL, 1);
+  EXPECT(f[TM] * 10, 15);
   c[ACC] = c[STR + 4] = 7;
-  iochar_rw_finish(&rec, &L);
+  iochar_rw_finish(rec, &L);
   EXPECT(c[ACC], 0);
   EXPECT(c[STR + 4], 0);
   w(0, 8, 3, 4);
   w(8, 8, 5, 6);
-  EXPECT(tables_made, 1);
-  EXPECT(st.tk == &tables, 1);
+  EXPECT(states_made, 1);
+  EXPECT(rec->state == &chunk.st, 1);
+  EXPECT(chunk.tables.access.cnt[0], 2);
+  EXPECT(f[TM] * 10, 15);
+  EXPECT(f[TW] * 10, 20);
 
   /* consecutive: first access at 0 is neither; then 99 consecutive */
   reset();
@@ -120,7 +137,7 @@ int main(void) {
   EXPECT(c[BIN_W + 2], 100);
   EXPECT(c[MBW], 100 * 4096 - 1);
   EXPECT(c[FNA], 0);
-  iochar_rw_finish(&rec, &L);
+  iochar_rw_finish(rec, &L);
   EXPECT(c[ACC], 4096);
   EXPECT(c[ACC + 4], 100);
   EXPECT(c[STR], 0); /* consecutive accesses have no stride (Darshan) */
@@ -139,7 +156,7 @@ int main(void) {
   w(50, 100, 0, 0);   /* overlap: no stride */
   w(1150, 100, 0, 0); /* gap of 1000 */
   w(1350, 100, 0, 0); /* gap of 100 */
-  iochar_rw_finish(&rec, &L);
+  iochar_rw_finish(rec, &L);
   EXPECT(c[WRITES], 8);
   EXPECT(c[BIN_W], 8);
   EXPECT(c[ACC], 100);
@@ -159,23 +176,23 @@ int main(void) {
    * first is neither; without the reset, neither would be */
   reset();
   for (int i = 0; i < 4; i++) w(i * 100, 100, 0, 0);
-  iochar_rw_open(&rec, &L, &st);
+  iochar_rw_open(rec, &L);
   w(0, 100, 0, 0);
   w(100, 100, 0, 0);
   EXPECT(c[SW], 3 + 1);
   EXPECT(c[CW], 3 + 1);
-  iochar_rw_open(&rec, &L, &st);
+  iochar_rw_open(rec, &L);
   w(50, 10, 0, 0); /* after a reopen, any offset > 0 is sequential */
   w(1, 10, 0, 0);  /* 1 < 59: neither */
   EXPECT(c[SW], 5);
   EXPECT(c[CW], 4);
-  iochar_rw_finish(&rec, &L);
+  iochar_rw_finish(rec, &L);
   EXPECT(c[STR + 4], 0); /* a first access after a reopen has no stride */
   /* a deferred run is applied before the reset */
   reset();
   w(0, 10, 0, 0);
-  for (int i = 1; i < 5; i++) EXPECT(iochar_rw_defer(&st, 1, i * 10, 10, 0), 1);
-  iochar_rw_open(&rec, &L, &st);
+  for (int i = 1; i < 5; i++) EXPECT(iochar_rw_defer(&chunk.st, 1, i * 10, 10, 0), 1);
+  iochar_rw_open(rec, &L);
   EXPECT(c[WRITES], 5);
   EXPECT(c[CW], 4);
   EXPECT(c[MBW], 49);
@@ -239,7 +256,7 @@ int main(void) {
   /* rw switches */
   reset();
   w(0, 10, 0, 0);
-  iochar_rw_account(&rec, &L, &st, 0, 0, 10, (void *)8, 0, 0);
+  iochar_rw_account(rec, &L, &chunk.st, 0, 0, 10, (void *)8, 0, 0);
   w(10, 10, 0, 0);
   EXPECT(c[RW], 2);
 
@@ -250,7 +267,7 @@ int main(void) {
   flushes = 0;
   iochar_series_inv_width[0] = 1.0;                               /* 1-second bins */
   for (int i = 0; i < 10; i++) w(i * 10, 10, i * 0.25, i * 0.25); /* bins 0,0,0,0,1,1,1,1,2,2 */
-  iochar_series_flush(0, &st);
+  iochar_series_flush(0, &chunk.st);
   EXPECT(flushed_bytes[1], 100);
   EXPECT(flushed_ops[1], 10);
   EXPECT(flushes, 4); /* first use, bin 1, bin 2, final */
@@ -263,16 +280,16 @@ int main(void) {
     w(0, 4096, 1, 2);
     for (int i = 1; i < 50; i++) w(i * 100 + 3996, 100, 5, 5);
     w(50000, 7, 6, 6);
-    iochar_rw_finish(&rec, &L);
-    memcpy(c1, c, sizeof c);
-    memcpy(f1, f, sizeof f);
+    iochar_rw_finish(rec, &L);
+    memcpy(c1, c, sizeof c1);
+    memcpy(f1, f, sizeof f1);
     reset();
     w(0, 4096, 1, 2);
     w(4096, 100, 5, 5);
-    for (int i = 2; i < 50; i++) EXPECT(iochar_rw_defer(&st, 1, i * 100 + 3996, 100, 5), 1);
-    EXPECT(iochar_rw_defer(&st, 1, 9999, 100, 5), 0); /* not at the run's end */
+    for (int i = 2; i < 50; i++) EXPECT(iochar_rw_defer(&chunk.st, 1, i * 100 + 3996, 100, 5), 1);
+    EXPECT(iochar_rw_defer(&chunk.st, 1, 9999, 100, 5), 0); /* not at the run's end */
     w(50000, 7, 6, 6);
-    iochar_rw_finish(&rec, &L);
+    iochar_rw_finish(rec, &L);
     for (int i = 0; i < NINT; i++) EXPECT(c[i], c1[i]);
     for (int i = 0; i < NFLT; i++) EXPECT(f[i] * 1e9, f1[i] * 1e9);
   }
@@ -289,16 +306,16 @@ int main(void) {
       for (int i = 0; i < 8; i++) {
         void *b = (void *)(uintptr_t)(i == 5 ? 9 : 8);
         if (pass == 0 || i == 0 ||
-            !iochar_rw_defer_timed(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]))
-          iochar_rw_account(&rec, &L, &st, 1, i * 512, 512, b, t0s[i], t1s[i]);
+            !iochar_rw_defer_timed(rec, &L, &chunk.st, 1, i * 512, 512, b, t0s[i], t1s[i]))
+          iochar_rw_account(rec, &L, &chunk.st, 1, i * 512, 512, b, t0s[i], t1s[i]);
         /* an lseek-like metadata call between repeats keeps the run */
-        iochar_meta_account(&rec, &L, &st, t1s[i], t1s[i] + 0.01);
+        iochar_meta_account(rec, &L, t1s[i], t1s[i] + 0.01);
       }
       w(4096 * 3, 7, 10, 11);
-      iochar_rw_finish(&rec, &L);
+      iochar_rw_finish(rec, &L);
       if (pass == 0) {
-        memcpy(c1, c, sizeof c);
-        memcpy(f1, f, sizeof f);
+        memcpy(c1, c, sizeof c1);
+        memcpy(f1, f, sizeof f1);
       }
     }
     for (int i = 0; i < NINT; i++) EXPECT(c[i], c1[i]);
@@ -313,8 +330,9 @@ int main(void) {
     reset();
     w(start, 8192, 0, 0);
     for (int i = 1; i < 10; i++)
-      EXPECT(iochar_rw_defer_timed(&rec, &L, &st, 1, start + i * 8192, 8192, (void *)8, i, i), 1);
-    iochar_rw_finish(&rec, &L);
+      EXPECT(iochar_rw_defer_timed(rec, &L, &chunk.st, 1, start + i * 8192, 8192, (void *)8, i, i),
+             1);
+    iochar_rw_finish(rec, &L);
     EXPECT(c[FNA], start ? 10 : 0);
     EXPECT(c[CW], start ? 10 : 9);
   }
@@ -335,9 +353,9 @@ int main(void) {
           reset();
           w(off, n, 0, 0);
           for (int64_t i = 1; i <= k; i++)
-            iochar_rw_defer_timed(&rec, &L, &st, 1, off + i * n, n, (void *)8, (double)i,
+            iochar_rw_defer_timed(rec, &L, &chunk.st, 1, off + i * n, n, (void *)8, (double)i,
                                   (double)i);
-          iochar_rw_finish(&rec, &L);
+          iochar_rw_finish(rec, &L);
           EXPECT(c[FNA], want);
         }
   }

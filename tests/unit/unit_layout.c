@@ -65,6 +65,7 @@ int main(void) {
   EQ(L.f_start[1], T_F_WRITE_START_TIMESTAMP);
   EQ(L.f_end[0], T_F_READ_END_TIMESTAMP);
   EQ(L.module, IOCHAR_MOD_T);
+  EQ(L.n_int, T_NUM_INDICES);
   IOCHAR_LAYOUT_INIT(&L, T, ints, flts, NULL, "OPENS"); /* a metadata-only module: no reads */
   EQ(L.ops[0], -1);
   EQ(L.ops[1], T_OPENS);

@@ -1,9 +1,11 @@
 /* Unit tests of the Lustre layout decoder on hand-built lov_user_md bytes
  * (v1, v3 and composite, from the public struct layout), and of the mount
  * lookup. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "../runtime/internal.h"
 #include "../runtime/lustre.h"
@@ -243,7 +245,57 @@ static void composite_tests(void) {
 #undef BAD
 }
 
+/* The attribute iochar_lustre_read sees (this fgetxattr, defined in the
+ * test program, is the one lustre.c's call binds to): a layout of `wide`
+ * bytes, which grows once by 24 bytes (a stripe) after the size query when
+ * `grows` is set, as a layout may between two calls. */
+static unsigned char wide[400 * 24 + 64];
+static size_t wide_len;
+static int grows, queries;
+ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
+  (void)fd;
+  if (strcmp(name, "lustre.lov")) return errno = ENODATA, -1;
+  if (size == 0) {
+    queries++;
+    return (ssize_t)wide_len;
+  }
+  if (grows && queries == 1) {
+    grows = 0;
+    unsigned char ost[4] = {0};
+    put32(ost, 77);
+    memcpy(wide + wide_len + 20, ost, 4);
+    wide_len += 24;
+    put16(wide + 28, (unsigned)(wide_len - 32) / 24);
+  }
+  if (size < wide_len) return errno = ERANGE, -1;
+  memcpy(value, wide, wide_len);
+  return (ssize_t)wide_len;
+}
+
+/* Layouts past the 4 KiB first read: 300 stripes (7,232 bytes), and one
+ * that grows between the size query and the read. */
+static void wide_layout_tests(void) {
+  static unsigned osts[400];
+  iochar_lustre_layout lo;
+  for (unsigned i = 0; i < 400; i++) osts[i] = 1000 + i;
+  memset(wide, 0, sizeof wide);
+  wide_len = layout(wide, 0, 1, 4 << 20, 300, 300, osts);
+  EXPECT(wide_len, 32 + 300 * 24);
+  EXPECT(iochar_lustre_read(3, &lo), 0);
+  EXPECT(lo.stripe_count, 300);
+  EXPECT(lo.stripe_size, 4 << 20);
+  EXPECT(lo.first_ost, 1000);
+  memset(wide, 0, sizeof wide);
+  wide_len = layout(wide, 0, 1, 1 << 20, 200, 200, osts);
+  grows = 1, queries = 0;
+  EXPECT(iochar_lustre_read(3, &lo), 0);
+  EXPECT(queries, 2);
+  EXPECT(lo.stripe_count, 201);
+  EXPECT(lo.first_ost, 1000);
+}
+
 int main(void) {
+  wide_layout_tests();
   unsigned char b[4096];
   iochar_lustre_layout lo;
   const unsigned osts[] = {5, 9, 2, 11};
