@@ -328,15 +328,17 @@ def shutdown(d):
     r = rotation(once, 1 if QUICK else 3)
     med = {t: statistics.median(v) for t, v in r.items()}
     row(["shutdown", f"{med['bare']:.3f}"] + [f"{med[t] - med['bare']:.3f}" for t in tools])
-    # Where ranks outnumber cores each collective costs a scheduling round:
-    # how many the tool's shutdown issues (IOCHAR_TIMING=1 prints them).
+    # Where ranks outnumber cores each wait for collectives costs a scheduling
+    # round: how many the tool's shutdown issues, in how many waits
+    # (IOCHAR_TIMING=1 prints them).
     env = dict(tool_env("iochar", d), IOCHAR_TIMING="1")
     for f in (10, files):
         p = subprocess.run(["mpiexec.mpich", "-n", str(ranks), str(many), str(f)], env=env,
                            cwd=d, capture_output=True, text=True)
         clear_logs(d)
-        m = re.search(r"(\d+) collectives", p.stderr)
-        row([f"iochar collectives, {ranks} x {f} files", m.group(1) if m else "?"])
+        m = re.search(r"(\d+) collectives(?: in (\d+) waits)?", p.stderr)
+        n = "?" if not m else m.group(1) + (f" in {m.group(2)} waits" if m.group(2) else "")
+        row([f"iochar collectives, {ranks} x {f} files", n])
 
 
 def report_speed(d):

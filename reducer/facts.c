@@ -27,9 +27,9 @@ static int wide_insert(key *t, key k) {
 
 static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   (void)dt;
-  for (int e = 0; e < *len; e++) {
-    const facts *a = (const facts *)in + e;
-    facts *b = (facts *)inout + e;
+  for (int e = 0; e < *len; e++) { /* elements FACTS_WIRE bytes apart */
+    const facts *a = (const facts *)((const char *)in + e * FACTS_WIRE);
+    facts *b = (facts *)((char *)inout + e * FACTS_WIRE);
     if (a->start < b->start) b->start = a->start;
     if (a->end > b->end) b->end = a->end;
     for (int m = 0; m < NMOD; m++) {
@@ -50,11 +50,9 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     b->warned |= a->warned;
     if (a->dev > b->dev) b->dev = a->dev;
     if (a->ino > b->ino) b->ino = a->ino;
+    if (a->dir_len > b->dir_len) b->dir_len = a->dir_len;
     for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
       if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
-    if (a->path[0]) memcpy(b->path, a->path, sizeof b->path);
-    if (a->tmp[0]) memcpy(b->tmp, a->tmp, sizeof b->tmp);
-    if (a->dir[0]) memcpy(b->dir, a->dir, sizeof b->dir);
   }
 }
 
@@ -147,27 +145,33 @@ static void name_log(red *x, facts *f) {
   } else {
     close(fd);
   }
+  f->dir_len = (int64_t)strlen(f->dir);
 }
 
-/* Before the ranks but 0 open the temporary by name (a job whose log is not
- * rank 0's alone, written by pwrite): rank 0 makes the private directory
- * and moves the file into it; every rank then knows it as <dir>/log.  Rank
- * 0 calls this before the collective that precedes any other rank's open
- * (the offsets' Scan, whose results need rank 0's part).  1 when this rank
- * failed (rank 0: the file stays or goes where red_drop_tmp finds it; the
+/* Rank 0, before the ranks but 0 open the temporary by name (a job whose
+ * log is not rank 0's alone, written by pwrite): the private directory, and
+ * the file moved into it; every rank then knows it as <dir>/log.  Called
+ * before the collective that precedes any other rank's open (the offsets'
+ * Scan, whose results need rank 0's part, and which carries the name).  1
+ * when it failed (the file stays or goes where red_drop_tmp finds it; the
  * others' opens then fail and the write's vote stops every rank). */
-int red_tmp_private(red *x, facts *g) {
+int red_tmp_private(facts *g) {
   char named[sizeof g->tmp];
   int w = snprintf(named, sizeof named, "%s/log", g->dir);
   if (!g->dir[0] || w < 0 || (size_t)w >= sizeof named) return 1;
-  if (x->rank != 0) {
-    memcpy(g->tmp, named, sizeof named);
-    return 0;
-  }
   if (mkdir(g->dir, 0700) != 0) return 1;
   tmp_dir_made = 1;
   if (iochar_safe_rename_noreplace(g->tmp, named) != 0) return 1;
   memcpy(g->tmp, named, sizeof named);
+  return 0;
+}
+
+/* The ranks but 0: rank 0's private directory (from the offsets' Scan) and
+ * the file in it.  1 when there is none. */
+int red_tmp_named(facts *g, const char *dir) {
+  int w = snprintf(g->tmp, sizeof g->tmp, "%s/log", dir);
+  if (!dir[0] || w < 0 || (size_t)w >= sizeof g->tmp) return 1;
+  snprintf(g->dir, sizeof g->dir, "%s", dir);
   return 0;
 }
 
@@ -203,12 +207,20 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
   }
   MPI_Datatype t;
   MPI_Op op;
-  P.Type_contiguous((int)sizeof *f, MPI_BYTE, &t);
+  P.Type_contiguous((int)FACTS_WIRE, MPI_BYTE, &t);
   P.Type_commit(&t);
   P.Op_create(facts_op, 1, &op);
-  int rc = Y_Allreduce(mine, g, 1, t, op, x->comm) == MPI_SUCCESS ? 0 : -1;
+  MPI_Request req;
+  int rc = P.Iallreduce(mine, g, 1, t, op, x->comm, &req) == MPI_SUCCESS ? 0 : -1;
+  if (rc) req = MPI_REQUEST_NULL;
+  if (red_answers_wait(s, &req)) rc = -1; /* the owners' answers come in the same polls */
   P.Op_free(&op);
   P.Type_free(&t);
+  if (f && x->rank == 0) { /* rank 0's names: not on the wire */
+    memcpy(g->path, f->path, sizeof g->path);
+    memcpy(g->dir, f->dir, sizeof g->dir);
+    memcpy(g->tmp, f->tmp, sizeof g->tmp);
+  }
   free(f);
   if (rc || g->failed) return -1;
   *shift = j->start_wall - g->start;

@@ -67,6 +67,7 @@ void red_state_free(state *s) {
   free(s->gsizes);
   free(s->wide_owned);
   free(s->wide_local);
+  for (int k = 0; k < 4; k++) free(s->akeep[k]); /* none pending: every path waited */
 }
 
 const uint8_t *red_row_at(state *s, int m, size_t i) {
@@ -119,9 +120,11 @@ void red_shift_rows(state *s, double shift) {
  * NAME on the one key whose rank writes the path.  The owner also learns how
  * many MERGE bytes each rank will send it, so that exchange needs no counts.
  * failed: this rank could not collect its rows (the keys' Alltoall is the
- * vote).  The answers' buffer is taken before that vote, so the answers go
- * back without one: an owner that fails after it sends its answers' length
- * from the keys' buffer and returns 1 (the job facts vote next). */
+ * vote).  The keys' receive buffer (KEYS_RESERVE) is taken before that
+ * vote too, so a job with fewer keys needs no other before their exchange.
+ * The answers' buffer is taken before that vote, so the answers go back
+ * without one: an owner that fails after it sends its answers' length from
+ * the keys' buffer and returns 1 (the job facts vote next). */
 int red_classify(red *x, state *s, int failed_rows) {
   size_t nk = 1, nfold = 0;
   for (int m = 0; m < NMOD; m++) nk += s->nrows[m];
@@ -142,7 +145,9 @@ int red_classify(red *x, state *s, int failed_rows) {
   int *cnt = calloc((size_t)x->nprocs * 2, sizeof(int)), *pos = cnt ? cnt + x->nprocs : NULL;
   key *sent = s->sent = malloc(sizeof(key) * nk);
   s->flags = malloc(nk + 1);
-  int failed = failed_rows || !cnt || !sent || !s->flags || red_fault(x, "classify");
+  red_pre pre = {malloc(KEYS_RESERVE), KEYS_RESERVE, malloc(sizeof(int) * (size_t)x->nprocs)};
+  int failed = failed_rows || !cnt || !sent || !s->flags || !pre.buf || !pre.counts ||
+               red_fault(x, "classify");
   key host = {iochar_hash_path(iochar_job_info.hostname), HOST_MOD, 0};
   for (int pass = 0; pass < 2 && !failed; pass++) { /* count per owner, then place */
     if (pass) {
@@ -174,7 +179,7 @@ int red_classify(red *x, state *s, int failed_rows) {
   void *rbuf;
   int *rcount;
   size_t rtotal;
-  if (red_exchange(x, failed, sent, pos, NULL, &rbuf, &rcount, &rtotal)) {
+  if (red_exchange(x, failed, sent, pos, NULL, &pre, &rbuf, &rcount, &rtotal)) {
     free(cnt);
     return -1;
   }
@@ -235,30 +240,70 @@ int red_classify(red *x, state *s, int failed_rows) {
   free(where);
   free(src_of);
   /* Answers go back in the order the keys came: both sides know the counts
-   * (a failed owner sends as many bytes of its keys' buffer instead). */
+   * (a failed owner sends as many bytes of its keys' buffer instead).
+   * Posted only: they complete with the job facts' Allreduce (which needs
+   * nothing from them), and their buffers live until then. */
   for (int d = 0; d < x->nprocs; d++) rcount[d] /= (int)sizeof(key);
-  int rc = red_exchange_ready(x, failed ? rbuf : reply, rcount, s->flags, cnt);
-  free(rbuf);
-  free(reply);
-  free(rcount);
-  free(cnt);
+  int rc = red_exchange_post(x, failed ? rbuf : reply, rcount, s->flags, cnt, &s->areq);
+  s->akeep[0] = rbuf, s->akeep[1] = reply, s->akeep[2] = rcount, s->akeep[3] = cnt;
   return rc ? -1 : failed;
 }
 
+/* The answers' exchange completed (with the collective *with, when not
+ * NULL: both in the same polls), its buffers freed.  -1 when it failed. */
+int red_answers_wait(state *s, MPI_Request *with) {
+  MPI_Request r[2] = {s->areq, with ? *with : MPI_REQUEST_NULL};
+  int rc = iochar_coll_waitall(r, 2) == MPI_SUCCESS ? 0 : -1;
+  s->areq = r[0];
+  if (with) *with = r[1];
+  for (int k = 0; k < 4; k++) free(s->akeep[k]), s->akeep[k] = NULL;
+  return rc;
+}
+
+/* b with room for n bytes in all (no copy of what it holds when it grows
+ * later, one at most). */
+static void reserve(iochar_buf *b, size_t n) {
+  if (b->failed || b->cap >= n) return;
+  uint8_t *q = realloc(b->p, n);
+  if (!q) {
+    b->failed = 1;
+    return;
+  }
+  b->p = q;
+  b->cap = n;
+}
+
+/* This rank's MERGE rows' bytes for each owner (mscount), from the owners'
+ * answers; their total. */
+static long long merge_counts(red *x, state *s) {
+  long long so = 0;
+  memset(s->mscount, 0, sizeof(int) * (size_t)x->nprocs);
+  for (size_t j = 0; j < s->nsent; j++) {
+    if (s->sent[j].m >= HOST_MOD || (s->flags[j] & 3) != MERGE) continue;
+    int b = 8 + (int)iochar_row_size((int)s->sent[j].m);
+    s->mscount[red_owner_of(x, s->sent[j].id)] += b;
+    so += b;
+  }
+  return so;
+}
+
 /* Step 4, before the job facts (whose Allreduce is the vote): the buffers
- * of the MERGE rows this rank sends and of those it receives as owner, sized
- * from the owners' answers, so that the exchange itself needs no vote. */
+ * of the MERGE rows this rank sends and of those it receives as owner, so
+ * that their exchange needs no vote.  The answers are still on their way
+ * (they complete with the facts), so the send buffer is sized for all this
+ * rank's rows (untouched pages cost nothing), unless that is more than
+ * MSEND_AHEAD: then this rank completes the answers first (the collectives
+ * are issued in the same order either way) and sizes it from them. */
 int red_merge_prepare(red *x, state *s, int failed) {
   s->mscount = calloc((size_t)x->nprocs, sizeof(int));
   s->wide_local = malloc(sizeof(key) * (s->nsent + 1));
   failed = failed || !s->mscount || !s->wide_local || red_fault(x, "merge");
   if (failed) return 1;
   long long so = 0, ro = 0;
-  for (size_t j = 0; j < s->nsent; j++) {
-    if (s->sent[j].m >= HOST_MOD || (s->flags[j] & 3) != MERGE) continue;
-    int b = 8 + (int)iochar_row_size((int)s->sent[j].m);
-    s->mscount[red_owner_of(x, s->sent[j].id)] += b;
-    so += b;
+  for (int m = 0; m < NMOD; m++) so += (long long)s->nrows[m] * (8 + (long long)iochar_row_size(m));
+  if (so > MSEND_AHEAD) {
+    if (red_answers_wait(s, NULL)) return 1;
+    so = merge_counts(x, s);
   }
   for (int d = 0; d < x->nprocs; d++) ro += s->merge_rc[d];
   if (so > INT_MAX || ro > INT_MAX) return 1;
@@ -272,10 +317,15 @@ int red_merge_prepare(red *x, state *s, int failed) {
  * names, and its MERGE rows to their owner, which folds each record's rows
  * (in rank order) into one rank -1 row.  A small job (gathered) sends its
  * MERGE rows to rank 0 with the rest instead (reducer/write.c), one
- * exchange less.  -1 on every rank when the exchange failed, 1 when this
- * rank failed (the wide step votes first). */
+ * exchange less.  The exchange is posted here and completed by the wide
+ * step, with its first collective (red_merge_wait).  -1 when it could not
+ * be posted. */
 int red_merge_at_owners(red *x, state *s, int gathered) {
-  size_t o = 0;
+  size_t o = 0, nlocal[NMOD] = {0};
+  merge_counts(x, s); /* the answers are in: the facts' Allreduce completed them */
+  for (size_t j = 0; j < s->nsent; j++) /* room for the LOCAL rows at once: no regrowth */
+    if (s->sent[j].m < HOST_MOD && (s->flags[j] & 3) == LOCAL) nlocal[s->sent[j].m]++;
+  for (int m = 0; m < NMOD; m++) reserve(&s->out[m], (nlocal[m] + 1) * iochar_row_size(m));
   for (size_t j = 0; j < s->nsent; j++) {   /* sent is grouped by owner already */
     if (s->sent[j].m >= HOST_MOD) continue; /* hostname and folded-file keys */
     int m = (int)s->sent[j].m;
@@ -298,7 +348,20 @@ int red_merge_at_owners(red *x, state *s, int gathered) {
   }
   s->msend_len = o;
   if (gathered) return 0;
-  if (red_exchange_ready(x, s->msend, s->mscount, s->mrecv, s->merge_rc)) return -1;
+  return red_exchange_post(x, s->msend, s->mscount, s->mrecv, s->merge_rc, &s->mreq);
+}
+
+/* The MERGE rows' exchange, if one is pending, completed (with the
+ * collective *with, when not NULL: both in the same polls) and its rows
+ * folded.  -1 when a collective failed, 1 when this rank failed (out of
+ * memory: the next vote says so). */
+int red_merge_wait(state *s, MPI_Request *with) {
+  MPI_Request r[2] = {s->mreq, with ? *with : MPI_REQUEST_NULL};
+  int pending = s->mreq != MPI_REQUEST_NULL;
+  int rc = iochar_coll_waitall(r, 2) == MPI_SUCCESS ? 0 : -1;
+  s->mreq = r[0];
+  if (with) *with = r[1];
+  if (rc || !pending) return rc;
   return red_fold_rows(s->mrecv, s->mrecv_len, s->out, s->nout);
 }
 

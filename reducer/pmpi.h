@@ -90,12 +90,15 @@ extern iochar_pmpi_table iochar_pmpi;
 /* Resolve every entry once; 0 when all exist, else -1 (one `iochar:` line). */
 int iochar_pmpi_load(void);
 
-/* The tool's collectives, as nonblocking calls completed by polling with
- * sched_yield: where ranks outnumber cores (or share them with the app's
- * helper threads), a rank waiting for the others gives its core to the ranks
- * still compressing instead of spinning on it.  Same results as the blocking
- * forms. */
+/* The tool's collectives, as nonblocking calls completed by polling, with
+ * sched_yield and then short sleeps between polls (reducer/vote.c): where
+ * ranks outnumber cores (or share them with the app's helper threads), a
+ * rank waiting for the others gives its core to the ranks still compressing
+ * instead of spinning on it.  Same results as the blocking forms. */
 int iochar_coll_wait(MPI_Request *req);
+/* n of them at once (MPI_REQUEST_NULL: none), in the same polls: where ranks
+ * outnumber cores, two collectives completed together cost about one. */
+int iochar_coll_waitall(MPI_Request *req, int n);
 #define IOCHAR_Y(call, ...)                                   \
   ({                                                          \
     MPI_Request y_req_;                                       \

@@ -20,7 +20,7 @@
  * rank must be able to take part in it whatever failed (beyond, one vote
  * goes first, as that costs nothing there).  Untouched: no memory used. */
 #define SPARE_RANKS 16384
-static int spare_counts[4 * SPARE_RANKS];
+static int spare_counts[5 * SPARE_RANKS];
 
 int iochar_mpi_reduce_and_write(void) {
   iochar_job *j = &iochar_job_info;
@@ -40,9 +40,10 @@ int iochar_mpi_reduce_and_write(void) {
   before = *j;
   state s;
   memset(&s, 0, sizeof s);
+  s.mreq = s.areq = MPI_REQUEST_NULL;
   facts *g = calloc(1, sizeof *g);
   iochar_series_part *series = calloc(NMOD, sizeof *series);
-  x->xbuf = malloc(sizeof(int) * 3 * (size_t)x->nprocs);
+  x->xbuf = malloc(sizeof(int) * 4 * (size_t)x->nprocs);
   x->zeros = calloc((size_t)x->nprocs, sizeof(int));
   int own_counts = x->xbuf && x->zeros;
   iochar_buf body = {0};
@@ -56,7 +57,7 @@ int iochar_mpi_reduce_and_write(void) {
   } else if (!own_counts) {
     free(x->xbuf), free(x->zeros);
     memset(spare_counts, 0, sizeof spare_counts);
-    x->xbuf = spare_counts, x->zeros = spare_counts + 3 * SPARE_RANKS;
+    x->xbuf = spare_counts, x->zeros = spare_counts + 4 * SPARE_RANKS;
   } /* else the keys' Alltoall in classify is the first vote */
   t[1] = red_wall_now();
   if ((failed = red_classify(x, &s, failed)) < 0) goto stop;
@@ -84,9 +85,10 @@ int iochar_mpi_reduce_and_write(void) {
     iochar_warn_once(
         IOCHAR_WARN_TIMING,
         "shutdown %.3f s on rank 0: rows %.3f, classify %.3f, job facts "
-        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f; %d collectives",
+        "%.3f, merge %.3f, wide+series %.3f, compress %.3f, write %.3f; %d collectives in %d "
+        "waits",
         t[7] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[6] - t[5],
-        t[7] - t[6], red_ncoll);
+        t[7] - t[6], red_ncoll, red_nwait);
   goto out;
 stop:
   red_fall_back(x, &before, g);

@@ -28,6 +28,10 @@
 /* A job with at most this many rows in all (before reduction) is written by
  * rank 0 alone: every rank sends it its rows (reducer/write.c). */
 #define GATHER_ROWS 1024
+/* A rank's MERGE rows' send buffer is taken before the owners' answers
+ * arrive, for all its rows, up to this many bytes (owners.c): ~13,000
+ * POSIX rows; tests/integration/test_mpi_reduce.py runs both sides. */
+#define MSEND_AHEAD (16u << 20)
 /* Up to this many ranks write their parts with pwrite, beyond with MPI-IO. */
 #define COLLECTIVE_WRITE_RANKS 256
 #define HOST_MOD NMOD /* pseudo-module of the hostname keys (node count) */
@@ -43,7 +47,7 @@ enum { LOCAL = 0, MERGE = 1, WIDE = 2, NAME = 4 };
 typedef struct red {
   MPI_Comm comm;
   int rank, nprocs;
-  int *xbuf, *zeros;
+  int *xbuf, *zeros; /* 4 x nprocs, nprocs */
 } red;
 
 typedef struct key { /* 16 bytes on the wire */
@@ -70,10 +74,13 @@ typedef struct state {
   key *sent; /* keys in the order sent (by owner) */
   size_t nsent;
   uint8_t *flags;         /* the owners' answers, same order */
+  MPI_Request areq;       /* their exchange, pending until the job facts' Allreduce */
+  void *akeep[4];         /* its buffers and counts, freed once it completed */
   int *merge_rc;          /* bytes of MERGE rows each rank will send us */
   int *mscount;           /* bytes of MERGE rows we send each owner */
   uint8_t *msend, *mrecv; /* MERGE rows sent ([module u64][row] each) and received */
   size_t msend_len, mrecv_len;
+  MPI_Request mreq;     /* their exchange, pending until the wide step's first collective */
   uint8_t *wsnd, *wrcv; /* the first wide chunk's buffers (rank 0 receives it) */
   size_t wcap;
   iochar_buf gpack; /* a small job: this rank's block for rank 0, packed early */
@@ -89,7 +96,9 @@ typedef struct state {
   size_t nwide_local;
 } state;
 
-/* The job's facts, reduced in one Allreduce (facts.c). */
+/* The job's facts, reduced in one Allreduce (facts.c) up to FACTS_WIRE:
+ * 4.4 KB, under the eager limit of shared-memory transports (8 KB with UCX
+ * here), where 17 KB with rank 0's names took a rendezvous per round. */
 typedef struct facts {
   double start, end;     /* MIN, MAX */
   double width[NMOD];    /* series bin width: MAX */
@@ -106,10 +115,14 @@ typedef struct facts {
   int64_t truncated;     /* names past the path limit: SUM */
   uint64_t warned;       /* warning keys raised: OR */
   uint64_t dev, ino;     /* rank 0's temporary file: MAX */
+  int64_t dir_len;       /* strlen(dir) on rank 0: MAX */
   key wide[WIDE_SLOTS];  /* set union (open addressing); aux 1 marks a used slot */
-  /* rank 0's: the final name, its private directory and the file in it */
+  /* Not reduced: rank 0's final name, its private directory and the file
+   * in it.  The other ranks learn dir (and so tmp, dir/log) from the
+   * offsets' Scan, the one step before they open the file (write.c). */
   char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
 } facts;
+#define FACTS_WIRE offsetof(facts, path)
 
 /* A small job: rank 0 gathers every row and writes the log alone (g is the
  * reduced facts, so every rank agrees). */
@@ -131,12 +144,24 @@ static inline int red_small_sizes(const red *x, const facts *g) {
   return red_gathered(x, g) && x->nprocs <= GATHER_SIZES_RANKS;
 }
 
+/* The keys' receive buffer, taken by every rank before their counts'
+ * Alltoall (the first vote): a job with at most this many bytes of keys in
+ * all (65,536 keys) needs no vote before the keys' exchange (vote.c). */
+#define KEYS_RESERVE (1u << 20)
+typedef struct red_pre {
+  void *buf;   /* cap bytes */
+  size_t cap;  /* the same on every rank */
+  int *counts; /* nprocs ints */
+} red_pre;
+
 /* vote.c */
 int red_vote(red *x, int failed);
-extern int red_ncoll; /* collectives issued so far (reducer/vote.c) */
+extern int red_ncoll, red_nwait; /* collectives issued so far, waits (reducer/vote.c) */
 int red_fault(red *x, const char *phase);
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
-                 void **rbuf, int **rcount_out, size_t *rtotal);
+                 red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal);
+int red_exchange_post(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount,
+                      MPI_Request *req);
 int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount);
 /* owners.c */
 int red_mkey_cmp(const void *a, const void *b);
@@ -145,12 +170,15 @@ const uint8_t *red_row_at(state *s, int m, size_t i);
 int red_collect_rows(state *s);
 void red_shift_rows(state *s, double shift);
 int red_classify(red *x, state *s, int failed_rows);
+int red_answers_wait(state *s, MPI_Request *with);
 int red_merge_prepare(red *x, state *s, int failed);
 int red_merge_at_owners(red *x, state *s, int gathered);
+int red_merge_wait(state *s, MPI_Request *with);
 int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
 void red_drop_tmp(const facts *f);
-int red_tmp_private(red *x, facts *g);
+int red_tmp_private(facts *g);
+int red_tmp_named(facts *g, const char *dir);
 int red_tmp_take_fd(void);
 void red_tmp_publish(facts *g);
 double red_wall_now(void);

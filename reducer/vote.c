@@ -41,33 +41,57 @@ int red_fault(red *x, const char *phase) {
  * rank that failed before (failed) sends nothing and votes the exchange
  * down; -1 on every rank when any failed.  With the counts exchanged, the
  * Alltoall is that vote: a failed rank sends every rank -1 (each rank hears
- * from each), so no separate vote needs to precede this exchange. */
+ * from each), so no separate vote needs to precede this exchange.
+ *
+ * The receive buffer and counts are taken once the counts are known, and a
+ * vote on them precedes the Alltoallv, unless pre holds buffers every rank
+ * took before the counts' Alltoall (its vote): each rank sends every rank
+ * its total with its count, so all learn the job's total, and when that
+ * fits pre->cap (the same on every rank) every rank's receive fits the
+ * buffer it has, and no vote is needed.  pre's buffers pass to this call
+ * (handed back as *rbuf and *rcount_out, or freed). */
 int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
-                 void **rbuf, int **rcount_out, size_t *rtotal) {
-  int *sd = x->xbuf, *rc = x->xbuf + x->nprocs, *rd = x->xbuf + 2 * x->nprocs;
+                 red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal) {
+  int n = x->nprocs, *sd = x->xbuf, *rc = x->xbuf + 2 * n, *rd = x->xbuf + 3 * n;
+  long long mine = 0, so = 0, ro = 0, all = 0;
+  char *r = NULL;
+  int *counts = NULL;
   if (failed) scount = x->zeros;
+  for (int i = 0; i < n; i++) mine += scount[i];
   if (rcount_known) {
-    memcpy(rc, rcount_known, sizeof(int) * (size_t)x->nprocs);
-  } else {
-    for (int i = 0; i < x->nprocs; i++) sd[i] = failed ? -1 : scount[i];
-    if (Y_Alltoall(sd, 1, MPI_INT, rc, 1, MPI_INT, x->comm) != MPI_SUCCESS) return -1;
-    for (int i = 0; i < x->nprocs; i++)
-      if (rc[i] < 0) return -1; /* some rank failed: every rank saw its -1 */
+    memcpy(rc, rcount_known, sizeof(int) * (size_t)n);
+  } else { /* pairs (count, sender's total), compacted to counts */
+    for (int i = 0; i < n; i++) {
+      sd[2 * i] = failed ? -1 : scount[i];
+      sd[2 * i + 1] = mine > INT_MAX ? INT_MAX : (int)mine;
+    }
+    if (Y_Alltoall(sd, 2, MPI_INT, rc, 2, MPI_INT, x->comm) != MPI_SUCCESS) failed = -1;
+    for (int i = 0; i < n && failed >= 0; i++) {
+      if (rc[2 * i] < 0) failed = -1; /* some rank failed: every rank saw its -1 */
+      all += rc[2 * i + 1];
+      rc[i] = rc[2 * i]; /* in place: i <= 2i */
+    }
   }
-  long long so = 0, ro = 0;
-  for (int i = 0; i < x->nprocs; i++) {
+  for (int i = 0; i < n && failed >= 0; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rc[i];
   }
-  char *r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
-  int *counts = failed ? NULL : malloc(sizeof(int) * (size_t)x->nprocs);
-  if (red_vote(x, !r || !counts || so > INT_MAX || ro > INT_MAX) ||
+  if (pre && failed >= 0 && !rcount_known && all <= (long long)pre->cap) {
+    r = pre->buf, counts = pre->counts; /* every rank's receive fits: no vote */
+    pre->buf = NULL, pre->counts = NULL;
+  } else if (failed >= 0) {
+    r = failed ? NULL : malloc(ro ? (size_t)ro : 1);
+    counts = failed ? NULL : malloc(sizeof(int) * (size_t)n);
+    if (red_vote(x, !r || !counts || so > INT_MAX || ro > INT_MAX)) failed = -1;
+  }
+  if (pre) free(pre->buf), free(pre->counts), pre->buf = NULL, pre->counts = NULL;
+  if (failed < 0 ||
       Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, x->comm) != MPI_SUCCESS) {
     free(r);
     free(counts);
     return -1;
   }
-  memcpy(counts, rc, sizeof(int) * (size_t)x->nprocs); /* hand back the receive counts */
+  memcpy(counts, rc, sizeof(int) * (size_t)n); /* hand back the receive counts */
   *rbuf = r;
   *rcount_out = counts;
   *rtotal = (size_t)ro;
@@ -77,31 +101,76 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
 /* Alltoallv with no vote: both sides' counts are known and the receive
  * buffer was taken before the last vote, so no rank can have failed in
  * between (a rank that fails after it sends what it promised, from any
- * buffer that long, and says so at the next vote).  The caller keeps rbuf. */
-int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
-  int *sd = x->xbuf, *rd = x->xbuf + 2 * x->nprocs;
+ * buffer that long, and says so at the next vote).  The caller keeps rbuf.
+ * Posted only: the buffers, counts and the displacements (in x->xbuf) stay
+ * untouched until *req completes. */
+int red_exchange_post(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount,
+                      MPI_Request *req) {
+  int *sd = x->xbuf, *rd = x->xbuf + 3 * x->nprocs;
   long long so = 0, ro = 0;
   for (int i = 0; i < x->nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rcount[i];
   }
-  return Y_Alltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm) == MPI_SUCCESS
+  return P.Ialltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm, req) ==
+                 MPI_SUCCESS
              ? 0
              : -1;
 }
 
-/* How many collectives this rank's shutdown issued (IOCHAR_TIMING=1 prints
- * it): where ranks outnumber cores each one costs a scheduling round. */
-int red_ncoll;
-
-/* The tool's collectives: nonblocking, completed by polling with sched_yield
- * (reducer/pmpi.h says why). */
-int iochar_coll_wait(MPI_Request *req) {
-  int done = 0;
-  red_ncoll++;
-  while (!done) {
-    if (P.Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
-    if (!done) sched_yield();
-  }
-  return MPI_SUCCESS;
+/* The same, completed. */
+int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
+  MPI_Request req;
+  if (red_exchange_post(x, sbuf, scount, rbuf, rcount, &req)) return -1;
+  return iochar_coll_wait(&req) == MPI_SUCCESS ? 0 : -1;
 }
+
+/* How many collectives this rank's shutdown issued, and in how many waits
+ * (IOCHAR_TIMING=1 prints them): where ranks outnumber cores each wait costs
+ * a scheduling round or more. */
+int red_ncoll, red_nwait;
+
+/* A wait yields between polls for SPIN_NS, then sleeps between them, each
+ * nap an eighth of the time waited so far and at most NAP_MAX_NS (plus the
+ * kernel's timer slack, 50 us by default): a result is seen about 1/8 of the
+ * wait late, at most ~150 us. */
+#define SPIN_NS 50000
+#define NAP_MAX_NS 100000
+
+/* The tool's collectives: nonblocking, completed by polling (reducer/pmpi.h
+ * says why).  Where ranks outnumber cores, the ranks still working (building
+ * rows, compressing, or still in the application's last barrier) need the
+ * cores, and a rank polling with sched_yield alone stays runnable: the
+ * scheduler shares each core fairly among its runnable tasks, so with 8
+ * ranks on a core a rank still compressing got about an eighth of it.  A
+ * sleeping rank is not runnable.  16 ranks x 1,000 files on 2 cores at load
+ * 14-20: MPI_Finalize +0.155 s over bare with sched_yield alone, +0.075 s
+ * with naps (docs/benchmarks.md).  A collective done within SPIN_NS (a core
+ * per rank) never naps. */
+int iochar_coll_waitall(MPI_Request *req, int n) {
+  int left = 0;
+  for (int i = 0; i < n; i++) left += req[i] != MPI_REQUEST_NULL;
+  red_ncoll += left;
+  red_nwait += left > 0;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    for (int i = 0; i < n; i++) {
+      int done = 0;
+      if (req[i] == MPI_REQUEST_NULL) continue;
+      if (P.Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+      left -= done; /* a completed request became MPI_REQUEST_NULL */
+    }
+    if (!left) return MPI_SUCCESS;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long long waited = (t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec);
+    if (waited < SPIN_NS) {
+      sched_yield();
+      continue;
+    }
+    struct timespec nap = {0, (long)(waited / 8 < NAP_MAX_NS ? waited / 8 : NAP_MAX_NS)};
+    nanosleep(&nap, NULL); /* EINTR: poll again */
+  }
+}
+
+int iochar_coll_wait(MPI_Request *req) { return iochar_coll_waitall(req, 1); }

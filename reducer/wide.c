@@ -54,7 +54,9 @@ static key *wide_list(red *x, state *s, const facts *g, size_t *n, int failed, i
 /* Before the job facts (whose Allreduce is the vote): the first chunk's
  * buffers, sized for the most it can hold when the wide keys fit the facts'
  * set (the series and WIDE_SLOTS partials of the largest module), so that
- * chunk needs no vote of its own.  calloc: untouched pages cost nothing. */
+ * chunk needs no vote of its own.  Not zeroed (untouched pages cost
+ * nothing): the chunk's series are zeroed when it is built, its partials
+ * written whole. */
 int red_wide_prepare(red *x, state *s, int failed) {
   if (failed || red_fault(x, "wide")) return 1;
   size_t maxp = 0;
@@ -66,13 +68,16 @@ int red_wide_prepare(red *x, state *s, int failed) {
     cap += 8 * (size_t)x->nprocs;
     if (x->rank == 0 && !(s->gsizes = calloc((size_t)x->nprocs, sizeof(int)))) return 1;
   }
-  s->wsnd = calloc(cap, 1);
+  s->wsnd = malloc(cap);
   s->wrcv = x->rank == 0 ? malloc(cap) : NULL; /* chunk 0's root */
   s->wcap = cap;
   return !s->wsnd || (x->rank == 0 && !s->wrcv);
 }
 
-/* A chunk is [series (first chunk only)][partials of wide keys a..b).  An
+/* A chunk is [series (first chunk only)][partials of wide keys a..b).  The
+ * series are those of the modules with a bin width somewhere (4 x 128 int64
+ * each: 4 KB a module instead of 36 KB for all nine; each module's series
+ * is in the facts' width), then a small job's block sizes.  An
  * MPI_Op's function has no context argument: the chunk being reduced is
  * this static, set before each MPI_Reduce (the shutdown is single-threaded). */
 static struct {
@@ -98,17 +103,25 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
                         int failed) {
   enum { NB = IOCHAR_SERIES_BINS };
   size_t nw = 0;
-  int own_w;
+  int own_w, mr;
+  /* The MERGE rows' exchange (reducer/owners.c) completes with the first
+   * chunk's Reduce when that needs no vote, else before anything else. */
+  if (g->overflow && (mr = red_merge_wait(s, NULL)) != 0) {
+    if (mr < 0) return -1;
+    failed = 1;
+  }
   key *w = wide_list(x, s, g, &nw, failed, &own_w);
   if (!w) return -1; /* every rank stopped at the list's vote */
   qsort(s->wide_local, s->nwide_local, sizeof(key), red_mkey_cmp);
   MPI_Op op;
   P.Op_create(chunk_op, 1, &op);
-  size_t a = 0, li = 0, chunk_no = 0;
+  size_t a = 0, li = 0, chunk_no = 0, nmser = 0;
+  int at[NMOD]; /* a module's series in the chunk, -1: none */
+  for (int m = 0; m < NMOD; m++) at[m] = g->width[m] > 0 ? (int)nmser++ : -1;
   int rc = 0;
   do {
     size_t nsizes = chunk_no == 0 && red_small_sizes(x, g) ? (size_t)x->nprocs : 0;
-    size_t nser = chunk_no == 0 ? (size_t)NMOD * 4 * NB + nsizes : 0, bytes = 8 * nser, b = a;
+    size_t nser = chunk_no == 0 ? nmser * 4 * NB + nsizes : 0, bytes = 8 * nser, b = a;
     while (b < nw && (b == a || bytes + iochar_partial_size((int)w[b].m) <= WIDE_CHUNK))
       bytes += iochar_partial_size((int)w[b++].m);
     int root = (int)(chunk_no++ % (size_t)x->nprocs); /* spread the results */
@@ -116,6 +129,13 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
      * before the facts' vote): no vote; a failure since goes on to the
      * write's.  Otherwise each chunk votes on its own buffers. */
     int pre = root == 0 && chunk_no == 1 && !g->overflow && bytes <= s->wcap;
+    if (!pre && (mr = red_merge_wait(s, NULL)) != 0) {
+      if (mr < 0) {
+        rc = -1;
+        break;
+      }
+      failed = 1;
+    }
     uint8_t *snd = pre ? s->wsnd : calloc(bytes, 1);
     uint8_t *rcv = pre ? s->wrcv : x->rank == root ? malloc(bytes) : NULL;
     if (!pre && red_vote(x, failed || !snd || (x->rank == root && !rcv))) {
@@ -123,9 +143,10 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
       free(snd), free(rcv);
       break;
     }
-    if (!pre) failed = 0;                           /* voted */
+    if (!pre) failed = 0; /* voted */
+    memset(snd, 0, 8 * nser);
     if (nsizes && x->rank != 0 && !s->gpack.failed) /* summed: each rank fills its slot */
-      ((int64_t *)snd)[(size_t)NMOD * 4 * NB + (size_t)x->rank] = (int64_t)s->gpack.len;
+      ((int64_t *)snd)[nmser * 4 * NB + (size_t)x->rank] = (int64_t)s->gpack.len;
     if (nser) { /* this rank's series, re-binned to the widest and shifted */
       int64_t *ser = (int64_t *)snd;
       for (int m = 0; m < NMOD; m++) {
@@ -135,7 +156,7 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
         for (int i = 0; i < NB; i++) {
           int jb = (int)((i * wm + shift) / g->width[m] + 1e-9);
           if (jb >= NB) jb = NB - 1;
-          for (int k = 0; k < 4; k++) ser[((size_t)m * 4 + k) * NB + jb] += bins[k * NB + i];
+          for (int k = 0; k < 4; k++) ser[((size_t)at[m] * 4 + k) * NB + jb] += bins[k * NB + i];
         }
       }
     }
@@ -155,16 +176,20 @@ int red_wide_and_series(red *x, state *s, const facts *g, double shift, iochar_s
     chunk.keys = w + a;
     chunk.nkeys = b - a;
     chunk.series = nser;
-    if (Y_Reduce(snd, rcv, 1, t, op, root, x->comm) != MPI_SUCCESS) rc = -1;
+    MPI_Request req;
+    if (P.Ireduce(snd, rcv, 1, t, op, root, x->comm, &req) != MPI_SUCCESS) req = MPI_REQUEST_NULL;
+    if (req == MPI_REQUEST_NULL) rc = -1;
+    if ((mr = red_merge_wait(s, &req)) < 0) rc = -1; /* the MERGE rows folded first */
+    failed |= mr > 0;
     P.Type_free(&t);
     if (x->rank == root && !rc) {
       for (size_t i = 0; i < nsizes && s->gsizes; i++) {
         int64_t v;
-        memcpy(&v, rcv + 8 * ((size_t)NMOD * 4 * NB + i), 8);
+        memcpy(&v, rcv + 8 * (nmser * 4 * NB + i), 8);
         s->gsizes[i] = (int)v;
       }
       for (int m = 0; m < NMOD && nser; m++) { /* the job's series: rank 0 writes it */
-        memcpy(series[m].bins, rcv + (size_t)m * 4 * NB * 8, 4 * NB * 8);
+        if (at[m] >= 0) memcpy(series[m].bins, rcv + (size_t)at[m] * 4 * NB * 8, 4 * NB * 8);
         series[m].width = g->width[m];
         series[m].nbins = g->width[m] > 0 ? NB : 0;
       }

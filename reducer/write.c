@@ -75,7 +75,7 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
   } else if (sizes) {
     known = x->zeros; /* only rank 0 receives */
   }
-  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, &r, &rc, &rt);
+  int rc_x = red_exchange(x, failed, p->p, scount ? scount : x->zeros, known, NULL, &r, &rc, &rt);
   iochar_buf_free(&own);
   free(scount);
   if (rc_x) return -1;
@@ -217,11 +217,55 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
   return err;
 }
 
-/* Offsets by one inclusive scan of (bytes, sections); the last rank, which
- * alone knows the totals, writes the file header.  A small job's log is rank
- * 0's alone (no call sites or traces, which each rank adds): no scan, and
- * rank 0 writes the header.  Rank 0 renames the temporary file once every
- * rank reports success. */
+/* The offsets' Scan element: [u64 bytes][u64 sections][rank 0's private
+ * directory, dir_len + 1 bytes].  Sums, and the directory from the one rank
+ * that has it (rank 0). */
+static size_t scan_dir_len;
+static void scan_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  size_t el = 16 + scan_dir_len + 1;
+  for (int e = 0; e < *len; e++) {
+    const uint8_t *a = (const uint8_t *)in + (size_t)e * el;
+    uint8_t *b = (uint8_t *)inout + (size_t)e * el;
+    for (int k = 0; k < 2; k++) {
+      uint64_t u, v;
+      memcpy(&u, a + 8 * k, 8);
+      memcpy(&v, b + 8 * k, 8);
+      v += u;
+      memcpy(b + 8 * k, &v, 8);
+    }
+    if (a[16]) memcpy(b + 16, a + 16, scan_dir_len + 1);
+  }
+}
+
+/* Offsets by one inclusive Scan of (bytes, sections), which also brings the
+ * ranks but 0 the private directory where the file is (the name is rank
+ * 0's; the facts' Allreduce carries only its length).  1 when it failed. */
+static int scan_offsets(red *x, facts *g, const uint64_t mine[2], uint64_t incl[2]) {
+  size_t dl = (size_t)g->dir_len < sizeof g->dir ? (size_t)g->dir_len : sizeof g->dir - 1;
+  uint8_t a[16 + sizeof g->dir], b[16 + sizeof g->dir];
+  memcpy(a, mine, 16);
+  memset(a + 16, 0, dl + 1);
+  if (x->rank == 0) memcpy(a + 16, g->dir, dl);
+  MPI_Datatype t;
+  MPI_Op op;
+  scan_dir_len = dl;
+  P.Type_contiguous((int)(16 + dl + 1), MPI_BYTE, &t);
+  P.Type_commit(&t);
+  P.Op_create(scan_op, 1, &op);
+  int rc = Y_Scan(a, b, 1, t, op, x->comm) != MPI_SUCCESS;
+  P.Op_free(&op);
+  P.Type_free(&t);
+  memcpy(incl, b, 16);
+  b[16 + dl] = 0;
+  return rc || (x->rank != 0 && red_tmp_named(g, (const char *)b + 16));
+}
+
+/* The last rank, which alone knows the totals, writes the file header.  A
+ * small job's log is rank 0's alone (no call sites or traces, which each
+ * rank adds): no scan (but for a collective write), and rank 0 writes the
+ * header.  Rank 0 renames the temporary file once every rank reports
+ * success. */
 int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
@@ -231,14 +275,17 @@ int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   int solo = x->nprocs == 1 || (red_gathered(x, g) && !g->callsites && !g->trace);
   int last = solo ? 0 : x->nprocs - 1; /* the header's writer */
   int collective = red_collective_write(x);
-  /* Other ranks write too, by name: into the private directory with the
-   * file first (before the Scan, which no rank leaves before rank 0 is in). */
-  if (!solo && !collective) bad |= red_tmp_private(x, g);
+  /* Other ranks write too, by name: rank 0 moves the file into the private
+   * directory first (before the Scan, which no rank leaves before rank 0 is
+   * in); a collective write's file is there already. */
+  if (!solo && !collective && x->rank == 0) bad |= red_tmp_private(g);
   if (bad) body->len = 0, mine[0] = mine[1] = 0;
-  if (solo)
+  /* A collective write opens the file on every rank, by the name the Scan
+   * brings them: a small job's Scan there just hands back rank 0's totals. */
+  if (solo && !collective)
     memcpy(incl, mine, sizeof incl); /* rank 0's totals; the others write nothing */
-  else
-    Y_Scan(mine, incl, 2, MPI_UINT64_T, MPI_SUM, x->comm);
+  else if (scan_offsets(x, g, mine, incl))
+    bad = 1, body->len = 0; /* no name, or no offsets: this rank writes nothing */
   uint8_t hdr[IOCHAR_HEADER_SIZE];
   if (x->rank == last) iochar_log_header(hdr, IOCHAR_HEADER_SIZE + incl[0], (uint32_t)incl[1]);
   int err = bad;

@@ -144,6 +144,122 @@ def test_rank_failing_in_reduction_leaves_per_rank_logs(tmp_path, phase):
     assert "a rank could not take part in reducing the records" in rep
 
 
+def check_many(log, n, files):
+    """tests/integration/mpi_many.c's records, n ranks x files private files."""
+    px = log.records("POSIX")
+    mine = px[px["path"].str.contains("/many\\.")]
+    assert len(mine) == n * files and (mine["rank"] >= 0).all()
+    assert (mine["POSIX_BYTES_WRITTEN"] == 100).all()
+    assert sorted(mine["rank"].value_counts()) == [files] * n
+    sh = one(px, "/many_shared.dat")
+    assert sh["rank"] == -1 and sh["POSIX_BYTES_WRITTEN"] == 4096 * n
+    assert sh["POSIX_OPENS"] == n
+    mp = one(log.records("MPIIO"), "/many_mpiio.dat")
+    assert mp["rank"] == -1 and mp["MPIIO_COLL_WRITES"] == n
+    assert mp["MPIIO_BYTES_WRITTEN"] == 4096 * n
+
+
+@pytest.mark.parametrize("collective", ["0", "1"])
+def test_large_job_into_a_long_directory_name(tmp_path, collective):
+    # Past 1,024 rows every rank writes its part, by name, into rank 0's
+    # private directory, whose name the ranks learn from the offsets' Scan
+    # (reducer/write.c): a long one (~600 bytes) arrives whole.
+    d = tmp_path
+    for i in range(9):
+        d = d / (f"d{i}" + "x" * 64)
+    d.mkdir(parents=True)
+    n, files = 4, 300
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files)], d,
+            env={"IOCHAR_COLLECTIVE_WRITE": collective})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert b"iochar:" not in p.stderr
+    (path,) = logs_in(d)
+    assert [x.name for x in d.iterdir() if x.suffix != ".dat"] == [path.name]  # no directory left
+    log = iochar.open(str(path))
+    assert log.job["nprocs"] == n and log.job["partial"] == 0
+    check_many(log, n, files)
+    # the series of both modules (POSIX: the private files, the shared one
+    # and ROMIO's writes under MPI-IO)
+    assert sum(log.series("POSIX")["bytes_written"]) == n * files * 100 + 2 * 4096 * n
+    assert sum(log.series("MPIIO")["bytes_written"]) == 4096 * n
+    assert sum(log.series("MPIIO")["writes"]) == n
+
+
+def check_pairs(log, n):
+    """mpi_many's files shared by pairs of ranks: reduced at their owners."""
+    px = log.records("POSIX")
+    for k in range(n // 2):
+        a, b = 10 * (2 * k + 1), 10 * (2 * k + 2)
+        r = one(px, f"/many_pair.{k}.dat")
+        assert r["rank"] == -1 and r["POSIX_OPENS"] == 2 and r["POSIX_WRITES"] == 2
+        assert r["POSIX_BYTES_WRITTEN"] == a + b
+        assert r["POSIX_MAX_BYTE_WRITTEN"] == 1000 * (2 * k + 1) + b - 1
+        assert r["POSIX_FASTEST_RANK"] in (2 * k, 2 * k + 1)
+        assert r["POSIX_SLOWEST_RANK"] in (2 * k, 2 * k + 1)
+        assert r["POSIX_F_VARIANCE_RANK_BYTES"] == ((a - b) / 2) ** 2
+        assert r["POSIX_SIZE_WRITE_0_100"] == 2
+
+
+@pytest.mark.parametrize("files,collectives", [(300, 8), (17000, 9)])
+def test_large_job_collectives(tmp_path, files, collectives):
+    # Up to 65,536 keys in all, their receive buffers are taken before the
+    # first vote and their exchange needs no other (reducer/vote.c); past
+    # that, one vote more.  17,000 rows a rank are also past MSEND_AHEAD
+    # (reducer/reduce.h): the owners' answers complete before the facts.
+    # Exact either way, files shared by pairs of ranks (merged at their
+    # owners) included.
+    n = 4
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs"], tmp_path,
+            env={"IOCHAR_TIMING": "1"}, timeout=300)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert re.search(rb"; (\d+) collectives", p.stderr).group(1) == str(collectives).encode()
+    (path,) = logs_in(tmp_path)
+    log = iochar.open(str(path))
+    assert log.job["partial"] == 0
+    check_many(log, n, files)
+    check_pairs(log, n)
+
+
+@pytest.mark.parametrize("shared", [300, 7000])
+def test_many_wide_records(tmp_path, shared):
+    # Files every rank shares are reduced by tree: past 256 of them their
+    # list is built by Exscan and Allreduce (not in the facts), past 8 MiB of
+    # partials (~4,000 POSIX records) in more than one Reduce, to rank 1 too
+    # (reducer/wide.c); the MERGE rows' exchange, pending, completes first.
+    n, files = 4, 300
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs", str(shared)], tmp_path,
+            timeout=300)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    (path,) = logs_in(tmp_path)
+    log = iochar.open(str(path))
+    assert log.job["partial"] == 0
+    check_many(log, n, files)
+    check_pairs(log, n)
+    px = log.records("POSIX")
+    every = px[px["path"].str.contains("/many_all\\.")]
+    assert len(every) == shared and (every["rank"] == -1).all()
+    assert (every["POSIX_OPENS"] == n).all() and (every["POSIX_BYTES_WRITTEN"] == 10 * n).all()
+    assert (every["POSIX_MAX_BYTE_WRITTEN"] == 10 * n - 1).all()
+
+
+@pytest.mark.parametrize("phase", ["rows", "classify", "facts", "merge", "wide", "body", "write"])
+def test_rank_failing_in_large_reduction_leaves_per_rank_logs(tmp_path, phase):
+    # As above, for a job past 1,024 rows (reduced by owners, written by
+    # every rank): rank 2 fails at that step, every rank writes its own log.
+    n, files = 4, 300
+    p = run(mpiexec(n) + [workload("mpi_many"), str(files), "pairs"], tmp_path,
+            env={"IOCHAR_TEST_FAULT": f"{phase}:2"}, timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert b"each rank wrote its own log" in p.stderr
+    logs = logs_in(tmp_path)
+    assert len(logs) == n and all(re.search(r"\.rank\d+\.iochar$", str(x)) for x in logs)
+    assert not list(tmp_path.glob("*.tmp*")) and not [x for x in tmp_path.iterdir() if x.is_dir()]
+    log = iochar.open(str(tmp_path))
+    assert log.job["partial"] & PARTIAL["PER_RANK"] and log.job["finalized"] == 1
+    check_many(log, n, files)
+    check_pairs(log, n)
+
+
 @pytest.mark.parametrize("flavor", ["mpich", "openmpi"])
 def test_bytes_follow_datatypes_freed_and_made_again(tmp_path, flavor):
     build = BUILD_OPENMPI if flavor == "openmpi" else None
