@@ -137,16 +137,6 @@ int red_ncoll, red_nwait;
 #define SPIN_NS 50000
 #define NAP_MAX_NS 100000
 
-/* The tool's collectives: nonblocking, completed by polling (reducer/pmpi.h
- * says why).  Where ranks outnumber cores, the ranks still working (building
- * rows, compressing, or still in the application's last barrier) need the
- * cores, and a rank polling with sched_yield alone stays runnable: the
- * scheduler shares each core fairly among its runnable tasks, so with 8
- * ranks on a core a rank still compressing got about an eighth of it.  A
- * sleeping rank is not runnable.  16 ranks x 1,000 files on 2 cores at load
- * 14-20: MPI_Finalize +0.155 s over bare with sched_yield alone, +0.075 s
- * with naps (docs/benchmarks.md).  A collective done within SPIN_NS never
- * naps, nor does any where every rank has a core (outnumbered, above). */
 /* Whether this node's ranks outnumber its online CPUs: the launcher's
  * count of local ranks (MPICH's Hydra, Open MPI), else the job's size.
  * With a core per rank a wait only yields, as a nap would make each of the
@@ -168,6 +158,16 @@ static int outnumbered(void) {
   return known;
 }
 
+/* The tool's collectives: nonblocking, completed by polling (reducer/pmpi.h
+ * says why).  Where ranks outnumber cores, the ranks still working (building
+ * rows, compressing, or still in the application's last barrier) need the
+ * cores, and a rank polling with sched_yield alone stays runnable: the
+ * scheduler shares each core fairly among its runnable tasks, so with 8
+ * ranks on a core a rank still compressing got about an eighth of it.  A
+ * sleeping rank is not runnable.  16 ranks x 1,000 files on 2 cores at load
+ * 14-20: MPI_Finalize +0.155 s over bare with sched_yield alone, +0.075 s
+ * with naps (docs/benchmarks.md).  A collective done within SPIN_NS never
+ * naps, nor does any where every rank has a core (outnumbered, above). */
 int iochar_coll_waitall(MPI_Request *req, int n) {
   int nap_ok = outnumbered(), left = 0;
   for (int i = 0; i < n; i++) left += req[i] != MPI_REQUEST_NULL;
