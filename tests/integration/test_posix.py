@@ -203,6 +203,14 @@ def test_second_thread_writing_at_once_loses_no_count(tmp_path):
     pair_expect(df, "pair")
 
 
+def test_under_a_seccomp_filter_that_kills_on_membarrier(tmp_path):
+    # a launcher's allow list may kill on a call the application never makes:
+    # the tool then keeps the one-thread rule (no membarrier, at start or when
+    # the second thread enters), and the counts stay exact
+    _, log = run_log([workload("seccomp_exec"), W, "late-pwrites", str(tmp_path)], tmp_path)
+    pair_expect(log.records("POSIX"), "pair")
+
+
 def test_second_thread_writing_through_stdio_at_once_loses_no_count(tmp_path):
     # the same through buffered streams: most calls are record steps alone
     _, log = run_log([W, "late-fwrites", str(tmp_path)], tmp_path)
