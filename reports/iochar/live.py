@@ -314,19 +314,24 @@ def _touched(m: _Module, c, f) -> bool:
     return any(v for i, v in enumerate(c) if i not in skip) or any(v != 0 for v in f)
 
 
+def _record_head(buf: bytes, off: int, end: int, h: dict, mods: dict, name: str):
+    """The module and id of the record at off (every version's header starts so)."""
+    if off + h["rec_size"] > end:
+        _fail(name, f"record at byte {off} runs past the published end")
+    (rid,) = struct.unpack_from("<Q", buf, off)
+    (mid,) = struct.unpack_from("<H", buf, off + h["rec_module_off"])
+    if mid not in mods:
+        _fail(name, f"record at byte {off} has unknown module {mid}")
+    return mods[mid], rid
+
+
 def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str, agg: bool):
     """Records laid end to end in [start, end): (module, id, path, ints, floats, state)."""
     if h["version"] >= 3:
         return _walk_v3(buf, start, end, h, mods, ro, name, agg)
     out, off, rs = [], start, h["rec_size"]
     while off < end:
-        if off + rs > end:
-            _fail(name, f"record at byte {off} runs past the published end")
-        (rid,) = struct.unpack_from("<Q", buf, off)
-        (mid,) = struct.unpack_from("<H", buf, off + h["rec_module_off"])
-        if mid not in mods:
-            _fail(name, f"record at byte {off} has unknown module {mid}")
-        m = mods[mid]
+        m, rid = _record_head(buf, off, end, h, mods, name)
         c_off = off + rs
         f_off = c_off + 8 * m.n_int
         s_off = (f_off + 8 * m.n_flt + 15) & ~15
@@ -360,13 +365,7 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
     An aggregate's tables and state follow it."""
     out, off, rs = [], start, h["rec_size"]
     while off < end:
-        if off + rs > end:
-            _fail(name, f"record at byte {off} runs past the published end")
-        (rid,) = struct.unpack_from("<Q", buf, off)
-        (mid,) = struct.unpack_from("<H", buf, off + h["rec_module_off"])
-        if mid not in mods:
-            _fail(name, f"record at byte {off} has unknown module {mid}")
-        m = mods[mid]
+        m, rid = _record_head(buf, off, end, h, mods, name)
         c_off = off + rs
         f_off = c_off + 8 * m.n_int
         p_off = f_off + 8 * m.n_flt
