@@ -325,6 +325,19 @@ def _record_head(buf: bytes, off: int, end: int, h: dict, mods: dict, name: str)
     return mods[mid], rid
 
 
+def _record_body(buf: bytes, off: int, end: int, m, c_off: int, p_off: int, name: str):
+    """The counters at c_off and the NUL-ended name at p_off of the record at off:
+    (ints, floats, name, where its NUL is)."""
+    if p_off > end:
+        _fail(name, f"record at byte {off} runs past the published end")
+    nul = buf.find(b"\0", p_off, end)
+    if nul < 0:
+        _fail(name, f"record at byte {off}: name runs past the published end")
+    c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
+    f = list(struct.unpack_from(f"<{m.n_flt}d", buf, c_off + 8 * m.n_int))
+    return c, f, buf[p_off:nul].decode(errors="replace"), nul
+
+
 def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str, agg: bool):
     """Records laid end to end in [start, end): (module, id, path, ints, floats, state)."""
     if h["version"] >= 3:
@@ -333,25 +346,18 @@ def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name:
     while off < end:
         m, rid = _record_head(buf, off, end, h, mods, name)
         c_off = off + rs
-        f_off = c_off + 8 * m.n_int
-        s_off = (f_off + 8 * m.n_flt + 15) & ~15
+        s_off = (c_off + 8 * (m.n_int + m.n_flt) + 15) & ~15
         p_off = s_off + ((m.state_size + 15) & ~15)
-        if p_off > end:
-            _fail(name, f"record at byte {off} runs past the published end")
-        nul = buf.find(b"\0", p_off, end)
-        if nul < 0:
-            _fail(name, f"record at byte {off}: name runs past the published end")
+        c, f, path, nul = _record_body(buf, off, end, m, c_off, p_off, name)
         namelen = 16 if agg else nul - p_off
         size = (rs + 8 * (m.n_int + m.n_flt) + ((m.state_size + 15) & ~15) + namelen + 1 + 32
                 + 15) & ~15
-        c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
-        f = list(struct.unpack_from(f"<{m.n_flt}d", buf, f_off))
         st = bytes(buf[s_off:s_off + m.state_size])
         need = h["tk_off"] + 8 if h["version"] >= 2 else \
             max(ro["access"], ro["stride"]) + ro["topk_size"]
         if m.layout is not None and len(st) < need:
             _fail(name, f"module {m.name}: state too small for the access state")
-        out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, st))
+        out.append((m, rid, path, c, f, st))
         off += size
         if agg and h["version"] >= 2 and m.layout is not None:  # its top-k tables follow it
             off += (max(ro["access"], ro["stride"]) + ro["topk_size"] + 15) & ~15
@@ -367,21 +373,14 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
     while off < end:
         m, rid = _record_head(buf, off, end, h, mods, name)
         c_off = off + rs
-        f_off = c_off + 8 * m.n_int
-        p_off = f_off + 8 * m.n_flt
-        if p_off > end:
-            _fail(name, f"record at byte {off} runs past the published end")
-        nul = buf.find(b"\0", p_off, end)
-        if nul < 0:
-            _fail(name, f"record at byte {off}: name runs past the published end")
+        p_off = c_off + 8 * (m.n_int + m.n_flt)
+        c, f, path, nul = _record_body(buf, off, end, m, c_off, p_off, name)
         namelen = 16 if agg else nul - p_off
         size = (rs + 8 * (m.n_int + m.n_flt) + namelen + 1 + 7) & ~7
-        c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
-        f = list(struct.unpack_from(f"<{m.n_flt}d", buf, f_off))
         if m.layout is not None and m.state_size < _run_end(ro):
             _fail(name, f"module {m.name}: state too small for the access state")
         st = _state_v3(buf, off, h, m, ro, buf) if m.layout is not None else None
-        out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, st))
+        out.append((m, rid, path, c, f, st))
         off += size
         if agg and m.layout is not None:  # its tables and state follow it
             off += h["tk_below"] + ((m.state_size + 7) & ~7)
