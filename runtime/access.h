@@ -362,13 +362,19 @@ static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout 
 
 /* A metadata call on record r: count it (counter idx), stamp it (the start
  * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
- * part.  Takes r->lock. */
-static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L, int idx,
-                                     int ts_start, int ts_end, double t0, double t1) {
-  iochar_spin_lock(&r->lock);
+ * part.  Caller holds r->lock. */
+static inline __attribute__((always_inline)) void
+iochar_meta_apply(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
+                  double t0, double t1) {
   if (idx >= 0) r->c[idx]++;
   if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
   iochar_meta_account(r, L, t0, t1);
+}
+/* The same, taking r->lock. */
+static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L, int idx,
+                                     int ts_start, int ts_end, double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  iochar_meta_apply(r, L, idx, ts_start, ts_end, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 /* The same inside the caller's bracket (core.h, iochar_fast_enter), r->lock
@@ -376,9 +382,7 @@ static inline void iochar_meta_event(iochar_record *r, const iochar_rw_layout *L
 static inline void iochar_meta_event_in(iochar_record *r, const iochar_rw_layout *L, int idx,
                                         int ts_start, int ts_end, double t0, double t1) {
   iochar_spin_lock_in(&r->lock);
-  if (idx >= 0) r->c[idx]++;
-  if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
-  iochar_meta_account(r, L, t0, t1);
+  iochar_meta_apply(r, L, idx, ts_start, ts_end, t0, t1);
   iochar_spin_unlock_in(&r->lock);
 }
 
