@@ -136,6 +136,10 @@ DIFFERENT = {
     "PNETCDF_FILE_BYTES_READ", "PNETCDF_FILE_BYTES_WRITTEN",
 }
 
+# The value of a field nothing fills: -1 (Darshan's "unknown"), but 0 (Darshan's "none")
+# for a record id, where -1 would name the aggregate record (id 2^64 - 1).
+UNFILLED = {"POSIX_RENAMED_FROM": 0}
+
 
 def source(dname: str) -> tuple:
     """The iochar counters (of the same module) whose sum fills Darshan field `dname`;

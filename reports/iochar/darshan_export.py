@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, mapping
+from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, UNFILLED, mapping
 from .log import LogError
 
 VERSION = b"3.41"
@@ -48,7 +48,8 @@ HEADER_SIZE = 8 + 8 + 8 + 8 + 16 + 16 * MAX_MODS + 4 * MAX_MODS  # 1328
 JOB_STRUCT = struct.Struct("<7q1024s")  # 1080 bytes
 JOB_RECORD_SIZE = 4096  # job struct + command line + mounts + NUL, as readers read it
 METADATA_LEN = 1024
-AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
+# the mount entry written when the log has none (or none fits): file system unknown
+NO_MOUNT = b"\nunknown\t/"
 # iochar JOB keys carried as Darshan metadata lines (key=value), in this order
 META_KEYS = ("hostname", "user", "jobid", "partial", "folded_files", "recovered", "ended_by",
              "exit_status", "abort_code", "missing_ranks", "finalized", "mpi", "nnodes")
@@ -102,16 +103,17 @@ def _job_region(log, paths: list) -> bytes:
     s1, ns1 = _seconds(j.get("end_time"))
     rec = JOB_STRUCT.pack(int(j.get("uid", -1)), s0, ns0, s1, ns1, int(j.get("nprocs", 1)),
                           _jobid(j.get("jobid")), _metadata(j))
-    room = JOB_RECORD_SIZE - JOB_STRUCT.size - 1  # the trailing NUL
+    # readers end the exe line at the first mount entry's newline: there is always one
+    room = JOB_RECORD_SIZE - JOB_STRUCT.size - 1 - len(NO_MOUNT)  # and the trailing NUL
     exe = _clean(j.get("cmdline") or j.get("exe") or "", room)
-    room -= len(exe)
+    room += len(NO_MOUNT) - len(exe)
     tail = b""
     for point, fstype in _mounts(log, paths):
         entry = b"\n" + fstype + b"\t" + point
         if len(entry) <= room:
             tail += entry
             room -= len(entry)
-    return rec + exe + tail + b"\0"
+    return rec + exe + (tail or NO_MOUNT) + b"\0"
 
 
 def _mounts(log, paths: list) -> list:
@@ -157,9 +159,11 @@ def _records(mod, df, ours: list, file_ids) -> bytes:
         arr["file_rec_id"] = file_ids
     arr["c"], arr["f"] = -1, -1.0
     for k, src in enumerate(mapping(mod, ours)):
-        if not src:
-            continue
         ints = k < len(mod.ints)
+        if not src:
+            if ints and mod.ints[k] in UNFILLED:
+                arr["c"][:, k] = UNFILLED[mod.ints[k]]
+            continue
         vals = sum(df[s].to_numpy(dtype=np.int64 if ints else np.float64) for s in src)
         if ints:
             arr["c"][:, k] = vals
@@ -179,6 +183,7 @@ def _lustre(df) -> bytes:
                                              *(df[c].tolist() for c in need)):
         if size <= 0 or count <= 0:  # not on Lustre, on the MDT only, or not decided yet
             continue
+        size, count, first = int(size), int(count), int(first)
         comp = struct.pack("<7q16s", size, count, -1, -1, -1, -1, -1, b"")
         osts = [first if first >= 0 else -1] + [-1] * (count - 1)
         out.append(struct.pack("<Qqqq", rid, rank, 1, count) + comp
