@@ -114,10 +114,10 @@ MODULES = [
            + _p("STDIO", "F_FASTEST_RANK_TIME F_SLOWEST_RANK_TIME F_VARIANCE_RANK_TIME "
                          "F_VARIANCE_RANK_BYTES")),
 ]
+# LUSTRE records: id, rank, i64 components, i64 stripes, then per component 7 i64
+# (stripe size, stripe count, pattern, flags, extent start, extent end, mirror id) and
+# a 16-byte pool name, then one i64 OST id per stripe
 LUSTRE_ID, LUSTRE_VERSION = 8, 2
-# a Lustre layout component: 7 counters, then a 16-byte pool name
-LUSTRE_COMP = ("STRIPE_SIZE", "STRIPE_COUNT", "STRIPE_PATTERN", "FLAGS", "EXT_START", "EXT_END",
-               "MIRROR_ID")
 
 # Darshan fields filled from an iochar counter of another name.
 RENAMED = {"PNETCDF_VAR_INDEP_READS": "PNETCDF_VAR_INDEP_GETS",

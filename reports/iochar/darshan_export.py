@@ -2,10 +2,10 @@
 
 Written byte by byte from Darshan's documented format rather than through
 libdarshan-util's writer (darshan_log_create/put_*, exported by the `darshan` wheel):
-that writer opens the output by name with creat() (replacing nothing only by luck of
-mode 0400, and never through our O_EXCL temp-file-and-link rule), writes whatever log
-version the installed wheel was built with, and would make exporting depend on
-PyDarshan being installed. The format is small and fixed (docs/log-format.md,
+that writer opens the output by name with creat(), which truncates a file already
+there and follows a symlink (our rule: an O_EXCL temp file linked into place, nothing
+replaced), writes whatever log version the installed wheel was built with, and would
+make exporting depend on PyDarshan being installed. The format is small and fixed (docs/log-format.md,
 "Writing Darshan logs"):
 
     header (1328 bytes, uncompressed, little-endian as written by x86-64/aarch64):
@@ -126,7 +126,7 @@ def _mounts(log, paths: list) -> list:
     rows = [(os.fsencode(str(p)), os.fsencode(str(t))) for p, t in
             zip(m["mount_point"].tolist(), m["fs_type"].tolist())]
     rows = [r for r in rows if r[0] and r[1] and not re.search(rb"\s", r[0] + r[1])]
-    used = {p for p in paths}
+    used = set(paths)
 
     def holds(point):
         pre = point.rstrip(b"/") + b"/"
@@ -249,8 +249,7 @@ def write_new(path, data: bytes) -> Path:
     if os.path.lexists(path):
         raise LogError(f"{path}: exists (not overwritten)")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                                   prefix=".iochar-darshan-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".iochar-darshan-", suffix=".tmp")
     except OSError as e:
         raise LogError(f"cannot write {path}: {e.strerror or e}") from None
     try:
@@ -267,8 +266,12 @@ def write_new(path, data: bytes) -> Path:
                 raise
             fd2 = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                           | os.O_CLOEXEC, 0o600)
-            with os.fdopen(fd2, "wb") as fh:
-                fh.write(data)
+            try:
+                with os.fdopen(fd2, "wb") as fh:
+                    fh.write(data)
+            except OSError:
+                os.unlink(path)  # ours (O_EXCL): no half-written log left behind
+                raise
     except OSError as e:
         raise LogError(f"cannot write {path}: {e.strerror or e}") from None
     finally:

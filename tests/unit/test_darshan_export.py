@@ -203,3 +203,19 @@ def test_db_export(tmp_path):
     assert main(["--store", str(store), "export", "--darshan", str(out)]) == 1
     assert (out / "posix.darshan").read_bytes() == before  # there already: left as it was
     assert not (out / "mpi4.darshan").exists()
+
+
+def test_file_systems_without_hard_links(tmp_path, monkeypatch):
+    import errno
+
+    from iochar import darshan_export as E
+
+    def no_link(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(E.os, "link", no_link)
+    log = iochar.open(str(CORPUS / "posix.iochar"))
+    out = export(log, tmp_path / "x.darshan")
+    assert os.listdir(tmp_path) == ["x.darshan"] and (out.stat().st_mode & 0o777) == 0o600
+    assert out.read_bytes() == to_bytes(log)
+    with pytest.raises(iochar.LogError, match="exists"):
+        export(log, out)
