@@ -56,7 +56,11 @@ META_KEYS = ("hostname", "user", "jobid", "partial", "folded_files", "recovered"
 
 
 def _region(payload: bytes) -> bytes:
-    return zlib.compress(payload, 6) if payload else b""
+    """One region's zlib stream: zlib's default level (Darshan's), level 1 past 1 MiB
+    (as iochar's own writer does for large payloads; readers read any level)."""
+    if not payload:
+        return b""
+    return zlib.compress(payload, 6 if len(payload) <= 1 << 20 else 1)
 
 
 def _clean(text: str, limit: int) -> bytes:
@@ -137,13 +141,11 @@ def _mounts(log, paths: list) -> list:
 def _file_ids(df, files: dict) -> np.ndarray:
     """H5D and PNETCDF_VAR records carry their file's record id: the file record whose
     path, then ':', starts the dataset or variable name (the longest such)."""
-    by_len = sorted(files.items(), key=lambda kv: -len(kv[1]))
+    by_path = {path: rid for rid, path in files.items()}
     out = np.zeros(len(df), dtype=np.uint64)
     for i, name in enumerate(df["path"].tolist()):
-        for rid, path in by_len:
-            if name.startswith(path + ":"):
-                out[i] = rid
-                break
+        cuts = [m.start() for m in re.finditer(":", name)]
+        out[i] = next((by_path[name[:c]] for c in reversed(cuts) if name[:c] in by_path), 0)
     return out
 
 
