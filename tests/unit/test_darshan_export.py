@@ -219,3 +219,14 @@ def test_file_systems_without_hard_links(tmp_path, monkeypatch):
     assert out.read_bytes() == to_bytes(log)
     with pytest.raises(iochar.LogError, match="exists"):
         export(log, out)
+
+
+def test_recovered_live_file(tmp_path):
+    import gzip
+    live = tmp_path / ".job.iochar.0123456789abcdef.live"
+    live.write_bytes(gzip.decompress((CORPUS / "live" / "version2.live.gz").read_bytes()))
+    log = iochar.open(str(live))  # a process killed before writing its log
+    out = export(log, tmp_path / "rec.darshan")
+    assert D.check_pydarshan(log, out) > 0 and D.check_roundtrip(log, out) > 0
+    md = darshan.DarshanReport(str(out)).metadata["job"]["metadata"]
+    assert (md["recovered"], md["ended_by"], md["iochar_partial"]) == ("1", "killed", "8")
