@@ -16,11 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report_speed import real_schema, synthetic  # noqa: E402
 
 
-def median_time(fn, runs=3):
+def median_time(fn, arg, runs=3):
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        out = fn()
+        out = fn(arg)
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
 
@@ -39,11 +39,11 @@ def main():
         for n in sizes:
             src = f"{d}/n{n}.iochar"
             synthetic(n, src, schema)
-            t_open, log = median_time(lambda: iochar.open(src), runs=1)
+            t_open, log = median_time(iochar.open, src, runs=1)
             log.records("POSIX")
-            t_exp, data = median_time(lambda: to_bytes(log))
+            t_exp, data = median_time(to_bytes, log)
             out = write_new(f"{d}/n{n}.darshan", data)
-            t_read, _ = median_time(lambda: darshan.DarshanReport(str(out), read_all=True))
+            t_read, _ = median_time(lambda p: darshan.DarshanReport(p, read_all=True), str(out))
             print(f"{n:>8} {t_open:>8.2f} {t_exp:>9.2f} {n / t_exp:>9,.0f} "
                   f"{Path(src).stat().st_size:>10,} {len(data):>10,} {t_read:>17.2f}")
 
