@@ -129,8 +129,16 @@ def _main(argv) -> int:
                     help="write the log each live file (.*.live) holds, print its name")
     ap.add_argument("-o", "--output", metavar="OUT",
                     help="with --recover and one live file: write the log there")
+    ap.add_argument("--to-darshan", metavar="OUT",
+                    help="write the job as a Darshan log (format 3.41) at OUT (never "
+                         "replacing a file); see docs/log-format.md")
     args = ap.parse_args(argv)
     bad = []
+    if args.to_darshan:
+        from ..darshan_export import export
+        log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
+        print(escape(str(export(log, args.to_darshan))))
+        return 0
     if args.recover:
         from ..live import recover
         if args.output and len(args.logs) > 1:

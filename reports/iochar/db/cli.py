@@ -138,6 +138,17 @@ def _cmd_history(args) -> int:
     return 1 if args.fail_on_regression and h["regressions"] else 0
 
 
+def _cmd_export(args) -> int:
+    from .export import export_darshan
+    res = export_darshan(Store(args.store), args.darshan)
+    for path, why in res.failed:
+        print(f"{PROG}: not exported: {escape(path)}: {escape(why)}", file=sys.stderr)
+    print(f"exported {len(res.written)} logs to {escape(args.darshan)}; "
+          f"{len(res.existing)} already there (not overwritten); {len(res.failed)} failed; "
+          f"{res.darshan} were Darshan logs")
+    return 1 if res.failed else 0
+
+
 def _positive(s: str) -> int:
     try:
         v = int(s)
@@ -184,11 +195,16 @@ def parser() -> ArgParser:
                    metavar="PCT", help="as iochar-diff --time-threshold")
     h.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a run regressed")
+    e = sub.add_parser("export", help="write the stored jobs' logs in another format")
+    e.add_argument("--darshan", required=True, metavar="OUTDIR",
+                   help="one Darshan log (format 3.41) per iochar job, read again from the "
+                        "logs where they were ingested")
     return p
 
 
 COMMANDS = {"ingest": _cmd_ingest, "summary": _cmd_summary, "sql": _cmd_sql,
-            "history": _cmd_history}
+            "history": _cmd_history,
+            "export": _cmd_export}
 
 
 def main(argv=None) -> int:
