@@ -4,7 +4,10 @@
  *   owners.c  this rank's rows, their classification by owner, the merge there
  *   facts.c   the job's facts in one Allreduce; the log's name
  *   wide.c    wide records and the I/O-over-time series, by MPI_Reduce
- *   write.c   this rank's sections, offsets, one collective write; the fallback */
+ *   write.c   this rank's sections, offsets, one collective write; the fallback;
+ *             rank 0's temporary log file once facts.c created it
+ * Its names are the steps' own: red_* (types, functions) and RED_* (constants);
+ * reducer/reduce.h is reduce.c's interface to the rest of the library. */
 #ifndef IOCHAR_RED_STEPS_H
 #define IOCHAR_RED_STEPS_H
 
