@@ -49,6 +49,9 @@ def worst_advice(items: list) -> dict:
 
 
 def compare(base: dict, new: dict, threshold: float, time_threshold: float) -> dict:
+    """Each module's metrics (metrics()) base vs new, with a verdict per row, and the
+    advice that appeared or went; base and new are report data (jobreport.build, or
+    db/queries' rows). Thresholds in percent."""
     rows = []
     for m in sorted(set(base["modules"]) | set(new["modules"])):
         b, n = base["modules"].get(m), new["modules"].get(m)
