@@ -74,11 +74,13 @@ def python_violations(root):
     for src in sorted(pkg.rglob("*.py")):
         if src.parent == pkg / "cli" or src in allowed:
             continue
-        seen = set()
+        bad = {}  # line -> the most specific name imported there
         for line, mod in imports(src, pkg):
-            if (mod == "iochar.cli" or mod.startswith("iochar.cli.")) and line not in seen:
-                seen.add(line)
-                yield f"{src.relative_to(root)}:{line}: imports {mod} (library -> cli)"
+            if (mod == "iochar.cli" or mod.startswith("iochar.cli.")) and \
+                    len(mod) > len(bad.get(line, "")):
+                bad[line] = mod
+        for line, mod in sorted(bad.items()):
+            yield f"{src.relative_to(root)}:{line}: imports {mod} (library -> cli)"
 
 
 def main():

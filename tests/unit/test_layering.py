@@ -45,7 +45,7 @@ def test_library_importing_a_cli_is_found(tmp_path):
         "import os\n\n\ndef f():\n    from ..cli import diff\n")
     (pkg / "html.py").write_text("import iochar.cli.common\n")
     assert list(check_layers.python_violations(tmp_path)) == [
-        "reports/iochar/db/queries.py:5: imports iochar.cli (library -> cli)",
+        "reports/iochar/db/queries.py:5: imports iochar.cli.diff (library -> cli)",
         "reports/iochar/html.py:1: imports iochar.cli.common (library -> cli)",
-        "reports/iochar/junit.py:1: imports iochar.cli.common (library -> cli)",
+        "reports/iochar/junit.py:1: imports iochar.cli.common.escape (library -> cli)",
     ]
