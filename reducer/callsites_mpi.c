@@ -9,8 +9,6 @@
 #include "../runtime/observe.h"
 #include "pmpi.h"
 
-#define P iochar_pmpi
-#define NMOD IOCHAR_MOD_COUNT
 #define NB 64 /* log2 buckets of a site's ops and bytes */
 /* Stacks kept per module in the whole log (about: ties in the threshold bucket). */
 #define KEEP IOCHAR_CS_SITES
@@ -74,7 +72,7 @@ static wire *merge_at_owners(ctx *c, iochar_cs_entry *other, size_t *nout, uint6
   size_t n = 0, cap = 0;
   *nkeys = 0;
   *keys = NULL;
-  for (int m = 0; m < NMOD; m++) {
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     size_t k;
     iochar_cs_entry *v = iochar_callsites_export(m, &k);
     for (size_t i = 0; i < k; i++) {
@@ -136,17 +134,17 @@ static wire *merge_at_owners(ctx *c, iochar_cs_entry *other, size_t *nout, uint6
 /* Step 3: keep a site when its ops or its bytes are among the ~KEEP largest of
  * its module in the whole job; fold the others into that module's 'other'. */
 static void keep_heaviest(ctx *c, wire *w, size_t *n, iochar_cs_entry *other) {
-  static int64_t h[2][NMOD][NB], g[2][NMOD][NB];
-  int thr[2][NMOD];
+  static int64_t h[2][IOCHAR_MOD_COUNT][NB], g[2][IOCHAR_MOD_COUNT][NB];
+  int thr[2][IOCHAR_MOD_COUNT];
   memset(h, 0, sizeof h);
   for (size_t i = 0; i < *n; i++) {
     const iochar_cs_entry *e = &w[i].e;
     h[0][w[i].module][bucket(e->ops[0] + e->ops[1] + e->ops[2])]++;
     h[1][w[i].module][bucket(e->bytes[0] + e->bytes[1])]++;
   }
-  Y_Allreduce(h, g, 2 * NMOD * NB, MPI_INT64_T, MPI_SUM, c->comm);
+  Y_Allreduce(h, g, 2 * IOCHAR_MOD_COUNT * NB, MPI_INT64_T, MPI_SUM, c->comm);
   for (int k = 0; k < 2; k++)
-    for (int m = 0; m < NMOD; m++) {
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
       int64_t above = 0;
       thr[k][m] = NB; /* lowest bucket whose sites and those above fit in KEEP */
       for (int b = NB - 1; b >= 0 && above + g[k][m][b] <= KEEP; b--) {
@@ -172,19 +170,19 @@ static void keep_heaviest(ctx *c, wire *w, size_t *n, iochar_cs_entry *other) {
 
 /* Step 4: the 'other' entries of all ranks and owners, summed at rank 0. */
 static void reduce_other(ctx *c, iochar_cs_entry *other) {
-  int64_t iv[NMOD][6], ig[NMOD][6];
-  double fv[NMOD][3], fg[NMOD][3];
-  for (int m = 0; m < NMOD; m++) {
+  int64_t iv[IOCHAR_MOD_COUNT][6], ig[IOCHAR_MOD_COUNT][6];
+  double fv[IOCHAR_MOD_COUNT][3], fg[IOCHAR_MOD_COUNT][3];
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     const iochar_cs_entry *e = &other[m];
     int64_t v[6] = {e->ops[0], e->ops[1], e->ops[2], e->bytes[0], e->bytes[1], e->nranks};
     memcpy(iv[m], v, sizeof v);
     memcpy(fv[m], e->time, sizeof fv[m]);
   }
-  Y_Reduce(iv, ig, NMOD * 6, MPI_INT64_T, MPI_SUM, 0, c->comm);
-  Y_Reduce(fv, fg, NMOD * 3, MPI_DOUBLE, MPI_SUM, 0, c->comm);
-  memset(other, 0, sizeof(iochar_cs_entry) * NMOD);
+  Y_Reduce(iv, ig, IOCHAR_MOD_COUNT * 6, MPI_INT64_T, MPI_SUM, 0, c->comm);
+  Y_Reduce(fv, fg, IOCHAR_MOD_COUNT * 3, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+  memset(other, 0, sizeof(iochar_cs_entry) * IOCHAR_MOD_COUNT);
   if (c->rank) return;
-  for (int m = 0; m < NMOD; m++) {
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     iochar_cs_entry *e = &other[m];
     for (int k = 0; k < 3; k++) e->ops[k] = ig[m][k], e->time[k] = fg[m][k];
     e->bytes[0] = ig[m][3], e->bytes[1] = ig[m][4];
@@ -250,9 +248,9 @@ static int loadmap_at_owners(ctx *c, const uint64_t *keys, size_t nkeys, iochar_
 int iochar_callsites_mpi_sections(void *comm, iochar_buf *out, int *nsec) {
   ctx c = {*(MPI_Comm *)comm, 0, 1};
   int rc = 0; /* called on every rank when any rank records call sites */
-  P.Comm_rank(c.comm, &c.rank);
-  P.Comm_size(c.comm, &c.size);
-  static iochar_cs_entry other[NMOD];
+  iochar_pmpi.Comm_rank(c.comm, &c.rank);
+  iochar_pmpi.Comm_size(c.comm, &c.size);
+  static iochar_cs_entry other[IOCHAR_MOD_COUNT];
   memset(other, 0, sizeof other);
   size_t n = 0, nkeys = 0;
   uint64_t *keys = NULL;
@@ -262,7 +260,7 @@ int iochar_callsites_mpi_sections(void *comm, iochar_buf *out, int *nsec) {
   keep_heaviest(&c, w, &n, other);
   reduce_other(&c, other);
   /* Step 6: this rank's share, one CALLSITE section per module. */
-  for (int m = 0, i = 0; m < NMOD && !rc; m++) {
+  for (int m = 0, i = 0; m < IOCHAR_MOD_COUNT && !rc; m++) {
     iochar_buf b = {0};
     uint32_t cnt = 0;
     for (; (size_t)i < n && w[i].module == (uint32_t)m; i++, cnt++)

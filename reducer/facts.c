@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reduce.h"
+#include "steps.h"
 
-static int wide_insert(key *t, key k) {
-  size_t h = (size_t)(k.id ^ (k.id >> 29) ^ k.m) % WIDE_SLOTS;
-  for (size_t n = 0; n < WIDE_SLOTS; n++, h = (h + 1) % WIDE_SLOTS) {
+static int wide_insert(red_key *t, red_key k) {
+  size_t h = (size_t)(k.id ^ (k.id >> 29) ^ k.m) % RED_WIDE_SLOTS;
+  for (size_t n = 0; n < RED_WIDE_SLOTS; n++, h = (h + 1) % RED_WIDE_SLOTS) {
     if (!t[h].aux) {
-      t[h] = (key){k.id, k.m, 1};
+      t[h] = (red_key){k.id, k.m, 1};
       return 0;
     }
     if (t[h].id == k.id && t[h].m == k.m) return 0;
@@ -27,12 +27,12 @@ static int wide_insert(key *t, key k) {
 
 static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   (void)dt;
-  for (int e = 0; e < *len; e++) { /* elements FACTS_WIRE bytes apart */
-    const facts *a = (const facts *)((const char *)in + e * FACTS_WIRE);
-    facts *b = (facts *)((char *)inout + e * FACTS_WIRE);
+  for (int e = 0; e < *len; e++) { /* elements RED_FACTS_WIRE bytes apart */
+    const red_facts *a = (const red_facts *)((const char *)in + e * RED_FACTS_WIRE);
+    red_facts *b = (red_facts *)((char *)inout + e * RED_FACTS_WIRE);
     if (a->start < b->start) b->start = a->start;
     if (a->end > b->end) b->end = a->end;
-    for (int m = 0; m < NMOD; m++) {
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
       if (a->width[m] > b->width[m]) b->width[m] = a->width[m];
       b->folded[m] += a->folded[m];
       if (a->present[m] > b->present[m]) b->present[m] = a->present[m];
@@ -51,47 +51,9 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
     if (a->dev > b->dev) b->dev = a->dev;
     if (a->ino > b->ino) b->ino = a->ino;
     if (a->dir_len > b->dir_len) b->dir_len = a->dir_len;
-    for (int i = 0; i < WIDE_SLOTS && !b->overflow; i++)
+    for (int i = 0; i < RED_WIDE_SLOTS && !b->overflow; i++)
       if (a->wide[i].aux && wide_insert(b->wide, a->wide[i])) b->overflow = 1;
   }
-}
-
-/* Rank 0's temporary: where it is, and its descriptor while only rank 0
- * writes through it (the pwrite path).  tmp_dir_made: the private
- * directory exists (made by name_log, or by red_tmp_private). */
-static int tmp_fd = -1, tmp_dir_made;
-
-/* Rank 0's descriptor of a flat temporary (-1: none), handed over once:
- * the caller closes it. */
-int red_tmp_take_fd(void) {
-  int fd = tmp_fd;
-  tmp_fd = -1;
-  return fd;
-}
-
-/* The temporary file and its private directory, gone (errno kept). */
-void red_drop_tmp(const facts *f) {
-  int e = errno;
-  if (tmp_fd >= 0) close(tmp_fd);
-  tmp_fd = -1;
-  if (f->tmp[0]) unlink(f->tmp);
-  if (f->dir[0] && tmp_dir_made) rmdir(f->dir);
-  tmp_dir_made = 0;
-  errno = e;
-}
-
-/* Rank 0, once every rank wrote its part: the temporary becomes the log,
- * never over an existing file (a failed rename removes it), and the private
- * directory, if one was made, goes. */
-void red_tmp_publish(facts *g) {
-  if (tmp_fd >= 0) close(tmp_fd); /* rank 0 wrote nothing through it */
-  tmp_fd = -1;
-  if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
-  g->tmp[0] = 0; /* moved, or removed: that name is no longer ours */
-  int e = errno;
-  if (tmp_dir_made) rmdir(g->dir);
-  tmp_dir_made = 0;
-  errno = e;
 }
 
 double red_wall_now(void) {
@@ -111,10 +73,11 @@ double red_wall_now(void) {
  * in a fresh directory and an rmdir cost 1.5-2 ms of ext4 journal on the
  * shutdown's critical path.  The directory's name is chosen now and travels
  * with the facts; when the job turns out to need other ranks' writes,
- * red_tmp_private moves the file into it before any rank opens it. */
-static void name_log(red *x, facts *f) {
+ * tmp_private (write.c) moves the file into it before any rank opens it. */
+static void name_log(red_ctx *x, red_facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
   int fd = -1, flat = !red_collective_write(x);
+  int made = 0; /* the private directory, made here */
   if (f->path_ok && flat) {
     fd = iochar_safe_create(f->path, f->tmp, sizeof f->tmp);
     if (fd >= 0 && iochar_safe_dir_name(f->path, f->dir, sizeof f->dir) != 0) {
@@ -123,7 +86,7 @@ static void name_log(red *x, facts *f) {
     }
     if (fd < 0) f->tmp[0] = 0; /* not ours: never removed */
   } else if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
-    tmp_dir_made = 1;
+    made = 1;
     snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
     fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   }
@@ -135,59 +98,31 @@ static void name_log(red *x, facts *f) {
     close(fd);
     fd = -1;
   }
+  red_tmp_keep(fd >= 0 && flat ? fd : -1, made); /* write.c takes it from here */
   if (fd < 0) {
     red_drop_tmp(f);
     if (f->path_ok) iochar_log_failed(f->path);
     f->path_ok = 0;
     f->dir[0] = f->tmp[0] = 0;
-  } else if (flat) {
-    tmp_fd = fd;
-  } else {
+  } else if (!flat) {
     close(fd);
   }
   f->dir_len = (int64_t)strlen(f->dir);
 }
 
-/* Rank 0, before the ranks but 0 open the temporary by name (a job whose
- * log is not rank 0's alone, written by pwrite): the private directory, and
- * the file moved into it; every rank then knows it as <dir>/log.  Called
- * before the collective that precedes any other rank's open (the offsets'
- * Scan, whose results need rank 0's part, and which carries the name).  1
- * when it failed (the file stays or goes where red_drop_tmp finds it; the
- * others' opens then fail and the write's vote stops every rank). */
-int red_tmp_private(facts *g) {
-  char named[sizeof g->tmp];
-  int w = snprintf(named, sizeof named, "%s/log", g->dir);
-  if (!g->dir[0] || w < 0 || (size_t)w >= sizeof named) return 1;
-  if (mkdir(g->dir, 0700) != 0) return 1;
-  tmp_dir_made = 1;
-  if (iochar_safe_rename_noreplace(g->tmp, named) != 0) return 1;
-  memcpy(g->tmp, named, sizeof named);
-  return 0;
-}
-
-/* The ranks but 0: rank 0's private directory (from the offsets' Scan) and
- * the file in it.  1 when there is none. */
-int red_tmp_named(facts *g, const char *dir) {
-  int w = snprintf(g->tmp, sizeof g->tmp, "%s/log", dir);
-  if (!dir[0] || w < 0 || (size_t)w >= sizeof g->tmp) return 1;
-  snprintf(g->dir, sizeof g->dir, "%s", dir);
-  return 0;
-}
-
 /* The facts' Allreduce is also a vote (facts.failed): -1 on every rank when
  * any failed. */
-int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
+int red_job_facts(red_ctx *x, red_state *s, red_facts *g, double *shift, int failed) {
   iochar_job *j = &iochar_job_info;
-  static facts spare; /* taking part must not depend on an allocation */
-  facts *f = calloc(1, sizeof *f), *mine = f ? f : &spare;
+  static red_facts spare; /* taking part must not depend on an allocation */
+  red_facts *f = calloc(1, sizeof *f), *mine = f ? f : &spare;
   if (!f) memset(&spare, 0, sizeof spare);
   mine->failed = failed || !f || red_fault(x, "facts");
   if (f) {
     j->end_wall = red_wall_now();
     f->start = j->start_wall;
     f->end = j->end_wall;
-    for (int m = 0; m < NMOD; m++) {
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
       if (!iochar_series_get(m, &s->width[m], s->series[m], IOCHAR_SERIES_BINS)) s->width[m] = 0;
       f->width[m] = s->width[m];
       f->folded[m] = s->folded_owned[m] + s->folded_extra[m];
@@ -207,15 +142,15 @@ int red_job_facts(red *x, state *s, facts *g, double *shift, int failed) {
   }
   MPI_Datatype t;
   MPI_Op op;
-  P.Type_contiguous((int)FACTS_WIRE, MPI_BYTE, &t);
-  P.Type_commit(&t);
-  P.Op_create(facts_op, 1, &op);
+  iochar_pmpi.Type_contiguous((int)RED_FACTS_WIRE, MPI_BYTE, &t);
+  iochar_pmpi.Type_commit(&t);
+  iochar_pmpi.Op_create(facts_op, 1, &op);
   MPI_Request req;
-  int rc = P.Iallreduce(mine, g, 1, t, op, x->comm, &req) == MPI_SUCCESS ? 0 : -1;
+  int rc = iochar_pmpi.Iallreduce(mine, g, 1, t, op, x->comm, &req) == MPI_SUCCESS ? 0 : -1;
   if (rc) req = MPI_REQUEST_NULL;
   if (red_answers_wait(s, &req)) rc = -1; /* the owners' answers come in the same polls */
-  P.Op_free(&op);
-  P.Type_free(&t);
+  iochar_pmpi.Op_free(&op);
+  iochar_pmpi.Type_free(&t);
   if (f && x->rank == 0) { /* rank 0's names: not on the wire */
     memcpy(g->path, f->path, sizeof g->path);
     memcpy(g->dir, f->dir, sizeof g->dir);

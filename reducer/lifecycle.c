@@ -10,6 +10,7 @@
 #include "../runtime/config.h"
 #include "../runtime/live.h"
 #include "mpi_wrap.h"
+#include "reduce.h"
 
 /* ---- PMPI resolution ------------------------------------------------------ */
 

@@ -112,8 +112,4 @@ int iochar_coll_waitall(MPI_Request *req, int n);
 #define Y_Scan(...) IOCHAR_Y(Iscan, __VA_ARGS__)
 #define Y_Exscan(...) IOCHAR_Y(Iexscan, __VA_ARGS__)
 
-/* The MPI shutdown (reducer/reduce.c): reduce, compress, one collective write.
- * Called from MPI_Finalize with iochar_in_tool set, before PMPI_Finalize. */
-int iochar_mpi_reduce_and_write(void);
-
 #endif

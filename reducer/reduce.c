@@ -1,7 +1,7 @@
 /* The MPI shutdown: job-wide facts, cross-rank record reduction (by owner
  * through all-to-all, or by tree for records many ranks share), per-rank
  * compression and one collective write.  docs/reduction.md is the algorithm;
- * reduce.h lists where each step lives. */
+ * steps.h lists where each step lives. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "reduce.h"
+#include "steps.h"
 
 /* The exchanges' count scratch, for a rank that cannot allocate its own:
  * up to SPARE_RANKS ranks the first exchange is also the first vote, and a
@@ -25,7 +26,7 @@ static int spare_counts[5 * SPARE_RANKS];
 int iochar_mpi_reduce_and_write(void) {
   iochar_job *j = &iochar_job_info;
   int fin = 0;
-  if (iochar_pmpi_load() || (P.Finalized(&fin), fin)) return -1;
+  if (iochar_pmpi_load() || (iochar_pmpi.Finalized(&fin), fin)) return -1;
   if (__atomic_exchange_n(&j->written, 1, __ATOMIC_ACQ_REL)) return 0;
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);   /* stop recording */
   __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* (core.h, iochar_fd_get) */
@@ -33,16 +34,16 @@ int iochar_mpi_reduce_and_write(void) {
   /* The application has finished communicating (it is in MPI_Finalize), so
    * the tool's collectives use MPI_COMM_WORLD directly: creating a
    * communicator costs several collectives, each dear when ranks share cores. */
-  red ctx = {.comm = MPI_COMM_WORLD}, *x = &ctx;
-  P.Comm_rank(x->comm, &x->rank);
-  P.Comm_size(x->comm, &x->nprocs);
+  red_ctx ctx = {.comm = MPI_COMM_WORLD}, *x = &ctx;
+  iochar_pmpi.Comm_rank(x->comm, &x->rank);
+  iochar_pmpi.Comm_size(x->comm, &x->nprocs);
   static iochar_job before;
   before = *j;
-  state s;
+  red_state s;
   memset(&s, 0, sizeof s);
   s.mreq = s.areq = MPI_REQUEST_NULL;
-  facts *g = calloc(1, sizeof *g);
-  iochar_series_part *series = calloc(NMOD, sizeof *series);
+  red_facts *g = calloc(1, sizeof *g);
+  iochar_series_part *series = calloc(IOCHAR_MOD_COUNT, sizeof *series);
   x->xbuf = malloc(sizeof(int) * 4 * (size_t)x->nprocs);
   x->zeros = calloc((size_t)x->nprocs, sizeof(int));
   int own_counts = x->xbuf && x->zeros;

@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reduce.h"
+#include "steps.h"
 
 /* 1 when any rank failed (a failing vote counts as a failure). */
-int red_vote(red *x, int failed) {
+int red_vote(red_ctx *x, int failed) {
   int any = 1;
   if (Y_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, x->comm) != MPI_SUCCESS) return 1;
   return any;
@@ -30,7 +30,7 @@ int red_vote(red *x, int failed) {
 
 /* Testing knob: IOCHAR_TEST_FAULT=phase:rank makes that rank fail there, as
  * when an allocation fails. */
-int red_fault(red *x, const char *phase) {
+int red_fault(red_ctx *x, const char *phase) {
   const char *f = iochar_cfg.test_fault;
   size_t n = strlen(phase);
   return f && strncmp(f, phase, n) == 0 && f[n] == ':' && atoi(f + n + 1) == x->rank;
@@ -50,8 +50,9 @@ int red_fault(red *x, const char *phase) {
  * fits pre->cap (the same on every rank) every rank's receive fits the
  * buffer it has, and no vote is needed.  pre's buffers pass to this call
  * (handed back as *rbuf and *rcount_out, or freed). */
-int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const int *rcount_known,
-                 red_pre *pre, void **rbuf, int **rcount_out, size_t *rtotal) {
+int red_exchange(red_ctx *x, int failed, const void *sbuf, const int *scount,
+                 const int *rcount_known, red_pre *pre, void **rbuf, int **rcount_out,
+                 size_t *rtotal) {
   int n = x->nprocs, *sd = x->xbuf, *rc = x->xbuf + 2 * n, *rd = x->xbuf + 3 * n;
   long long mine = 0, so = 0, ro = 0, all = 0;
   char *r = NULL;
@@ -104,25 +105,18 @@ int red_exchange(red *x, int failed, const void *sbuf, const int *scount, const 
  * buffer that long, and says so at the next vote).  The caller keeps rbuf.
  * Posted only: the buffers, counts and the displacements (in x->xbuf) stay
  * untouched until *req completes. */
-int red_exchange_post(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount,
-                      MPI_Request *req) {
+int red_exchange_post(red_ctx *x, const void *sbuf, const int *scount, void *rbuf,
+                      const int *rcount, MPI_Request *req) {
   int *sd = x->xbuf, *rd = x->xbuf + 3 * x->nprocs;
   long long so = 0, ro = 0;
   for (int i = 0; i < x->nprocs; i++) {
     sd[i] = (int)so, rd[i] = (int)ro;
     so += scount[i], ro += rcount[i];
   }
-  return P.Ialltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm, req) ==
-                 MPI_SUCCESS
+  return iochar_pmpi.Ialltoallv(sbuf, scount, sd, MPI_BYTE, rbuf, rcount, rd, MPI_BYTE, x->comm,
+                                req) == MPI_SUCCESS
              ? 0
              : -1;
-}
-
-/* The same, completed. */
-int red_exchange_ready(red *x, const void *sbuf, const int *scount, void *rbuf, const int *rcount) {
-  MPI_Request req;
-  if (red_exchange_post(x, sbuf, scount, rbuf, rcount, &req)) return -1;
-  return iochar_coll_wait(&req) == MPI_SUCCESS ? 0 : -1;
 }
 
 /* How many collectives this rank's shutdown issued, and in how many waits
@@ -150,7 +144,7 @@ static int outnumbered(void) {
   long local = v ? strtol(v, NULL, 10) : 0;
   if (local <= 0) {
     int size = 1;
-    P.Comm_size(MPI_COMM_WORLD, &size);
+    iochar_pmpi.Comm_size(MPI_COMM_WORLD, &size);
     local = size;
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -179,7 +173,7 @@ int iochar_coll_waitall(MPI_Request *req, int n) {
     for (int i = 0; i < n; i++) {
       int done = 0;
       if (req[i] == MPI_REQUEST_NULL) continue;
-      if (P.Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+      if (iochar_pmpi.Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
       left -= done; /* a completed request became MPI_REQUEST_NULL */
     }
     if (!left) return MPI_SUCCESS;

@@ -11,26 +11,98 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reduce.h"
+#include "steps.h"
 
-/* A small job (at most GATHER_ROWS rows in all) sends its NAMES entries,
+/* Rank 0's temporary log file, named and created with the job's facts
+ * (facts.c, name_log), from then on this file's: its descriptor while only
+ * rank 0 writes through it (the pwrite path), and tmp_dir_made: the private
+ * directory exists (made by name_log, or by tmp_private). */
+static int tmp_fd = -1, tmp_dir_made;
+
+void red_tmp_keep(int fd, int dir_made) {
+  tmp_fd = fd;
+  tmp_dir_made = dir_made;
+}
+
+/* Rank 0's descriptor of a flat temporary (-1: none), handed over once:
+ * the caller closes it. */
+static int tmp_take_fd(void) {
+  int fd = tmp_fd;
+  tmp_fd = -1;
+  return fd;
+}
+
+/* The temporary file and its private directory, gone (errno kept). */
+void red_drop_tmp(const red_facts *f) {
+  int e = errno;
+  if (tmp_fd >= 0) close(tmp_fd);
+  tmp_fd = -1;
+  if (f->tmp[0]) unlink(f->tmp);
+  if (f->dir[0] && tmp_dir_made) rmdir(f->dir);
+  tmp_dir_made = 0;
+  errno = e;
+}
+
+/* Rank 0, once every rank wrote its part: the temporary becomes the log,
+ * never over an existing file (a failed rename removes it), and the private
+ * directory, if one was made, goes. */
+static void tmp_publish(red_facts *g) {
+  if (tmp_fd >= 0) close(tmp_fd); /* rank 0 wrote nothing through it */
+  tmp_fd = -1;
+  if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
+  g->tmp[0] = 0; /* moved, or removed: that name is no longer ours */
+  int e = errno;
+  if (tmp_dir_made) rmdir(g->dir);
+  tmp_dir_made = 0;
+  errno = e;
+}
+
+/* Rank 0, before the ranks but 0 open the temporary by name (a job whose
+ * log is not rank 0's alone, written by pwrite): the private directory, and
+ * the file moved into it; every rank then knows it as <dir>/log.  Called
+ * before the collective that precedes any other rank's open (the offsets'
+ * Scan, whose results need rank 0's part, and which carries the name).  1
+ * when it failed (the file stays or goes where red_drop_tmp finds it; the
+ * others' opens then fail and the write's vote stops every rank). */
+static int tmp_private(red_facts *g) {
+  char named[sizeof g->tmp];
+  int w = snprintf(named, sizeof named, "%s/log", g->dir);
+  if (!g->dir[0] || w < 0 || (size_t)w >= sizeof named) return 1;
+  if (mkdir(g->dir, 0700) != 0) return 1;
+  tmp_dir_made = 1;
+  if (iochar_safe_rename_noreplace(g->tmp, named) != 0) return 1;
+  memcpy(g->tmp, named, sizeof named);
+  return 0;
+}
+
+/* The ranks but 0: rank 0's private directory (from the offsets' Scan) and
+ * the file in it.  1 when there is none. */
+static int tmp_named(red_facts *g, const char *dir) {
+  int w = snprintf(g->tmp, sizeof g->tmp, "%s/log", dir);
+  if (!dir[0] || w < 0 || (size_t)w >= sizeof g->tmp) return 1;
+  snprintf(g->dir, sizeof g->dir, "%s", dir);
+  return 0;
+}
+
+/* A small job (at most RED_GATHER_ROWS rows in all) sends its NAMES entries,
  * RECORDS rows, RANKS totals and MERGE rows to rank 0, which folds the MERGE
  * rows (as their owners would have) and writes each kind as one section: a
  * section per rank and kind cost more in headers and in compression restarts
  * than the few rows themselves (a 16-rank IOR log was 1.25x Darshan's).
  * Every rank calls this (one exchange); -1 on all when any failed.  all[m]:
- * RECORDS rows, all[NMOD]: NAMES, all[NMOD + 1 + m]: RANKS rows; ntot the
+ * RECORDS rows, all[IOCHAR_MOD_COUNT]: NAMES, all[IOCHAR_MOD_COUNT + 1 + m]: RANKS rows; ntot the
  * counts. */
-static void present_of(const facts *g, int present[NMOD]) {
-  for (int m = 0; m < NMOD; m++) present[m] = g->present[m] > 0;
+static void present_of(const red_facts *g, int present[IOCHAR_MOD_COUNT]) {
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) present[m] = g->present[m] > 0;
 }
 
 /* This rank's block for rank 0: names, per module its rows and RANKS
  * totals, then its MERGE rows. */
-static void pack_small(red *x, state *s, const int present[NMOD], iochar_buf *p) {
+static void pack_small(red_ctx *x, red_state *s, const int present[IOCHAR_MOD_COUNT],
+                       iochar_buf *p) {
   iochar_buf_u32(p, s->noutnames);
   iochar_buf_put(p, s->outnames.p, s->outnames.len);
-  for (int m = 0; m < NMOD; m++) {
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     if (!present[m]) continue;
     iochar_buf_u32(p, (uint32_t)s->nout[m]);
     iochar_buf_put(p, s->out[m].p, s->nout[m] * iochar_row_size(m));
@@ -43,21 +115,22 @@ static void pack_small(red *x, state *s, const int present[NMOD], iochar_buf *p)
   iochar_buf_put(p, s->msend, s->msend_len);
 }
 
-/* Up to GATHER_SIZES_RANKS ranks the blocks' sizes reach rank 0 inside the
+/* Up to RED_GATHER_SIZES_RANKS ranks the blocks' sizes reach rank 0 inside the
  * first wide chunk (reducer/wide.c), so the gather needs no Alltoall of
  * counts: the ranks but 0 pack theirs before it (their rows are final after
  * the merge; rank 0, the chunk's root, receives the wide rows).  1 when this
  * rank failed (its size travels as 0; the gather votes it down). */
-int red_small_pack(red *x, state *s, const facts *g) {
+int red_small_pack(red_ctx *x, red_state *s, const red_facts *g) {
   if (!red_small_sizes(x, g) || x->rank == 0) return 0;
-  int present[NMOD];
+  int present[IOCHAR_MOD_COUNT];
   present_of(g, present);
   pack_small(x, s, present, &s->gpack);
   return s->gpack.failed || s->gpack.len > INT_MAX;
 }
 
-static int gather_small(red *x, state *s, const facts *g, const int present[NMOD], int failed,
-                        iochar_buf *all, size_t *ntot) {
+static int gather_small(red_ctx *x, red_state *s, const red_facts *g,
+                        const int present[IOCHAR_MOD_COUNT], int failed, iochar_buf *all,
+                        size_t *ntot) {
   int sizes = red_small_sizes(x, g), pre = sizes && x->rank != 0; /* packed already */
   iochar_buf own = {0};
   const iochar_buf *p = pre ? &s->gpack : &own;
@@ -93,9 +166,9 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
       memcpy(&len, e + 8, 4);
       e += 12 + (size_t)len;
     }
-    iochar_buf_put(&all[NMOD], q, (size_t)(e - q));
+    iochar_buf_put(&all[IOCHAR_MOD_COUNT], q, (size_t)(e - q));
     q = e;
-    for (int m = 0; m < NMOD; m++) {
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
       if (!present[m]) continue;
       memcpy(&n, q, 4), q += 4;
       size_t bytes = (size_t)n * iochar_row_size(m);
@@ -103,8 +176,8 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
       ntot[m] += n;
       q += bytes;
       if (*q++) {
-        iochar_buf_put(&all[NMOD + 1 + m], q, 64);
-        ntot[NMOD + 1 + m]++;
+        iochar_buf_put(&all[IOCHAR_MOD_COUNT + 1 + m], q, 64);
+        ntot[IOCHAR_MOD_COUNT + 1 + m]++;
       }
       q += 64;
     }
@@ -113,7 +186,7 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
     iochar_buf_put(&merge, q, (size_t)mlen);
     q += mlen;
   }
-  ntot[NMOD] = nn;
+  ntot[IOCHAR_MOD_COUNT] = nn;
   int folded = x->rank != 0 || (!merge.failed && red_fold_rows(merge.p, merge.len, all, ntot) == 0);
   iochar_buf_free(&merge);
   free(r);
@@ -125,9 +198,9 @@ static int gather_small(red *x, state *s, const facts *g, const int present[NMOD
  * the serial log's (runtime/log_sections.c), from the rows this rank owns
  * after the reduction (a small job: every rank's rows, gathered at rank 0);
  * rank 0 adds the job's head and the series. */
-static int build_local(red *x, state *s, const facts *g, const iochar_series_part *series,
-                       iochar_buf *body, int *nsec, int failed) {
-  int present[NMOD];
+static int build_local(red_ctx *x, red_state *s, const red_facts *g,
+                       const iochar_series_part *series, iochar_buf *body, int *nsec, int failed) {
+  int present[IOCHAR_MOD_COUNT];
   present_of(g, present);
   iochar_log_parts parts = {.head = x->rank == 0,
                             .present = present,
@@ -140,18 +213,19 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
                             .rank = x->rank,
                             .series = x->rank == 0 ? series : NULL};
   int rc = 0, gathered = red_gathered(x, g);
-  iochar_buf all[2 * NMOD + 1];
-  size_t ntot[2 * NMOD + 1] = {0};
+  iochar_buf all[2 * IOCHAR_MOD_COUNT + 1];
+  size_t ntot[2 * IOCHAR_MOD_COUNT + 1] = {0};
   memset(all, 0, sizeof all);
   if (gathered) {
     rc = gather_small(x, s, g, present, failed, all, ntot);
-    for (int k = 0; k < 2 * NMOD + 1; k++) rc |= all[k].failed;
-    parts.names = &all[NMOD], parts.nnames = (uint32_t)ntot[NMOD];
+    for (int k = 0; k < 2 * IOCHAR_MOD_COUNT + 1; k++) rc |= all[k].failed;
+    parts.names = &all[IOCHAR_MOD_COUNT], parts.nnames = (uint32_t)ntot[IOCHAR_MOD_COUNT];
     parts.records = all, parts.nrecords = ntot;
-    parts.rank_totals = &all[NMOD + 1], parts.nrank_totals = &ntot[NMOD + 1];
+    parts.rank_totals = &all[IOCHAR_MOD_COUNT + 1],
+    parts.nrank_totals = &ntot[IOCHAR_MOD_COUNT + 1];
   }
   if (!rc && (!gathered || x->rank == 0)) rc = iochar_log_sections(body, nsec, &parts);
-  for (int k = 0; k < 2 * NMOD + 1; k++) iochar_buf_free(&all[k]);
+  for (int k = 0; k < 2 * IOCHAR_MOD_COUNT + 1; k++) iochar_buf_free(&all[k]);
   if (rc) return -1;
   if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1; /* each rank's own */
   return body->failed ? -1 : 0;
@@ -160,7 +234,7 @@ static int build_local(red *x, state *s, const facts *g, const iochar_series_par
 /* Call sites are merged across ranks: every rank takes part (that code
  * votes on its own failures), whatever happened to its own sections.  A
  * failure here is this rank's: write_log makes it everybody's. */
-int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *series,
+int red_build_body(red_ctx *x, red_state *s, const red_facts *g, const iochar_series_part *series,
                    iochar_buf *body, int *nsec, int failed) {
   int bad = build_local(x, s, g, series, body, nsec, failed) != 0 || failed || red_fault(x, "body");
   if (g->callsites && iochar_callsites_mpi_sections(&x->comm, body, nsec)) bad = 1;
@@ -170,7 +244,7 @@ int red_build_body(red *x, state *s, const facts *g, const iochar_series_part *s
 /* Each rank's part at its offset: with pwrite into the file rank 0 created
  * (few ranks: one collective less than MPI_File_open, which duplicates a
  * communicator), or one collective MPI-IO write (many ranks: aggregation). */
-static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_buf *body,
+static int write_parts(red_ctx *x, const red_facts *g, const uint8_t *hdr, const iochar_buf *body,
                        uint64_t at, int collective) {
   int err = 0;
   iochar_xfsz hold; /* past RLIMIT_FSIZE: EFBIG for us, no SIGXFSZ for the application */
@@ -179,7 +253,7 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
     /* Rank 0 writes through the descriptor it created the file with.  The
      * others open it by name inside rank 0's private directory; the dev/ino
      * check makes sure anyway that it is the file rank 0 created. */
-    int fd = x->rank == 0 ? red_tmp_take_fd() : -1;
+    int fd = x->rank == 0 ? tmp_take_fd() : -1;
     if (fd < 0) {
       fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
       struct stat st;
@@ -204,15 +278,18 @@ static int write_parts(red *x, const facts *g, const uint8_t *hdr, const iochar_
    * what makes that name safe (nobody else can create or rename in it). */
   MPI_File fh;
   MPI_Status st;
-  if (P.File_open(x->comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+  if (iochar_pmpi.File_open(x->comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
     iochar_xfsz_release(&hold);
     return 1;
   }
-  if (hdr && P.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
+  if (hdr &&
+      iochar_pmpi.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS)
+    err = 1;
   int n = body->len > INT_MAX ? 0 : (int)body->len;
   err |= body->len > INT_MAX;
-  if (P.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS) err = 1;
-  if (P.File_close(&fh) != MPI_SUCCESS) err = 1;
+  if (iochar_pmpi.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS)
+    err = 1;
+  if (iochar_pmpi.File_close(&fh) != MPI_SUCCESS) err = 1;
   iochar_xfsz_release(&hold);
   return err;
 }
@@ -241,7 +318,7 @@ static void scan_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
 /* Offsets by one inclusive Scan of (bytes, sections), which also brings the
  * ranks but 0 the private directory where the file is (the name is rank
  * 0's; the facts' Allreduce carries only its length).  1 when it failed. */
-static int scan_offsets(red *x, facts *g, const uint64_t mine[2], uint64_t incl[2]) {
+static int scan_offsets(red_ctx *x, red_facts *g, const uint64_t mine[2], uint64_t incl[2]) {
   size_t dl = (size_t)g->dir_len < sizeof g->dir ? (size_t)g->dir_len : sizeof g->dir - 1;
   uint8_t a[16 + sizeof g->dir], b[16 + sizeof g->dir];
   memcpy(a, mine, 16);
@@ -250,15 +327,15 @@ static int scan_offsets(red *x, facts *g, const uint64_t mine[2], uint64_t incl[
   MPI_Datatype t;
   MPI_Op op;
   scan_dir_len = dl;
-  P.Type_contiguous((int)(16 + dl + 1), MPI_BYTE, &t);
-  P.Type_commit(&t);
-  P.Op_create(scan_op, 1, &op);
+  iochar_pmpi.Type_contiguous((int)(16 + dl + 1), MPI_BYTE, &t);
+  iochar_pmpi.Type_commit(&t);
+  iochar_pmpi.Op_create(scan_op, 1, &op);
   int rc = Y_Scan(a, b, 1, t, op, x->comm) != MPI_SUCCESS;
-  P.Op_free(&op);
-  P.Type_free(&t);
+  iochar_pmpi.Op_free(&op);
+  iochar_pmpi.Type_free(&t);
   memcpy(incl, b, 16);
   b[16 + dl] = 0;
-  return rc || (x->rank != 0 && red_tmp_named(g, (const char *)b + 16));
+  return rc || (x->rank != 0 && tmp_named(g, (const char *)b + 16));
 }
 
 /* The last rank, which alone knows the totals, writes the file header.  A
@@ -266,7 +343,7 @@ static int scan_offsets(red *x, facts *g, const uint64_t mine[2], uint64_t incl[
  * rank adds): no scan (but for a collective write), and rank 0 writes the
  * header.  Rank 0 renames the temporary file once every rank reports
  * success. */
-int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
+int red_write_log(red_ctx *x, red_facts *g, iochar_buf *body, int nsec, int bad) {
   bad |= red_fault(x, "write");
   uint64_t mine[2] = {bad ? 0 : body->len, bad ? 0 : (uint64_t)nsec}, incl[2];
   if (bad) body->len = 0;
@@ -278,7 +355,7 @@ int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   /* Other ranks write too, by name: rank 0 moves the file into the private
    * directory first (before the Scan, which no rank leaves before rank 0 is
    * in); a collective write's file is there already. */
-  if (!solo && !collective && x->rank == 0) bad |= red_tmp_private(g);
+  if (!solo && !collective && x->rank == 0) bad |= tmp_private(g);
   if (bad) body->len = 0, mine[0] = mine[1] = 0;
   /* A collective write opens the file on every rank, by the name the Scan
    * brings them: a small job's Scan there just hands back rank 0's totals. */
@@ -295,13 +372,13 @@ int red_write_log(red *x, facts *g, iochar_buf *body, int nsec, int bad) {
   int anyerr = 0;
   Y_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, x->comm);
   if (anyerr) return -1; /* every rank knows: each writes its own log */
-  if (x->rank == 0) red_tmp_publish(g);
+  if (x->rank == 0) tmp_publish(g);
   return 0;
 }
 
 /* Every rank stopped at the same vote: each writes its own log, as a job
  * that never reached MPI_Finalize does, with its own job facts. */
-void red_fall_back(red *x, const iochar_job *before, const facts *g) {
+void red_fall_back(red_ctx *x, const iochar_job *before, const red_facts *g) {
   iochar_job *j = &iochar_job_info;
   j->start_wall = before->start_wall;
   j->nnodes = before->nnodes;

@@ -6,8 +6,13 @@
     wrappers/ -> wrappers/, runtime/, and reducer/'s wrapper header only
                  (the MPI-IO wrappers stand on the MPI runtime, never the reverse)
 
-Prints each offending `#include` and exits 1; exit 0 when the graph holds.
+and in the Python package, library code never stands on a command line tool:
+only reports/iochar/cli/ and the other commands ([project.scripts] in
+reports/pyproject.toml: iochar/db/cli.py) import from reports/iochar/cli/.
+
+Prints each offending `#include` or import and exits 1; exit 0 when all hold.
 Usage: check_layers.py [source root]"""
+import ast
 import pathlib
 import re
 import sys
@@ -39,9 +44,48 @@ def violations(root):
                 yield f"{src.relative_to(root)}: #include \"{target}\" ({layer} -> {rel.parts[0]})"
 
 
+def commands(pkg):
+    """Files of the package's command-line entry points ([project.scripts])."""
+    toml = pkg.parent / "pyproject.toml"
+    text = toml.read_text() if toml.exists() else ""
+    mods = re.findall(r'^[\w-]+\s*=\s*"iochar\.([\w.]+):\w+"', text, re.M)
+    return {pkg.joinpath(*m.split(".")).with_suffix(".py") for m in mods}
+
+
+def imports(path, pkg):
+    """(line, dotted name) of every module `path` imports, relative ones resolved,
+    those inside functions included."""
+    here = ["iochar", *path.relative_to(pkg).parent.parts]
+    for node in ast.walk(ast.parse(path.read_text(errors="replace"))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            yield node.lineno, mod
+            yield from ((node.lineno, f"{mod}.{a.name}") for a in node.names)
+
+
+def python_violations(root):
+    pkg = pathlib.Path(root) / "reports" / "iochar"
+    if not pkg.is_dir():
+        return
+    allowed = commands(pkg)
+    for src in sorted(pkg.rglob("*.py")):
+        if src.parent == pkg / "cli" or src in allowed:
+            continue
+        bad = {}  # line -> the most specific name imported there
+        for line, mod in imports(src, pkg):
+            if (mod == "iochar.cli" or mod.startswith("iochar.cli.")) and \
+                    len(mod) > len(bad.get(line, "")):
+                bad[line] = mod
+        for line, mod in sorted(bad.items()):
+            yield f"{src.relative_to(root)}:{line}: imports {mod} (library -> cli)"
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent
-    bad = list(violations(root))
+    bad = list(violations(root)) + list(python_violations(root))
     for line in bad:
         print(line)
     return 1 if bad else 0

@@ -3,11 +3,11 @@ GitLab, GitHub actions): one testcase per compared metric, a failure per regress
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 import xml.etree.ElementTree as ET
 
-from .cli.textsafe import esc
+from .atomicfile import write_atomic
+from .safetext import escape as esc
 
 
 def _case(suite, classname: str, name: str, failure: str | None = None, out: str | None = None):
@@ -54,20 +54,7 @@ def document(res: dict, base: str, new: str, describe) -> ET.ElementTree:
 
 
 def write(path: str, tree: ET.ElementTree):
-    """Write beside the target under a unique temporary name, then rename into place:
-    a CI reader never sees a half-written file."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".iochar-junit.", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            tree.write(f, encoding="utf-8", xml_declaration=True)
-            f.write(b"\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write whole or not at all (atomicfile): a CI reader never sees a half-written file."""
+    buf = io.BytesIO()
+    tree.write(buf, encoding="utf-8", xml_declaration=True)
+    write_atomic(path, buf.getvalue() + b"\n")

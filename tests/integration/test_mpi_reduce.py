@@ -204,8 +204,8 @@ def check_pairs(log, n):
 def test_large_job_collectives(tmp_path, files, collectives):
     # Up to 65,536 keys in all, their receive buffers are taken before the
     # first vote and their exchange needs no other (reducer/vote.c); past
-    # that, one vote more.  17,000 rows a rank are also past MSEND_AHEAD
-    # (reducer/reduce.h): the owners' answers complete before the facts.
+    # that, one vote more.  17,000 rows a rank are also past RED_MSEND_AHEAD
+    # (reducer/steps.h): the owners' answers complete before the facts.
     # Exact either way, files shared by pairs of ranks (merged at their
     # owners) included.
     n = 4

@@ -1,5 +1,6 @@
 """The C include graph: runtime -> nothing; reducer -> runtime; wrappers ->
-runtime (and reducer/mpi_wrap.h only); no back edge (scripts/check_layers.py)."""
+runtime (and reducer/mpi_wrap.h only); no back edge; and only the commands import
+from reports/iochar/cli/ (scripts/check_layers.py)."""
 import importlib.util
 import pathlib
 
@@ -11,6 +12,7 @@ spec.loader.exec_module(check_layers)
 
 def test_tree_has_no_back_edge():
     assert list(check_layers.violations(ROOT)) == []
+    assert list(check_layers.python_violations(ROOT)) == []
 
 
 def test_back_edges_are_found(tmp_path):
@@ -26,4 +28,24 @@ def test_back_edges_are_found(tmp_path):
         'runtime/core.h: #include "../reducer/pmpi.h" (runtime -> reducer)',
         'reducer/pmpi.h: #include "../wrappers/posix_counters.h" (reducer -> wrappers)',
         'wrappers/mpiio.c: #include "../reducer/pmpi.h" (wrappers -> reducer)',
+    ]
+
+
+def test_library_importing_a_cli_is_found(tmp_path):
+    pkg = tmp_path / "reports" / "iochar"
+    for d in ("cli", "db"):
+        (pkg / d).mkdir(parents=True)
+    (tmp_path / "reports" / "pyproject.toml").write_text(
+        '[project.scripts]\niochar-db = "iochar.db.cli:main"\n')
+    (pkg / "cli" / "common.py").write_text("from ..safetext import escape\n")
+    (pkg / "cli" / "diff.py").write_text("from .common import escape\n")  # cli -> cli: fine
+    (pkg / "db" / "cli.py").write_text("from ..cli.common import run_cli\n")  # a command
+    (pkg / "junit.py").write_text("from .cli.common import escape\n")
+    (pkg / "db" / "queries.py").write_text(
+        "import os\n\n\ndef f():\n    from ..cli import diff\n")
+    (pkg / "html.py").write_text("import iochar.cli.common\n")
+    assert list(check_layers.python_violations(tmp_path)) == [
+        "reports/iochar/db/queries.py:5: imports iochar.cli.diff (library -> cli)",
+        "reports/iochar/html.py:1: imports iochar.cli.common (library -> cli)",
+        "reports/iochar/junit.py:1: imports iochar.cli.common.escape (library -> cli)",
     ]

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..atomicfile import write_atomic
 from ..log import LogError
 from ..safetext import escape, lines, sanitize, show_path, when
 
@@ -74,26 +75,3 @@ def run_cli(prog: str, fn, argv=None) -> int:
             pass
         print(f"{prog}: error: {msg}", file=sys.stderr)
         return 2
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write a text file so that it appears whole or not at all: a temp file with an
-    unpredictable name created O_EXCL in the target directory, then renamed into
-    place (a failure removes it and leaves any earlier file as it was)."""
-    import tempfile
-
-    target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".iochar-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(f.fileno(), 0o666 & ~mask)  # as open() would have made it
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

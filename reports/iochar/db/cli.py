@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from .. import __version__, advice
+from .. import __version__, advice, compare, safetext
 from .. import summary as S
 from ..cli.common import ArgParser, run_cli
 from . import queries
@@ -18,21 +18,8 @@ PROG = "iochar-db"
 
 
 def escape(s) -> str:
-    """Names as safe text: control characters and bytes that are not UTF-8 as \\xNN
-    (\\n, \\t, \\r by their letter), so a file name cannot forge terminal output."""
-    if s is None:
-        return "-"
-    s = str(s)
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode)
-            out.append(f"\\x{o - 0xDC00:02x}")
-        elif o < 0x20 or o == 0x7F or 0x80 <= o < 0xA0:
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch, f"\\x{o:02x}"))
-        else:
-            out.append(ch)
-    return "".join(out)
+    """A stored value as safe text (the one escaper, iochar.safetext); NULL as "-"."""
+    return "-" if s is None else safetext.escape(s)
 
 
 def _cmd_ingest(args) -> int:
@@ -191,7 +178,7 @@ def parser() -> ArgParser:
     h.add_argument("--json", action="store_true", help="print the runs as JSON")
     h.add_argument("--threshold", type=float, default=10.0, metavar="PCT",
                    help="as iochar-diff --threshold (default 10)")
-    h.add_argument("--time-threshold", type=float, default=queries.diff.TIME_THRESHOLD,
+    h.add_argument("--time-threshold", type=float, default=compare.TIME_THRESHOLD,
                    metavar="PCT", help="as iochar-diff --time-threshold")
     h.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a run regressed")

@@ -1,13 +1,13 @@
 """Site-wide questions over the store: the summary and one program's history.
 
-History reuses iochar-diff's comparison (cli/diff.compare, docs/diff-rules.md): each
+History reuses iochar-diff's comparison (iochar/compare.py, docs/diff-rules.md): each
 run is compared with the run before it, from the per-module numbers the store keeps
 (summaries) and the job's findings, so the thresholds are the same by construction.
 """
 
 from __future__ import annotations
 
-from ..cli import diff
+from .. import compare
 
 TOP = 10
 
@@ -68,7 +68,7 @@ def _report(mods: list, finds: list) -> dict:
 
 
 def history(con, exe: str, threshold: float = 10.0,
-            time_threshold: float = diff.TIME_THRESHOLD) -> dict:
+            time_threshold: float = compare.TIME_THRESHOLD) -> dict:
     """A program's runs in time order; each compared with the previous one by the
     iochar-diff rules. `exe` matches the full path or its last component."""
     runs = _rows(con, """SELECT job_id, jobid, exe, start_time, end_time, run_time, nprocs,
@@ -96,7 +96,7 @@ def history(con, exe: str, threshold: float = 10.0,
         if prev is None:
             r.update(regression=False, regressions=[], verdict="first")
         else:
-            res = diff.compare(prev, rep, threshold, time_threshold)
+            res = compare.compare(prev, rep, threshold, time_threshold)
             bad = [f"{x['module']} {x['metric']} {x['change']:+.0f}%" if x["change"] is not None
                    else f"{x['module']} {x['metric']}" for x in res["rows"]
                    if x["verdict"] == "REGRESSION"]
