@@ -363,9 +363,17 @@ static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout 
 /* A metadata call on record r: count it (counter idx), stamp it (the start
  * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
  * part.  Caller holds r->lock. */
+/* The same on a metadata-only entry (core.h), or on what it became;
+ * records.c. */
+void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
+                             double t1);
 static inline __attribute__((always_inline)) void
 iochar_meta_apply(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
                   double t0, double t1) {
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0)) {
+    iochar_meta_entry_apply(r, idx, ts_start, ts_end, t0, t1);
+    return;
+  }
   if (idx >= 0) r->c[idx]++;
   if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
   iochar_meta_account(r, L, t0, t1);
