@@ -230,7 +230,7 @@ int main(int argc, char **argv) {
   /* Then the page faults per call of each, over all batches. */
   if (!whole)
     printf("%.2f %.2f %.4f %.4f\n", best[0] * 1e9 / n, best[1] * 1e9 / n,
-         (double)flt[0] / (n * BATCHES), (double)flt[1] / (n * BATCHES));
+           (double)flt[0] / (n * BATCHES), (double)flt[1] / (n * BATCHES));
   for (long i = 0; b.names && i < n * 2 * BATCHES; i++) {
     unlink(b.names[i]); /* after the batches: costs nothing measured */
     free(b.names[i]);

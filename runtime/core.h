@@ -444,11 +444,6 @@ extern _Atomic unsigned iochar_cwd_gen;
 iochar_record *iochar_record_get(int m, const char *name);
 /* Lookup without creating. */
 iochar_record *iochar_record_find(int m, uint64_t id);
-/* Where integer counter idx (0 <= idx < n_int) or floating counter idx
- * (n_int <= idx: the (idx - n_int)th) of r lives, r a record or a
- * metadata-only entry; NULL: an entry does not carry it.  Out of line: for
- * the calls that set a fact once per name. */
-void *iochar_record_slot(iochar_record *r, int idx);
 /* The record that stands for r now: r itself, or what a metadata-only
  * entry became (its full record, or the aggregate). */
 static inline iochar_record *iochar_record_now(iochar_record *r) {
@@ -457,6 +452,19 @@ static inline iochar_record *iochar_record_now(iochar_record *r) {
     if (f) return f;
   }
   return r;
+}
+/* A module's meta slots (records.c): [m][idx] the slot of counter idx
+ * (integer ones first, floating ones at n_int + j) in an entry, -1 none. */
+#define IOCHAR_META_MAX 512
+extern int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+/* Where integer counter idx (0 <= idx < n_int) or floating counter idx
+ * (n_int <= idx: the (idx - n_int)th) of r lives, r a record or a
+ * metadata-only entry; NULL: an entry does not carry it. */
+static inline void *iochar_record_slot(iochar_record *r, int idx) {
+  r = iochar_record_now(r);
+  if (!(r->flags & IOCHAR_REC_META)) return &r->c[idx]; /* floating: after the n_int */
+  int s = iochar_meta_slot[r->module][idx];
+  return s < 0 ? NULL : &((iochar_meta_entry *)r)->c[s];
 }
 /* The first read or write of r (d->rec, r->lock held by the caller as the
  * data path takes it): a metadata-only entry becomes a full record, which

@@ -104,7 +104,8 @@ static size_t schema_write(uint8_t *out) {
     for (uint32_t i = 0; i < m->n_int; i++) putstr(&p, m->ints[i].name), *p++ = m->ints[i].op;
     for (uint32_t i = 0; i < m->n_flt; i++) putstr(&p, m->flts[i].name), *p++ = m->flts[i].op;
     put16(&p, iochar_meta_count[mi]);
-    for (uint16_t k = 0; k < iochar_meta_count[mi]; k++) put16(&p, (uint16_t)iochar_meta_slots(mi)[k]);
+    for (uint16_t k = 0; k < iochar_meta_count[mi]; k++)
+      put16(&p, (uint16_t)iochar_meta_slots(mi)[k]);
   }
   return (size_t)(p - out);
 }

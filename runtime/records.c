@@ -136,14 +136,12 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
 
 /* ---- metadata-only entries (core.h, iochar_meta_entry) ------------------ */
 
-/* A module's meta slots: meta_slot[mi][idx] is the slot of counter idx
- * (integer ones first, then floating ones at n_int + j) in an entry, -1
- * when an entry does not carry it; meta_idx[mi][slot] the way back. */
-#define META_MAX 512
+/* A module's meta slots (core.h: iochar_meta_slot), and meta_idx[mi][slot]
+ * the way back. */
 static uint8_t *scratch; /* one record's room (meta_expand) */
 uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
-static int16_t meta_slot[IOCHAR_MOD_COUNT][META_MAX];
-static int16_t meta_idx[IOCHAR_MOD_COUNT][META_MAX];
+int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 
 /* What an entry carries, from the module's lists and its access layout: the
  * integer counters that sum (SUM) or keep one value (ANY) and the floating
@@ -153,15 +151,14 @@ static int16_t meta_idx[IOCHAR_MOD_COUNT][META_MAX];
  * counter of a list is carried without more. */
 static void meta_slots_make(int mi) {
   const iochar_module *m = iochar_modules[mi];
-  if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > META_MAX) return;
+  if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > IOCHAR_META_MAX) return;
   const iochar_rw_layout *L = m->rw;
-  uint8_t data[META_MAX] = {0};
-#define DATA(i, n)                                                   \
-  for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < META_MAX; k_++) \
-  data[i_ + k_] = 1
+  uint8_t data[IOCHAR_META_MAX] = {0};
+#define DATA(i, n) \
+  for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) data[i_ + k_] = 1
   for (int d = 0; d < 2; d++) {
-    const int16_t ints[] = {L->ops[d],    L->bytes[d],        L->max_byte[d],
-                            L->consec[d], L->seq[d],          L->max_time_size[d],
+    const int16_t ints[] = {L->ops[d],      L->bytes[d],         L->max_byte[d],
+                            L->consec[d],   L->seq[d],           L->max_time_size[d],
                             L->rw_switches, L->file_not_aligned, L->mem_not_aligned};
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) DATA(ints[k], 1);
     DATA(L->size_bin0[d], 10); /* the ten bins */
@@ -175,11 +172,11 @@ static void meta_slots_make(int mi) {
   uint16_t n = 0;
   for (uint32_t i = 0; i < m->n_int + m->n_flt; i++) {
     uint8_t op = i < m->n_int ? m->ints[i].op : m->flts[i - m->n_int].op;
-    int keep = i < m->n_int ? op == IOCHAR_OP_SUM || op == IOCHAR_OP_ANY
-                            : op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END ||
-                                  op == IOCHAR_OP_TIME;
-    meta_slot[mi][i] = keep && !data[i] ? (int16_t)n : -1;
-    if (meta_slot[mi][i] >= 0) meta_idx[mi][n++] = (int16_t)i;
+    int keep = i < m->n_int
+                   ? op == IOCHAR_OP_SUM || op == IOCHAR_OP_ANY
+                   : op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END || op == IOCHAR_OP_TIME;
+    iochar_meta_slot[mi][i] = keep && !data[i] ? (int16_t)n : -1;
+    if (iochar_meta_slot[mi][i] >= 0) meta_idx[mi][n++] = (int16_t)i;
   }
   iochar_meta_count[mi] = n;
 }
@@ -200,16 +197,9 @@ static iochar_record *meta_make(int mi, uint64_t id, const char *name, size_t n,
   memcpy(path, name, n + 1);
   if (trunc) memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
   const iochar_rw_layout *L = iochar_modules[mi]->rw;
-  if (L->mem_alignment >= 0 && meta_slot[mi][L->mem_alignment] >= 0)
-    e->c[meta_slot[mi][L->mem_alignment]] = 8;
+  if (L->mem_alignment >= 0 && iochar_meta_slot[mi][L->mem_alignment] >= 0)
+    e->c[iochar_meta_slot[mi][L->mem_alignment]] = 8;
   return &e->h;
-}
-
-void *iochar_record_slot(iochar_record *r, int idx) {
-  r = iochar_record_now(r);
-  if (!(r->flags & IOCHAR_REC_META)) return &r->c[idx]; /* floating: after the n_int */
-  int s = meta_slot[r->module][idx];
-  return s < 0 ? NULL : &((iochar_meta_entry *)r)->c[s];
 }
 
 /* The lock of a record by the rule its caller took another by: the fast
@@ -223,25 +213,11 @@ static void lock_as_caller(iochar_spin *l, int bracket) {
 
 void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
                              double t1) {
-  iochar_meta_entry *e = (iochar_meta_entry *)r;
-  const iochar_module *m = iochar_modules[r->module];
-  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
-  if (f) { /* a full record now (caller holds the entry's lock: then its) */
-    lock_as_caller(&f->lock, (iochar_in_tool & IOCHAR_FAST_MASK) != 0);
-    iochar_meta_apply(f, m->rw, idx, ts_start, ts_end, t0, t1);
-    iochar_spin_unlock(&f->lock);
-    return;
-  }
-  const int16_t *slot = meta_slot[r->module];
-  if (idx >= 0 && slot[idx] >= 0) e->c[slot[idx]]++;
-  if (ts_start >= 0 && slot[m->n_int + ts_start] >= 0 && slot[m->n_int + ts_end] >= 0)
-    iochar_ts((double *)&e->c[slot[m->n_int + ts_start]], (double *)&e->c[slot[m->n_int + ts_end]],
-              t0, t1);
-  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
-  double last = r->meta_end, d = t1 > last ? t1 - (t0 > last ? t0 : last) : 0.0;
-  if (t1 > last) r->meta_end = t1;
-  int k = m->rw->f_time[2];
-  if (k >= 0 && slot[m->n_int + k] >= 0) *(double *)&e->c[slot[m->n_int + k]] += d;
+  /* a full record now (caller holds the entry's lock: then its) */
+  iochar_record *f = ((iochar_meta_entry *)r)->full;
+  lock_as_caller(&f->lock, (iochar_in_tool & IOCHAR_FAST_MASK) != 0);
+  iochar_meta_apply(f, iochar_modules[r->module]->rw, idx, ts_start, ts_end, t0, t1);
+  iochar_spin_unlock(&f->lock);
 }
 
 /* Fold entry e's counters into the module's aggregate (SUM and TIME add,
@@ -433,8 +409,8 @@ static iochar_record *meta_expand(iochar_meta_entry *e) {
   const char *name = (const char *)(e->c + iochar_meta_count[mi]);
   size_t n = strlen(name);
   memset(scratch, 0, sizeof(iochar_record) + 8 * (m->n_int + m->n_flt));
-  iochar_record *r = record_make(mi, e->h.id, name, n, (e->h.flags & IOCHAR_REC_TRUNCATED) != 0,
-                                 scratch);
+  iochar_record *r =
+      record_make(mi, e->h.id, name, n, (e->h.flags & IOCHAR_REC_TRUNCATED) != 0, scratch);
   for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) r->c[meta_idx[mi][s]] = e->c[s];
   r->meta_end = e->h.meta_end;
   return r;
@@ -460,8 +436,7 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
   const char *name = (const char *)(e->c + iochar_meta_count[mi]);
   size_t n = strlen(name);
   int trunc = (e->h.flags & IOCHAR_REC_TRUNCATED) != 0;
-  void *mem =
-      arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), state_bytes(m));
+  void *mem = arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), state_bytes(m));
   iochar_record *f;
   if (mem) {
     f = record_make(mi, e->h.id, name, n, trunc, mem);
