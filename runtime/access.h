@@ -369,8 +369,8 @@ void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end
 /* The same on a metadata-only entry (core.h): its slots, found from L's
  * module (a constant with a constant L); caller holds its lock. */
 static inline __attribute__((always_inline)) void
-iochar_meta_entry_in(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start,
-                     int ts_end, double t0, double t1) {
+iochar_meta_entry_in(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
+                     double t0, double t1) {
   iochar_meta_entry *e = (iochar_meta_entry *)r;
   if (__builtin_expect(__atomic_load_n(&e->full, __ATOMIC_ACQUIRE) != NULL, 0)) {
     iochar_meta_entry_apply(r, idx, ts_start, ts_end, t0, t1);

@@ -154,8 +154,9 @@ static void meta_slots_make(int mi) {
   if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > IOCHAR_META_MAX) return;
   const iochar_rw_layout *L = m->rw;
   uint8_t data[IOCHAR_META_MAX] = {0};
-#define DATA(i, n) \
-  for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) data[i_ + k_] = 1
+#define DATA(i, n)                                                                   \
+  for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) \
+  data[i_ + k_] = 1
   for (int d = 0; d < 2; d++) {
     const int16_t ints[] = {L->ops[d],      L->bytes[d],         L->max_byte[d],
                             L->consec[d],   L->seq[d],           L->max_time_size[d],
