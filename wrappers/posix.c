@@ -57,14 +57,20 @@ static void record_fs_facts(int fd, iochar_record *r) {
   iochar_lustre_layout lo = {0};
   if (iochar_on_lustre(iochar_record_path(r)) && iochar_lustre_read(fd, &lo) != 0)
     lo = (iochar_lustre_layout){0};
-  const int64_t v[][2] = {{POSIX_FILE_BLKSIZE, bs},
-                          {POSIX_LUSTRE_STRIPE_SIZE, lo.stripe_size},
-                          {POSIX_LUSTRE_STRIPE_COUNT, lo.stripe_count},
-                          {POSIX_LUSTRE_STRIPE_OFFSET, lo.stripe_count ? lo.first_ost : 0},
-                          {POSIX_LUSTRE_COMPONENTS, lo.components}};
-  iochar_spin_lock(&r->lock); /* a record, or a metadata-only entry (core.h) */
-  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-    *(int64_t *)iochar_record_slot(r, (int)v[i][0]) = v[i][1];
+  iochar_spin_lock(&r->lock);
+  iochar_record *w = iochar_record_now(r);
+  /* a record's counters, or a metadata-only entry's slots (core.h) */
+  int64_t *c = w->c;
+  const int16_t *slot = iochar_meta_slot[IOCHAR_MOD_POSIX];
+  int entry = (w->flags & IOCHAR_REC_META) != 0;
+  if (entry) c = ((iochar_meta_entry *)w)->c;
+#define AT(i) c[entry ? slot[i] : (i)]
+  AT(POSIX_FILE_BLKSIZE) = bs;
+  AT(POSIX_LUSTRE_STRIPE_SIZE) = lo.stripe_size;
+  AT(POSIX_LUSTRE_STRIPE_COUNT) = lo.stripe_count;
+  AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
+  AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
+#undef AT
   iochar_spin_unlock(&r->lock);
 }
 
