@@ -384,14 +384,16 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
     entries, made = [], set()
     while off < end:
         m, rid = _record_head(buf, off, end, h, mods, name)
-        if h["version"] >= 4 and struct.unpack_from("<H", buf, off + h["rec_flags_off"])[0] & 2:
-            off = _entry(buf, off, end, h, m, rid, name, entries)
+        flags = struct.unpack_from("<H", buf, off + h["rec_flags_off"])[0] if h["version"] >= 4 else 0
+        if flags & 2:
+            off = _entry(buf, off, end, h, m, rid, flags, name, entries)
             continue
         made.add((m.id, rid))
         c_off = off + rs
         p_off = c_off + 8 * (m.n_int + m.n_flt)
         c, f, path, nul = _record_body(buf, off, end, m, c_off, p_off, name)
-        namelen = 16 if agg else nul - p_off
+        path, mark = _marked(buf, path, nul, end, flags, off, name)
+        namelen = 16 if agg else nul - p_off + mark
         size = (rs + 8 * (m.n_int + m.n_flt) + namelen + 1 + 7) & ~7
         if m.layout is not None and m.state_size < _run_end(ro):
             _fail(name, f"module {m.name}: state too small for the access state")
@@ -405,7 +407,21 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
     return out + [e for e in entries if (e[0].id, e[1]) not in made]
 
 
-def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, name: str, out: list) -> int:
+TRUNC_MARK = b"\0TRUNCATED"  # after a name cut at the path limit (flags bit 1)
+
+
+def _marked(buf: bytes, path: str, nul: int, end: int, flags: int, off: int, name: str):
+    """(path, mark bytes) of a name at whose NUL nul a truncated one (version 4:
+    flags bit 1) has its mark: the path then carries it, as in a log's NAMES."""
+    if not flags & 1:
+        return path, 0
+    if buf[nul:nul + len(TRUNC_MARK)] != TRUNC_MARK or nul + len(TRUNC_MARK) >= end:
+        _fail(name, f"record at byte {off}: truncated name without its mark")
+    return path + TRUNC_MARK.decode(), len(TRUNC_MARK)
+
+
+def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, flags: int, name: str,
+           out: list) -> int:
     """Version 4: the metadata-only entry at off (its counters in its module's meta
     slots, then its name) as a record without a state into out, unless it became a
     record (counted there); returns the offset of what follows it."""
@@ -416,6 +432,7 @@ def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, name: str, out:
     nul = buf.find(b"\0", p_off, end)
     if nul < 0:
         _fail(name, f"entry at byte {off}: name runs past the published end")
+    path, mark = _marked(buf, buf[p_off:nul].decode(errors="replace"), nul, end, flags, off, name)
     (full,) = struct.unpack_from("<Q", buf, off + h["meta_full_off"])
     if not full:
         c, f = [0] * m.n_int, [0.0] * m.n_flt
@@ -424,8 +441,8 @@ def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, name: str, out:
                 (c[i],) = struct.unpack_from("<q", buf, c_off + 8 * k)
             else:
                 (f[i - m.n_int],) = struct.unpack_from("<d", buf, c_off + 8 * k)
-        out.append((m, rid, buf[p_off:nul].decode(errors="replace"), c, f, None))
-    return off + ((h["meta_c_off"] + 8 * len(m.meta) + nul - p_off + 1 + 7) & ~7)
+        out.append((m, rid, path, c, f, None))
+    return off + ((h["meta_c_off"] + 8 * len(m.meta) + nul - p_off + mark + 1 + 7) & ~7)
 
 
 def read_header(data: bytes, name: str) -> dict:
@@ -517,6 +534,7 @@ def recovered_log(path) -> tuple:
     rows = {}
     names = {}
     tend = 0.0
+    truncated = 0
     for m, rid, p, c, f, st in recs:
         if not _touched(m, c, f):
             continue
@@ -528,6 +546,7 @@ def recovered_log(path) -> tuple:
                 tend = max(tend, f[i])
         rows.setdefault(m.name, (m, []))[1].append((rid, c, f))
         names[rid] = p
+        truncated += p.endswith(TRUNC_MARK.decode())
     modules, ranks = {}, {}
     for mname, (m, items) in rows.items():
         df = pd.DataFrame([[rid, rank] + c + f for rid, c, f in items],
@@ -554,6 +573,9 @@ def recovered_log(path) -> tuple:
             folded += h["folded"][m.id]
     job["folded_files"] = folded
     job["partial"] = (h["partial"] & RUNTIME_BITS) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
+    if truncated:  # version 4: the names a log's JOB would count
+        job["truncated_paths"] = truncated
+        job["partial"] |= PARTIAL["TRUNCATED_PATHS"]
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:
