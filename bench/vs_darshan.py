@@ -2,7 +2,7 @@
 """Side by side: bare / iochar / Darshan, every figure of issue 20's table.
 
     IOCHAR_BENCH_DARSHAN=/work/baseline/darshan IOCHAR_BENCH_IOR=/work/baseline/ior \\
-        python3 bench/vs_darshan.py [--quick] [--only micro,callgrind,fixed,ior,mdtest,logs,shutdown,report]
+        python3 bench/vs_darshan.py [--quick] [--only micro,whole,callgrind,fixed,ior,mdtest,logs,shutdown,report]
 
 IOCHAR_BENCH_DARSHAN is a Darshan install prefix (lib/libdarshan.so,
 bin/darshan-parser), IOCHAR_BENCH_IOR an IOR install prefix (bin/ior,
@@ -105,8 +105,9 @@ def cols3(extra=()):
 
 # -- per-call ns: bench/micro pairs libc and preloaded calls in one process --
 def micro(d):
-    header("per call, ns (bench/micro: bare and preloaded batches in one process; "
-           "median of per-run differences)", cols3(["iochar/darshan"] if DARSHAN else []))
+    header("per call, ns (bench/micro: bare and preloaded batches in one process, best "
+           "batch; median of per-run differences; *_new: best of batch, whole loop below)",
+           cols3(["iochar/darshan"] if DARSHAN else []))
     tools = [t for t in TOOLS if t != "bare"]
     for op, n in MICRO_OPS:
         n = n // 5 if QUICK else n
@@ -123,7 +124,8 @@ def micro(d):
                 clear_logs(d)
         bare = statistics.median(b for r in res.values() for b, _ in r)
         extra = {t: statistics.median(x - b for b, x in res[t]) for t in tools}
-        cells = [f"{op} 8 B" if op in ("pwrite", "pread", "fwrite") else op, f"{bare:.1f}"]
+        label = f"{op} 8 B" if op in ("pwrite", "pread", "fwrite") else op
+        cells = [label + (" (best batch)" if op.endswith("_new") else ""), f"{bare:.1f}"]
         cells += [f"{extra[t]:+.1f}" for t in tools]
         if DARSHAN:
             cells.append(ratio(extra["iochar"], extra["darshan"]))
@@ -137,6 +139,42 @@ def micro(d):
             if DARSHAN:
                 cells.append("-")
             row(cells)
+
+
+# -- new names, whole loop: what an application sees --
+WHOLE_NAMES = 10_000
+
+
+def whole_loop(d):
+    """One process makes WHOLE_NAMES first calls on names it has not seen, timed as
+    one loop (bench/micro OP N DIR whole: every periodic cost inside, process start,
+    name creation and exit outside); separate processes alternate bare / iochar /
+    Darshan, medians.  Faults: minor page faults per name over the loop (getrusage:
+    what the tool's memory costs, whatever the machine's load)."""
+    n = WHOLE_NAMES // 5 if QUICK else WHOLE_NAMES
+    header(f"new names, whole loop of {n:,} (bench/micro ... whole; median of {REPS} "
+           "alternating processes)", cols3(["iochar/darshan"] if DARSHAN else []))
+    for op in ("stat_new", "open_close_new"):
+        def once(t, op=op):
+            out = subprocess.run([str(BUILD / "bench" / "micro"), op, str(n), d, "whole"],
+                                 env=tool_env(t, d, nonmpi=True), capture_output=True,
+                                 text=True, check=True).stdout.split()
+            clear_logs(d)
+            return float(out[0]), float(out[1])
+        r = rotation(once)
+        ns = {t: statistics.median(x for x, _ in v) for t, v in r.items()}
+        fl = {t: statistics.median(f for _, f in v) for t, v in r.items()}
+        tools = [t for t in TOOLS if t != "bare"]
+        cells = [f"{op} ns/name", f"{ns['bare']:.0f}"]
+        cells += [f"{ns[t] - ns['bare']:+.0f} ({pct(ns[t], ns['bare'])})" for t in tools]
+        if DARSHAN:
+            cells.append(ratio(ns["iochar"] - ns["bare"], ns["darshan"] - ns["bare"]))
+        row(cells)
+        cells = [f"{op} faults/name", f"{fl['bare']:.3f}"]
+        cells += [f"{fl[t] - fl['bare']:+.3f}" for t in tools]
+        if DARSHAN:
+            cells.append("-")
+        row(cells)
 
 
 # -- callgrind: instructions are load-independent --
@@ -348,8 +386,9 @@ def report_speed(d):
                    + (["--quick"] if QUICK else []), check=False, env=env)
 
 
-SECTIONS = [("micro", micro), ("callgrind", callgrind), ("fixed", fixed), ("ior", ior), ("mdtest", mdtest),
-            ("logs", log_sizes), ("shutdown", shutdown), ("report", report_speed)]
+SECTIONS = [("micro", micro), ("whole", whole_loop), ("callgrind", callgrind), ("fixed", fixed),
+            ("ior", ior), ("mdtest", mdtest), ("logs", log_sizes), ("shutdown", shutdown),
+            ("report", report_speed)]
 
 
 def main():

@@ -107,6 +107,11 @@ typedef struct iochar_module {
    * split and nonblocking kinds), for per-rank totals. */
   uint8_t n_more_ops;
   int16_t more_ops[2][4];
+  /* 1: a name first seen by a metadata call (stat, open, close...) gets a
+   * metadata-only entry (iochar_meta_entry), made a full record at its
+   * first read or write.  Only modules whose every use of a record handles
+   * such entries set it (POSIX). */
+  uint8_t meta_entries;
 } iochar_module;
 
 /* A module's descriptor from its X-macro prefix P (P_NUM_INDICES...); extra
@@ -224,6 +229,8 @@ static inline void iochar_spin_hold_in(iochar_spin *s) {
 /* path holds the first bytes of a name longer than the path limit, followed
  * by IOCHAR_TRUNC_MARK; the id is the hash of the whole name (paths.c). */
 #define IOCHAR_REC_TRUNCATED 1
+/* a metadata-only entry (iochar_meta_entry), not a record */
+#define IOCHAR_REC_META 2
 #define IOCHAR_TRUNC_MARK "\0TRUNCATED"
 #define IOCHAR_TRUNC_MARK_LEN 10
 
@@ -253,8 +260,29 @@ static inline __attribute__((always_inline)) double *iochar_rec_f(iochar_record 
                                                                   const iochar_rw_layout *L) {
   return (double *)(r->c + L->n_int);
 }
+/* A name seen only by metadata calls so far (issue 29): a full record is
+ * ~800 bytes of counters that such a name never uses, so it gets this
+ * instead: a record header (same offsets: the lock, the module, the flags
+ * with IOCHAR_REC_META, state always NULL), then the counters a metadata
+ * call can set (the module's meta slots, records.c: its SUM and ANY
+ * integer counters and TS/TIME floating ones that no read or write
+ * accounting touches, from the X-macro lists and the access layout), then
+ * its NUL-ended name.  Its first read or write makes a full record with
+ * everything counted so far (iochar_record_for_data) and `full` points at
+ * it (or at the module's aggregate, past the memory bound): from then on
+ * every use of the entry goes to `full`. */
+typedef struct iochar_meta_entry {
+  iochar_record h;
+  iochar_record *full;
+  int64_t c[]; /* the meta slots (floating ones stored as doubles), then the name */
+} iochar_meta_entry;
+/* The number of meta slots of module m (0: no metadata-only entries). */
+extern uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
+
 /* Its name (a truncated one: the first bytes, then IOCHAR_TRUNC_MARK). */
 static inline const char *iochar_record_path(const iochar_record *r) {
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0))
+    return (const char *)(((const iochar_meta_entry *)r)->c + iochar_meta_count[r->module]);
   const iochar_module *m = iochar_modules[r->module];
   return (const char *)(r->c + m->n_int + m->n_flt);
 }
@@ -416,6 +444,33 @@ extern _Atomic unsigned iochar_cwd_gen;
 iochar_record *iochar_record_get(int m, const char *name);
 /* Lookup without creating. */
 iochar_record *iochar_record_find(int m, uint64_t id);
+/* The record that stands for r now: r itself, or what a metadata-only
+ * entry became (its full record, or the aggregate). */
+static inline iochar_record *iochar_record_now(iochar_record *r) {
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0)) {
+    iochar_record *f = __atomic_load_n(&((iochar_meta_entry *)r)->full, __ATOMIC_ACQUIRE);
+    if (f) return f;
+  }
+  return r;
+}
+/* A module's meta slots (records.c): [m][idx] the slot of counter idx
+ * (integer ones first, floating ones at n_int + j) in an entry, -1 none. */
+#define IOCHAR_META_MAX 512
+extern int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+/* Where integer counter idx (0 <= idx < n_int) or floating counter idx
+ * (n_int <= idx: the (idx - n_int)th) of r lives, r a record or a
+ * metadata-only entry; NULL: an entry does not carry it. */
+static inline void *iochar_record_slot(iochar_record *r, int idx) {
+  r = iochar_record_now(r);
+  if (!(r->flags & IOCHAR_REC_META)) return &r->c[idx]; /* floating: after the n_int */
+  int s = iochar_meta_slot[r->module][idx];
+  return s < 0 ? NULL : &((iochar_meta_entry *)r)->c[s];
+}
+/* The first read or write of r (d->rec, r->lock held by the caller as the
+ * data path takes it): a metadata-only entry becomes a full record, which
+ * d now points at, and whose lock the caller holds instead (the entry's
+ * released); a record is returned as it is.  d may be NULL. */
+iochar_record *iochar_record_for_data(iochar_fdesc *d, iochar_record *r);
 /* Visit every record of module m (at shutdown; no concurrent creation). */
 void iochar_record_foreach(int m, void (*fn)(iochar_record *, void *), void *arg);
 size_t iochar_record_count(int m);

@@ -35,6 +35,7 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, cmdline) == 5056 && offsetof(H, map_addr) == 13248 &&
                    offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
                    offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
+                   offsetof(H, rec_flags_off) == 13272 && offsetof(H, meta_c_off) == 13276 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
@@ -75,7 +76,8 @@ static void putstr(uint8_t **p, const char *s) {
 /* The schema: what a reader needs to walk and finish the records without
  * any compiled-in list.  Per module: u16 id, name, version, n_int, n_flt,
  * state_size, the access layout (30 x i16, or all -1), more-ops (u8 n, 8 x
- * i16), then every counter's name and reduction op. */
+ * i16), then every counter's name and reduction op, then (version 4) u16 n
+ * and the n counter indices its metadata-only entries carry (core.h). */
 static size_t schema_write(uint8_t *out) {
   uint8_t *p = out;
   uint32_t nmod = 0;
@@ -101,6 +103,9 @@ static size_t schema_write(uint8_t *out) {
     p += 16;
     for (uint32_t i = 0; i < m->n_int; i++) putstr(&p, m->ints[i].name), *p++ = m->ints[i].op;
     for (uint32_t i = 0; i < m->n_flt; i++) putstr(&p, m->flts[i].name), *p++ = m->flts[i].op;
+    put16(&p, iochar_meta_count[mi]);
+    for (uint16_t k = 0; k < iochar_meta_count[mi]; k++)
+      put16(&p, (uint16_t)iochar_meta_slots(mi)[k]);
   }
   return (size_t)(p - out);
 }
@@ -113,6 +118,7 @@ static size_t schema_bound(void) {
     n += 2 + 2 + strlen(m->name) + 16 + 60 + 17;
     for (uint32_t i = 0; i < m->n_int; i++) n += 3 + strlen(m->ints[i].name);
     for (uint32_t i = 0; i < m->n_flt; i++) n += 3 + strlen(m->flts[i].name);
+    n += 2 + 2 * (size_t)iochar_meta_count[mi];
   }
   return n;
 }
@@ -153,6 +159,9 @@ int iochar_live_setup(size_t agg_bytes, size_t arena_bytes, uint8_t **agg, uint8
   h->tk_off = 0;
   h->rec_state_off = offsetof(iochar_record, state);
   h->tk_below = IOCHAR_RW_TK_BYTES;
+  h->rec_flags_off = offsetof(iochar_record, flags);
+  h->meta_full_off = offsetof(iochar_meta_entry, full);
+  h->meta_c_off = offsetof(iochar_meta_entry, c);
   h->map_addr = (uint64_t)(uintptr_t)base;
   h->tables_low = arena_bytes;
   tables_backed = arena_bytes;

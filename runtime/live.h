@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IOCHAR_LIVE_VERSION 3    /* 2: top-k tables out of the records; 3: the access state too */
+/* 2: top-k tables out of the records; 3: the access state too; 4: metadata-only entries */
+#define IOCHAR_LIVE_VERSION 4
 #define IOCHAR_LIVE_HEADER 16384 /* the fixed header; the schema follows */
 
 /* How the process ended, as the header's `state` says. */
@@ -58,6 +59,13 @@ typedef struct iochar_live_header {
    * the tables of version 2 (tk_off is 0: no tables pointer). */
   uint16_t rec_state_off;
   uint32_t tk_below;
+  /* Version 4: the arena holds metadata-only entries (core.h,
+   * iochar_meta_entry) among the records: a record header whose flags (u16
+   * at rec_flags_off) have IOCHAR_REC_META (2), then at meta_full_off the
+   * address of the record it became (0: none; else it is counted there),
+   * then from meta_c_off its module's meta slots (the schema lists which
+   * counter each holds) and its name. */
+  uint16_t rec_flags_off, meta_full_off, meta_c_off;
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until

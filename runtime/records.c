@@ -134,6 +134,122 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
   return ALIGN(sizeof(iochar_record) + 8 * (m->n_int + m->n_flt) + namelen + 1);
 }
 
+/* ---- metadata-only entries (core.h, iochar_meta_entry) ------------------ */
+
+/* A module's meta slots (core.h: iochar_meta_slot), and meta_idx[mi][slot]
+ * the way back. */
+static uint8_t *scratch; /* one record's room (meta_expand) */
+uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
+int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+
+/* What an entry carries, from the module's lists and its access layout: the
+ * integer counters that sum (SUM) or keep one value (ANY) and the floating
+ * timestamps and times, less every one that read and write accounting
+ * sets (its layout's counters, but for the two alignments, which a name
+ * has from its creation, and the metadata time).  Any new SUM or ANY
+ * counter of a list is carried without more. */
+static void meta_slots_make(int mi) {
+  const iochar_module *m = iochar_modules[mi];
+  if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > IOCHAR_META_MAX) return;
+  const iochar_rw_layout *L = m->rw;
+  uint8_t data[IOCHAR_META_MAX] = {0};
+#define DATA(i, n)                                                                   \
+  for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) \
+  data[i_ + k_] = 1
+  for (int d = 0; d < 2; d++) {
+    const int16_t ints[] = {L->ops[d],      L->bytes[d],         L->max_byte[d],
+                            L->consec[d],   L->seq[d],           L->max_time_size[d],
+                            L->rw_switches, L->file_not_aligned, L->mem_not_aligned};
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) DATA(ints[k], 1);
+    DATA(L->size_bin0[d], 10); /* the ten bins */
+    DATA(L->access1, 9);       /* four values, four counts, APPROX */
+    DATA(L->stride1, 9);
+    const int16_t flts[] = {L->f_time[d], L->f_max_time[d], L->f_start[d], L->f_end[d]};
+    for (size_t k = 0; k < sizeof flts / sizeof flts[0]; k++)
+      DATA(flts[k] < 0 ? -1 : (int)m->n_int + flts[k], 1);
+  }
+#undef DATA
+  uint16_t n = 0;
+  for (uint32_t i = 0; i < m->n_int + m->n_flt; i++) {
+    uint8_t op = i < m->n_int ? m->ints[i].op : m->flts[i - m->n_int].op;
+    int keep = i < m->n_int
+                   ? op == IOCHAR_OP_SUM || op == IOCHAR_OP_ANY
+                   : op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END || op == IOCHAR_OP_TIME;
+    iochar_meta_slot[mi][i] = keep && !data[i] ? (int16_t)n : -1;
+    if (iochar_meta_slot[mi][i] >= 0) meta_idx[mi][n++] = (int16_t)i;
+  }
+  iochar_meta_count[mi] = n;
+}
+
+const int16_t *iochar_meta_slots(int mi) { return meta_idx[mi]; }
+
+static size_t meta_bytes(int mi, size_t namelen) {
+  return ALIGN(sizeof(iochar_meta_entry) + 8 * (size_t)iochar_meta_count[mi] + namelen + 1);
+}
+
+static iochar_record *meta_make(int mi, uint64_t id, const char *name, size_t n, int trunc,
+                                void *mem) {
+  iochar_meta_entry *e = mem;
+  e->h.id = id;
+  e->h.module = (uint16_t)mi;
+  e->h.flags = IOCHAR_REC_META | (trunc ? IOCHAR_REC_TRUNCATED : 0);
+  char *path = (char *)(e->c + iochar_meta_count[mi]);
+  memcpy(path, name, n + 1);
+  if (trunc) memcpy(path + n, IOCHAR_TRUNC_MARK, IOCHAR_TRUNC_MARK_LEN + 1);
+  const iochar_rw_layout *L = iochar_modules[mi]->rw;
+  if (L->mem_alignment >= 0 && iochar_meta_slot[mi][L->mem_alignment] >= 0)
+    e->c[iochar_meta_slot[mi][L->mem_alignment]] = 8;
+  return &e->h;
+}
+
+/* The lock of a record by the rule its caller took another by: the fast
+ * rule inside a hot step's bracket (core.h), else the one-thread rule. */
+static void lock_as_caller(iochar_spin *l, int bracket) {
+  if (bracket)
+    iochar_spin_lock_in(l);
+  else
+    iochar_spin_lock(l);
+}
+
+void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
+                             double t1) {
+  /* a full record now (caller holds the entry's lock: then its) */
+  iochar_record *f = ((iochar_meta_entry *)r)->full;
+  lock_as_caller(&f->lock, (iochar_in_tool & IOCHAR_FAST_MASK) != 0);
+  iochar_meta_apply(f, iochar_modules[r->module]->rw, idx, ts_start, ts_end, t0, t1);
+  iochar_spin_unlock(&f->lock);
+}
+
+/* Fold entry e's counters into the module's aggregate (SUM and TIME add,
+ * ANY keeps the first value, timestamps the earliest start and latest end),
+ * as if every call had been counted there. */
+static void meta_fold(iochar_meta_entry *e, iochar_record *agg) {
+  int mi = e->h.module;
+  const iochar_module *m = iochar_modules[mi];
+  iochar_spin_lock(&agg->lock);
+  for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) {
+    int i = meta_idx[mi][s];
+    if (i < (int)m->n_int) {
+      if (m->ints[i].op == IOCHAR_OP_SUM)
+        agg->c[i] += e->c[s];
+      else if (!agg->c[i])
+        agg->c[i] = e->c[s];
+      continue;
+    }
+    double v = *(double *)&e->c[s], *a = (double *)&agg->c[i];
+    uint8_t op = m->flts[i - m->n_int].op;
+    if (op == IOCHAR_OP_TIME)
+      *a += v;
+    else if (op == IOCHAR_OP_TS_START && v != 0 && (*a == 0 || v < *a))
+      *a = v;
+    else if (op == IOCHAR_OP_TS_END && v > *a)
+      *a = v;
+  }
+  if (e->h.meta_end > agg->meta_end) agg->meta_end = e->h.meta_end;
+  iochar_spin_unlock(&agg->lock);
+}
+
 static iochar_record *record_make(int mi, uint64_t id, const char *name, size_t n, int trunc,
                                   void *mem) {
   const iochar_module *m = iochar_modules[mi];
@@ -152,6 +268,14 @@ static iochar_record *record_make(int mi, uint64_t id, const char *name, size_t 
 
 int iochar_records_init(void) {
   arena_size = iochar_cfg.memory;
+  size_t most = 0; /* the largest record: the end's copy of an entry (meta_expand) */
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
+    if (iochar_modules[mi]) {
+      meta_slots_make(mi);
+      size_t b = record_bytes(iochar_modules[mi], IOCHAR_PATH_MAX + IOCHAR_TRUNC_MARK_LEN);
+      if (b > most) most = b;
+    }
+  scratch = map_anon(most);
   /* Aggregates and arena share one mapping, which becomes a live file
    * (runtime/live.c) when the process records its first file. */
   size_t agg_bytes = 0;
@@ -166,7 +290,8 @@ int iochar_records_init(void) {
   const int fds_max = IOCHAR_FDS_CAP;
   iochar_fds = map_anon(sizeof(*iochar_fds) * (size_t)fds_max);
   iochar_fdesc_home = map_anon(sizeof(iochar_fdesc) * 2 * (size_t)fds_max);
-  if (!arena || !spare_tables || !fold_set || !iochar_fds || !iochar_fdesc_home) return -1;
+  if (!arena || !spare_tables || !fold_set || !iochar_fds || !iochar_fdesc_home || !scratch)
+    return -1;
   fdesc_pool = iochar_fdesc_home + fds_max;
   /* last, published: iochar_fd_get checks this bound only (core.h) */
   __atomic_store_n(&iochar_fds_max, fds_max, __ATOMIC_RELEASE);
@@ -218,7 +343,7 @@ iochar_record *iochar_record_find(int mi, uint64_t id) {
   for (r = buckets[mi][id & (NBUCKETS - 1)]; r && r->id != id; r = r->next)
     ;
   rec_unlock();
-  return r;
+  return r ? iochar_record_now(r) : NULL;
 }
 
 /* Each thread's last record per module: reopening or re-stat'ing the same
@@ -241,18 +366,21 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   int trunc = noted && no->trunc;
   uint64_t id = noted ? no->id : iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
-  if (last_rec[mi].rec && last_rec[mi].id == id) return last_rec[mi].rec;
+  if (last_rec[mi].rec && last_rec[mi].id == id) return iochar_record_now(last_rec[mi].rec);
   rec_lock();
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
   for (r = *b; r && r->id != id; r = r->next)
     ;
+  if (r) r = iochar_record_now(r);
   if (!r) {
     if (!iochar_live_active()) iochar_live_on(arena_used, tables_low); /* the first file */
     if (trunc) iochar_job_info.truncated_paths++;
-    void *mem =
-        arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), state_bytes(m));
+    size_t nn = n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0);
+    int meta = iochar_meta_count[mi] != 0; /* a name's first call: never a read or write */
+    void *mem = meta ? arena_alloc(meta_bytes(mi, nn), 0)
+                     : arena_alloc(record_bytes(m, nn), state_bytes(m));
     if (mem) {
-      r = record_make(mi, id, name, n, trunc, mem);
+      r = meta ? meta_make(mi, id, name, n, trunc, mem) : record_make(mi, id, name, n, trunc, mem);
       r->next = *b;
       *b = r;
       r->all_next = mod_list[mi];
@@ -274,8 +402,93 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   return r;
 }
 
+/* The record that has the same counters as entry e (not made full), in
+ * scratch: what every reader of records at the end sees. */
+static iochar_record *meta_expand(iochar_meta_entry *e) {
+  int mi = e->h.module;
+  const iochar_module *m = iochar_modules[mi];
+  const char *name = (const char *)(e->c + iochar_meta_count[mi]);
+  size_t n = strlen(name);
+  memset(scratch, 0, sizeof(iochar_record) + 8 * (m->n_int + m->n_flt));
+  iochar_record *r =
+      record_make(mi, e->h.id, name, n, (e->h.flags & IOCHAR_REC_TRUNCATED) != 0, scratch);
+  for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) r->c[meta_idx[mi][s]] = e->c[s];
+  r->meta_end = e->h.meta_end;
+  return r;
+}
+
+/* A list entry's record: itself, what it became, or (an entry never made
+ * full) its counters as a record in scratch; NULL: folded into the aggregate. */
+static iochar_record *listed(iochar_record *r) {
+  if (!(r->flags & IOCHAR_REC_META)) return r;
+  iochar_record *f = ((iochar_meta_entry *)r)->full;
+  if (f == aggregate[r->module]) return NULL;
+  return f ? f : meta_expand((iochar_meta_entry *)r);
+}
+
+/* Entry e's full record, made now (rec_mutex held): everything counted
+ * so far copied in; past the memory bound, the module's aggregate, which
+ * takes e's counts (meta_fold).  The record is whole and published before
+ * e points at it: a live file read after a kill finds e alone, or the
+ * record (e, then, is skipped by its id: reports/iochar/live.py). */
+static iochar_record *meta_promote(iochar_meta_entry *e) {
+  int mi = e->h.module;
+  const iochar_module *m = iochar_modules[mi];
+  const char *name = (const char *)(e->c + iochar_meta_count[mi]);
+  size_t n = strlen(name);
+  int trunc = (e->h.flags & IOCHAR_REC_TRUNCATED) != 0;
+  void *mem = arena_alloc(record_bytes(m, n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0)), state_bytes(m));
+  iochar_record *f;
+  if (mem) {
+    f = record_make(mi, e->h.id, name, n, trunc, mem);
+    for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) f->c[meta_idx[mi][s]] = e->c[s];
+    f->meta_end = e->h.meta_end;
+    iochar_live_publish(arena_used);
+  } else {
+    f = aggregate[mi];
+    meta_fold(e, f);
+    mod_count[mi]--;
+    note_folded(mi, e->h.id);
+    iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                     "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                     "are folded into one aggregate record per module (totals stay exact); "
+                     "raise IOCHAR_MEMORY to keep them apart",
+                     (unsigned long long)arena_size);
+  }
+  __atomic_store_n(&e->full, f, __ATOMIC_RELEASE);
+  return f;
+}
+
+iochar_record *iochar_record_for_data(iochar_fdesc *d, iochar_record *r) {
+  if (!(r->flags & IOCHAR_REC_META)) return r;
+  iochar_meta_entry *e = (iochar_meta_entry *)r;
+  int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
+  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
+  if (!f) {
+    /* as iochar_rw_state_make: the record's memory may need the live file
+     * backed (system calls), so the bracket pauses, the entry's lock held
+     * for real meanwhile */
+    if (bracket) {
+      iochar_spin_hold_in(&r->lock);
+      iochar_fast_pause();
+    }
+    rec_lock();
+    f = e->full ? e->full : meta_promote(e);
+    rec_unlock();
+    if (bracket) iochar_fast_resume();
+  }
+  if (d) __atomic_store_n(&d->rec, f, __ATOMIC_RELAXED);
+  /* the caller's lock moves to the record: the entry's first, then freed */
+  lock_as_caller(&f->lock, bracket);
+  iochar_spin_unlock(&r->lock);
+  return f;
+}
+
 void iochar_record_foreach(int mi, void (*fn)(iochar_record *, void *), void *arg) {
-  for (iochar_record *r = mod_list[mi]; r; r = r->all_next) fn(r, arg);
+  for (iochar_record *r = mod_list[mi]; r; r = r->all_next) {
+    iochar_record *x = listed(r);
+    if (x) fn(x, arg);
+  }
   if (aggregate[mi] && iochar_record_touched(aggregate[mi])) fn(aggregate[mi], arg);
 }
 
@@ -285,6 +498,15 @@ size_t iochar_record_count(int mi) {
 
 int iochar_record_touched(const iochar_record *r) {
   const iochar_module *m = iochar_modules[r->module];
+  if (r->flags & IOCHAR_REC_META) {
+    const iochar_meta_entry *e = (const iochar_meta_entry *)r;
+    if (e->full) return iochar_record_touched(e->full);
+    for (uint16_t s = 0; s < iochar_meta_count[r->module]; s++) {
+      int i = meta_idx[r->module][s];
+      if (e->c[s] && i != m->rw->mem_alignment && i != m->rw->file_alignment) return 1;
+    }
+    return 0;
+  }
   for (uint32_t i = 0; i < m->n_int; i++)
     if (r->c[i] && !(m->rw && i == (uint32_t)m->rw->mem_alignment) &&
         !(m->rw && i == (uint32_t)m->rw->file_alignment))
@@ -295,6 +517,35 @@ int iochar_record_touched(const iochar_record *r) {
   return 0;
 }
 
+/* A record's counters zeroed, but for the two alignments (facts of the
+ * file, not counts); its state and tables stay its own, emptied. */
+static void reset_record(const iochar_module *m, iochar_record *r) {
+  int64_t keep_fa = m->rw && m->rw->file_alignment >= 0 ? r->c[m->rw->file_alignment] : 0;
+  memset(r->c, 0, 8 * (m->n_int + m->n_flt));
+  r->meta_end = 0;
+  atomic_flag_clear(&r->lock.f);
+  if (r->state) {
+    memset(iochar_rw_tk(r->state), 0, IOCHAR_RW_TK_BYTES + m->state_size);
+    iochar_rw_state_init(r->state);
+  }
+  if (m->rw) {
+    if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
+    if (m->rw->file_alignment >= 0) r->c[m->rw->file_alignment] = keep_fa;
+  }
+}
+
+/* The same for a metadata-only entry, and for what it became. */
+static void reset_entry(const iochar_module *m, iochar_meta_entry *e) {
+  int mi = e->h.module, fa = m->rw->file_alignment, ma = m->rw->mem_alignment;
+  for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) {
+    int i = meta_idx[mi][s];
+    e->c[s] = i == ma ? 8 : i == fa ? e->c[s] : 0;
+  }
+  e->h.meta_end = 0;
+  atomic_flag_clear(&e->h.lock.f);
+  if (e->full && e->full != aggregate[mi]) reset_record(m, e->full);
+}
+
 /* fork child: keep records (inherited fds still point at them) but zero what
  * they counted, so the child reports only its own I/O. */
 void iochar_records_reset(void) {
@@ -302,23 +553,13 @@ void iochar_records_reset(void) {
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
-    iochar_record *agg = aggregate[mi];
-    for (iochar_record *r = mod_list[mi];; r = r->all_next) {
-      if (!r) r = agg, agg = NULL;
-      if (!r) break;
-      int64_t keep_fa = m->rw && m->rw->file_alignment >= 0 ? r->c[m->rw->file_alignment] : 0;
-      memset(r->c, 0, 8 * (m->n_int + m->n_flt));
-      r->meta_end = 0;
-      atomic_flag_clear(&r->lock.f);
-      if (r->state) { /* the state and tables stay the record's, emptied */
-        memset(iochar_rw_tk(r->state), 0, IOCHAR_RW_TK_BYTES + m->state_size);
-        iochar_rw_state_init(r->state);
-      }
-      if (m->rw) {
-        if (m->rw->mem_alignment >= 0) r->c[m->rw->mem_alignment] = 8;
-        if (m->rw->file_alignment >= 0) r->c[m->rw->file_alignment] = keep_fa;
-      }
+    for (iochar_record *r = mod_list[mi]; r; r = r->all_next) {
+      if (r->flags & IOCHAR_REC_META)
+        reset_entry(m, (iochar_meta_entry *)r);
+      else
+        reset_record(m, r);
     }
+    if (aggregate[mi]) reset_record(m, aggregate[mi]);
     iochar_job_info.folded_files[mi] = 0;
   }
   iochar_job_info.partial = 0;

@@ -13,7 +13,7 @@ static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
 const iochar_module iochar_mod_posix =
-    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout);
+    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1);
 const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
@@ -35,10 +35,11 @@ __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const cha
     last_path.rec = r, last_path.cwd_gen = gen, last_path.valid = 1;
   }
   if (!r) return NULL;
-  if (r->c[POSIX_FILE_ALIGNMENT] == 0 && r->id != IOCHAR_AGG_ID) {
+  int64_t *fa = iochar_record_slot(r, POSIX_FILE_ALIGNMENT); /* a name's new record or entry */
+  if (*fa == 0 && r->id != IOCHAR_AGG_ID) {
     int64_t bs = iochar_fs_block_size(abs);
     iochar_spin_lock(&r->lock);
-    r->c[POSIX_FILE_ALIGNMENT] = bs;
+    *(int64_t *)iochar_record_slot(r, POSIX_FILE_ALIGNMENT) = bs;
     iochar_spin_unlock(&r->lock);
   }
   return r;
@@ -57,11 +58,37 @@ static void record_fs_facts(int fd, iochar_record *r) {
   if (iochar_on_lustre(iochar_record_path(r)) && iochar_lustre_read(fd, &lo) != 0)
     lo = (iochar_lustre_layout){0};
   iochar_spin_lock(&r->lock);
-  r->c[POSIX_FILE_BLKSIZE] = bs;
-  r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
-  r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
-  r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
-  r->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
+  iochar_record *w = iochar_record_now(r);
+  /* a record's counters, or a metadata-only entry's slots (core.h) */
+  int64_t *c = w->c;
+  const int16_t *slot = iochar_meta_slot[IOCHAR_MOD_POSIX];
+  int entry = (w->flags & IOCHAR_REC_META) != 0;
+  if (entry) c = ((iochar_meta_entry *)w)->c;
+#define AT(i) c[entry ? slot[i] : (i)]
+  AT(POSIX_FILE_BLKSIZE) = bs;
+  AT(POSIX_LUSTRE_STRIPE_SIZE) = lo.stripe_size;
+  AT(POSIX_LUSTRE_STRIPE_COUNT) = lo.stripe_count;
+  AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
+  AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
+#undef AT
+  iochar_spin_unlock(&r->lock);
+}
+
+/* record_open on a metadata-only entry (core.h): the same counts in its
+ * slots, or in what it became. */
+static __attribute__((noinline)) void record_open_entry(iochar_record *r, int flags, mode_t mode,
+                                                        double t0, double t1) {
+  iochar_spin_lock(&r->lock);
+  iochar_record *f = iochar_record_now(r);
+  if (f != r) { /* made full meanwhile: the pattern starts again there too */
+    iochar_spin_lock(&f->lock);
+    iochar_rw_open(f, &layout);
+    iochar_spin_unlock(&f->lock);
+  }
+  int64_t *mo = iochar_record_slot(r, POSIX_MODE);
+  if ((flags & O_CREAT) && !*mo) *mo = mode & 07777;
+  iochar_meta_apply(r, &layout, POSIX_OPENS, POSIX_F_OPEN_START_TIMESTAMP,
+                    POSIX_F_OPEN_END_TIMESTAMP, t0, t1);
   iochar_spin_unlock(&r->lock);
 }
 
@@ -69,6 +96,15 @@ static inline __attribute__((always_inline)) void
 record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double t0, double t1) {
   iochar_record *r = path_record(dirfd, path);
   if (!r) return;
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0)) { /* a name not read or written yet */
+    r = iochar_record_now(r);
+    if (r->flags & IOCHAR_REC_META) {
+      if (!*(int64_t *)iochar_record_slot(r, POSIX_FILE_BLKSIZE)) record_fs_facts(fd, r);
+      iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
+      record_open_entry(r, flags, mode, t0, t1);
+      return;
+    }
+  }
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */

@@ -46,6 +46,7 @@ static void aio_collect(const void *cb, ssize_t ret, uint64_t k1) {
   iochar_record *r = op->rec;
   double t0 = iochar_ticks_s(op->k0), t1 = iochar_ticks_s(k1);
   iochar_spin_lock(&r->lock);
+  r = iochar_record_for_data(NULL, r); /* a metadata-only entry: its record */
   iochar_rw_state *s = iochar_rw_state_of(r);
   if (!iochar_rw_defer_timed(r, &layout, s, op->dir, op->off, ret, op->buf, t0, t1))
     iochar_rw_account(r, &layout, s, op->dir, op->off, ret, op->buf, t0, t1);

@@ -61,7 +61,11 @@ static inline __attribute__((always_inline)) void record_rw(int fd, iochar_fdesc
   /* the clock readings become seconds only now: no call left that would
    * make the compiler keep two doubles on the stack across it */
   double t0 = iochar_ticks_s(k0), t1 = iochar_ticks_s(k1);
-  iochar_rw_state *s = iochar_rw_state_of(r);
+  iochar_rw_state *s = r->state;
+  if (__builtin_expect(!s, 0)) { /* the first read or write: an entry becomes a record */
+    r = iochar_record_for_data(d, r);
+    s = iochar_rw_state_of(r);
+  }
   if (!iochar_rw_defer_timed(r, &layout, s, dir, off, ret, buf, t0, t1))
     iochar_rw_account(r, &layout, s, dir, off, ret, buf, t0, t1);
   iochar_spin_unlock_in(&r->lock);

@@ -30,6 +30,7 @@ static void xfer_end(int fd, int dir, const int64_t *at, ssize_t n, double t0, d
     atomic_store_explicit(&d->offset, off + n, memory_order_relaxed);
   }
   iochar_spin_lock(&r->lock);
+  r = iochar_record_for_data(d, r); /* a metadata-only entry: its record */
   iochar_rw_account(r, iochar_posix_layout, iochar_rw_state_of(r), dir, off, n, NULL, t0, t1);
   iochar_spin_unlock(&r->lock);
 }

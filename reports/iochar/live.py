@@ -23,9 +23,11 @@ from .log import LogError
 from .schema import OP
 
 MAGIC = b"IOCHARLV"
-VERSION = 3  # 1 and 2 still read: state in each record, top-k tables too (1) or apart (2)
+# 1-3 still read: state in each record, top-k tables too (1) or apart (2), state apart (3);
+# 4: metadata-only entries among the records
+VERSION = 4
 HEADER_SIZE = 16384
-HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHI")
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHH")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
           "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
@@ -64,16 +66,18 @@ def _size_bin(n: int) -> int:
 
 
 class _Module:
-    def __init__(self, mid, name, version, n_int, n_flt, state_size, layout, more, schema):
+    def __init__(self, mid, name, version, n_int, n_flt, state_size, layout, more, schema,
+                 meta=()):
         self.id, self.name, self.version = mid, name, version
         self.n_int, self.n_flt, self.state_size = n_int, n_flt, state_size
         # no layout at all (every index -1): the module has no access accounting
         self.layout = dict(zip(LAYOUT, layout)) if any(v >= 0 for v in layout) else None
         self.more = more
         self.schema = schema
+        self.meta = list(meta)  # the counter index of each slot of a metadata-only entry
 
 
-def _parse_schema(buf: bytes, name: str, max_counters: int) -> dict:
+def _parse_schema(buf: bytes, name: str, max_counters: int, version: int = VERSION) -> dict:
     """The modules a live file's records may belong to, by module id."""
     off, mods = 0, {}
 
@@ -98,7 +102,7 @@ def _parse_schema(buf: bytes, name: str, max_counters: int) -> dict:
     for _ in range(nmod):
         (mid,) = struct.unpack("<H", take(2))
         mname = text()
-        version, n_int, n_flt, state_size = struct.unpack("<IIII", take(16))
+        mversion, n_int, n_flt, state_size = struct.unpack("<IIII", take(16))
         layout = struct.unpack("<30h", take(60))
         (nmore,) = struct.unpack("<B", take(1))
         more = struct.unpack("<8h", take(16))
@@ -120,7 +124,14 @@ def _parse_schema(buf: bytes, name: str, max_counters: int) -> dict:
         names = [c for c, _ in schema]
         if len(set(names)) != len(names) or "" in names or {"rank", "record_id", "path"} & set(names):
             _fail(name, f"module {mname}: counter names empty, repeated or reserved")
-        mods[mid] = _Module(mid, mname, version, n_int, n_flt, state_size, layout, more, schema)
+        meta = ()
+        if version >= 4:
+            (nmeta,) = struct.unpack("<H", take(2))
+            meta = struct.unpack(f"<{nmeta}H", take(2 * nmeta))
+            if len(set(meta)) != nmeta or any(i >= n_int + n_flt for i in meta):
+                _fail(name, f"module {mname}: metadata-only slots out of range")
+        mods[mid] = _Module(mid, mname, mversion, n_int, n_flt, state_size, layout, more, schema,
+                            meta)
     return mods
 
 
@@ -370,12 +381,19 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
     state (tables just below) where its header's pointer says: (bytes, offset) or None.
     An aggregate's tables and state follow it."""
     out, off, rs = [], start, h["rec_size"]
+    entries, made = [], set()
     while off < end:
         m, rid = _record_head(buf, off, end, h, mods, name)
+        flags = struct.unpack_from("<H", buf, off + h["rec_flags_off"])[0] if h["version"] >= 4 else 0
+        if flags & 2:
+            off = _entry(buf, off, end, h, m, rid, flags, name, entries)
+            continue
+        made.add((m.id, rid))
         c_off = off + rs
         p_off = c_off + 8 * (m.n_int + m.n_flt)
         c, f, path, nul = _record_body(buf, off, end, m, c_off, p_off, name)
-        namelen = 16 if agg else nul - p_off
+        path, mark = _marked(buf, path, nul, end, flags, off, name)
+        namelen = 16 if agg else nul - p_off + mark
         size = (rs + 8 * (m.n_int + m.n_flt) + namelen + 1 + 7) & ~7
         if m.layout is not None and m.state_size < _run_end(ro):
             _fail(name, f"module {m.name}: state too small for the access state")
@@ -384,7 +402,47 @@ def _walk_v3(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, na
         off += size
         if agg and m.layout is not None:  # its tables and state follow it
             off += h["tk_below"] + ((m.state_size + 7) & ~7)
-    return out
+    # an entry whose record is there too was made full just before the end: the
+    # record has everything the entry counted
+    return out + [e for e in entries if (e[0].id, e[1]) not in made]
+
+
+TRUNC_MARK = b"\0TRUNCATED"  # after a name cut at the path limit (flags bit 1)
+
+
+def _marked(buf: bytes, path: str, nul: int, end: int, flags: int, off: int, name: str):
+    """(path, mark bytes) of a name at whose NUL nul a truncated one (version 4:
+    flags bit 1) has its mark: the path then carries it, as in a log's NAMES."""
+    if not flags & 1:
+        return path, 0
+    if buf[nul:nul + len(TRUNC_MARK)] != TRUNC_MARK or nul + len(TRUNC_MARK) >= end:
+        _fail(name, f"record at byte {off}: truncated name without its mark")
+    return path + TRUNC_MARK.decode(), len(TRUNC_MARK)
+
+
+def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, flags: int, name: str,
+           out: list) -> int:
+    """Version 4: the metadata-only entry at off (its counters in its module's meta
+    slots, then its name) as a record without a state into out, unless it became a
+    record (counted there); returns the offset of what follows it."""
+    c_off = off + h["meta_c_off"]
+    p_off = c_off + 8 * len(m.meta)
+    if p_off > end:
+        _fail(name, f"entry at byte {off} runs past the published end")
+    nul = buf.find(b"\0", p_off, end)
+    if nul < 0:
+        _fail(name, f"entry at byte {off}: name runs past the published end")
+    path, mark = _marked(buf, buf[p_off:nul].decode(errors="replace"), nul, end, flags, off, name)
+    (full,) = struct.unpack_from("<Q", buf, off + h["meta_full_off"])
+    if not full:
+        c, f = [0] * m.n_int, [0.0] * m.n_flt
+        for k, i in enumerate(m.meta):
+            if i < m.n_int:
+                (c[i],) = struct.unpack_from("<q", buf, c_off + 8 * k)
+            else:
+                (f[i - m.n_int],) = struct.unpack_from("<d", buf, c_off + 8 * k)
+        out.append((m, rid, path, c, f, None))
+    return off + ((h["meta_c_off"] + 8 * len(m.meta) + nul - p_off + mark + 1 + 7) & ~7)
 
 
 def read_header(data: bytes, name: str) -> dict:
@@ -398,7 +456,8 @@ def read_header(data: bytes, name: str) -> dict:
     for k, v in zip(("jobid", "user", "hostname", "mpi", "exe", "cmdline"), rest[32:38]):
         h[k] = _cstr(v)
     h["map_addr"], h["tables_low"], h["tk_off"], h["rec_state_off"], h["tk_below"] = rest[38:43]
-    if h["version"] not in (1, 2, VERSION):
+    h["rec_flags_off"], h["meta_full_off"], h["meta_c_off"] = rest[43:46]
+    if h["version"] not in (1, 2, 3, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
         _fail(name, f"bad header size {h['header_size']}")
@@ -424,6 +483,10 @@ def _check_layout(h: dict, size: int, name: str):
     if h["version"] >= 3 and not (h["rec_state_off"] + 8 <= h["rec_size"] and
                                   _tk_size(ro) <= h["tk_below"] <= 4096):
         _fail(name, "access state offsets out of range")
+    if h["version"] >= 4 and not (h["rec_flags_off"] + 2 <= h["rec_size"] and
+                                  h["rec_size"] <= h["meta_full_off"] and
+                                  h["meta_full_off"] + 8 <= h["meta_c_off"] <= 4096):
+        _fail(name, "metadata-only entry offsets out of range")
     if not (h["state"] in STATES and -1 <= h["rank"] < max(h["nprocs"], 1) and h["nprocs"] >= 0):
         _fail(name, f"state {h['state']}, rank {h['rank']} or nprocs {h['nprocs']} out of range")
     if not all(math.isfinite(x) and 0 <= x < 1e11 for x in (h["start_wall"], h["end_wall"])):
@@ -462,7 +525,7 @@ def recovered_log(path) -> tuple:
     name = str(path)
     h, data = _read_used(path)
     mods = _parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], name,
-                         len(data) // 8 + 1024)
+                         len(data) // 8 + 1024, h["version"])
     ro = h["rw_off"]
     recs = _walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], h, mods, ro, name, True) + \
         _walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], h, mods, ro, name, False)
@@ -471,6 +534,7 @@ def recovered_log(path) -> tuple:
     rows = {}
     names = {}
     tend = 0.0
+    truncated = 0
     for m, rid, p, c, f, st in recs:
         if not _touched(m, c, f):
             continue
@@ -482,6 +546,7 @@ def recovered_log(path) -> tuple:
                 tend = max(tend, f[i])
         rows.setdefault(m.name, (m, []))[1].append((rid, c, f))
         names[rid] = p
+        truncated += p.endswith(TRUNC_MARK.decode())
     modules, ranks = {}, {}
     for mname, (m, items) in rows.items():
         df = pd.DataFrame([[rid, rank] + c + f for rid, c, f in items],
@@ -508,6 +573,9 @@ def recovered_log(path) -> tuple:
             folded += h["folded"][m.id]
     job["folded_files"] = folded
     job["partial"] = (h["partial"] & RUNTIME_BITS) | PARTIAL["RECOVERED"] | (PARTIAL["PER_RANK"] if mpi else 0)
+    if truncated:  # version 4: the names a log's JOB would count
+        job["truncated_paths"] = truncated
+        job["partial"] |= PARTIAL["TRUNCATED_PATHS"]
     job["recovered"] = 1
     job["ended_by"] = state
     if h["state"] == 1:

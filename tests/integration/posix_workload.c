@@ -538,6 +538,23 @@ static void many(void) {
   }
 }
 
+/* 300 names first only created, closed and stat'ed twice (metadata-only
+ * entries), then each opened again and written 10 bytes (made records). */
+static void names(void) {
+  struct stat st;
+  char name[64];
+  for (int i = 0; i < 300; i++) {
+    snprintf(name, sizeof name, "name%03d.dat", i);
+    int fd = open(path(name), O_CREAT | O_WRONLY, 0640);
+    CHECK(fd >= 0 && close(fd) == 0 && stat(path(name), &st) == 0 && stat(path(name), &st) == 0);
+  }
+  for (int i = 0; i < 300; i++) {
+    snprintf(name, sizeof name, "name%03d.dat", i);
+    int fd = open(path(name), O_WRONLY);
+    CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+  }
+}
+
 /* Excluded and special paths are never recorded. */
 static void excluded(void) {
   int fd = open("/dev/null", O_WRONLY);
@@ -676,6 +693,8 @@ int main(int argc, char **argv) {
     fork_idle();
   else if (!strcmp(m, "many"))
     many();
+  else if (!strcmp(m, "names"))
+    names();
   else if (!strcmp(m, "fd-reuse"))
     fd_reuse();
   else if (!strcmp(m, "aio"))

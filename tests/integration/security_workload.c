@@ -103,6 +103,9 @@ int main(int argc, char **argv) {
     fd2_reused(n);
   } else if (strcmp(mode, "longpath") == 0) {
     longpath();
+  } else if (strcmp(mode, "longpath_exit") == 0) { /* the same, its live file left */
+    longpath();
+    _exit(0);
   } else {
     return 2;
   }

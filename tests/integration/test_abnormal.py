@@ -79,38 +79,55 @@ def test_sigkill_leaves_counts_up_to_last_call(tmp_path):
 
 
 def test_state_only_for_files_with_data(tmp_path):
-    """A record's access state and top-k tables are made at its first read or write
-    (live file version 3): the 20 files only opened and stat'ed and the 20 names only
-    stat'ed have none (a null state pointer, and records of header, counters and name
-    only), each file with data has one, and the recovered counters stay exact."""
+    """A name only ever stat'ed, opened or closed is a metadata-only entry (live file
+    version 4): the 20 files only opened and stat'ed and the 20 names only stat'ed are
+    entries (header, `full`, their module's meta slots, name: no state, no full
+    counters); a file with data is a record with its access state, made at its first
+    read or write from its entry (which stays, pointing at it); the recovered counters
+    stay exact."""
     n = 300
     p = start_ready([K, str(tmp_path), str(n), "opens"], tmp_path)
     os.killpg(p.pid, signal.SIGKILL)
     assert p.wait(timeout=60) == -signal.SIGKILL
     (lv,) = lives(tmp_path)
     h, data = live._read_used(lv)
-    assert h["version"] == 3
+    assert h["version"] == 4
     log = iochar.open(str(tmp_path))
     check_k(log, n, tmp_path)
     df = log.records("POSIX")
     for i in range(20):
         r = one(df, f"/k.open{i}")
         assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"], r["POSIX_READS"],
-                r["POSIX_ACCESS1_ACCESS"]) == (1, 1, 0, 0, 0)
+                r["POSIX_ACCESS1_ACCESS"], r["POSIX_MODE"]) == (1, 1, 0, 0, 0, 0o644)
+        assert 0 < r["POSIX_F_OPEN_START_TIMESTAMP"] <= r["POSIX_F_CLOSE_END_TIMESTAMP"]
         r = one(df, f"/k.stat{i}")
         assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"]) == (0, 2, 0)
-        assert r["POSIX_F_META_TIME"] > 0
+        assert r["POSIX_F_META_TIME"] > 0 and r["POSIX_MEM_ALIGNMENT"] == 8
+        assert r["POSIX_FILE_ALIGNMENT"] > 0
     mods = live._parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], "x",
-                              1 << 20)
+                              1 << 20, h["version"])
     ro = h["rw_off"]
     recs = live._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], h, mods, ro, "x",
                       False)
     busy = [(m, p) for m, _, p, c, f, st in recs if st is not None]
     assert {p.rsplit("/", 1)[-1] for m, p in busy} == {"k.dat", "k.txt"}
-    # everything else is its header, counters and name, 8-aligned
-    sizes = sum((h["rec_size"] + 8 * (m.n_int + m.n_flt) + len(p.encode()) + 1 + 7) & ~7
-                for m, _, p, c, f, st in recs)
-    assert sizes == h["arena_used"]
+    posix = next(m for m in mods.values() if m.name == "POSIX")
+    meta = {posix.schema[i][0] for i in posix.meta}
+    assert {"POSIX_OPENS", "POSIX_STATS", "POSIX_MODE", "POSIX_F_META_TIME",
+            "POSIX_F_CLOSE_END_TIMESTAMP", "POSIX_LUSTRE_COMPONENTS"} <= meta
+    assert not meta & {"POSIX_READS", "POSIX_BYTES_WRITTEN", "POSIX_SIZE_READ_0_100",
+                       "POSIX_ACCESS1_ACCESS", "POSIX_F_WRITE_TIME"}
+
+    def entry(m, p):
+        return (h["meta_c_off"] + 8 * len(m.meta) + len(p.encode()) + 1 + 7) & ~7
+
+    def record(m, p):
+        return (h["rec_size"] + 8 * (m.n_int + m.n_flt) + len(p.encode()) + 1 + 7) & ~7
+    entries = [(m, p) for m, _, p, c, f, st in recs if st is None]
+    assert len(entries) == 40 and all(m is posix for m, _ in entries)
+    # the arena: those entries, the records with data, and k.dat's entry made full
+    sizes = sum(entry(m, p) for m, p in entries) + sum(record(m, p) for m, p in busy)
+    assert sizes + sum(entry(m, p) for m, p in busy if m is posix) == h["arena_used"]
     per_state = sum(h["tk_below"] + ((m.state_size + 7) & ~7) for m, _ in busy)
     assert h["arena_size"] - h["tables_low"] == per_state
 
@@ -132,10 +149,11 @@ def test_killed_counters_equal_the_logged_ones(tmp_path):
     same_counters(la, lb, a, b)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_older_live_files_still_read(tmp_path, version):
-    """Live files of versions 1 (state and top-k tables inside each record) and 2
-    (tables apart), made by those versions' libraries under kill_workload DIR 300 opens
+    """Live files of versions 1 (state and top-k tables inside each record), 2
+    (tables apart) and 3 (state apart, every name a full record), made by those
+    versions' libraries under kill_workload DIR 300 opens
     (IOCHAR_MEMORY=128k) and killed: tests/corpus/live/."""
     src = Path(__file__).resolve().parents[1] / "corpus" / "live" / f"version{version}.live.gz"
     lv = tmp_path / ".x.iochar.0123456789abcdef.live"

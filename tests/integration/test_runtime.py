@@ -111,6 +111,51 @@ def test_memory_bound_folds_exactly(tmp_path):
         "<AGGREGATE> records (totals stay exact)")
 
 
+def check_names(df):
+    """Totals of posix_workload names: 300 files created, closed, stat'ed twice, then
+    opened again and written 10 bytes each."""
+    assert df["POSIX_OPENS"].sum() == 600 and df["POSIX_STATS"].sum() == 600
+    assert df["POSIX_WRITES"].sum() == 300 and df["POSIX_BYTES_WRITTEN"].sum() == 3000
+
+
+def test_metadata_only_names_keep_their_counts(tmp_path):
+    """A name only created, closed and stat'ed is a metadata-only entry; its first
+    write makes it a record that keeps everything counted before (issue 29)."""
+    _, log = run_log([W, "names", str(tmp_path)], tmp_path)
+    df = log.records("POSIX")
+    check_names(df)
+    names = df[df["path"].str.contains("/name")]
+    assert len(names) == 300
+    for _, r in names.iterrows():
+        assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"], r["POSIX_MODE"],
+                r["POSIX_MEM_ALIGNMENT"]) == (2, 2, 1, 0o640, 8)
+        assert r["POSIX_FILE_ALIGNMENT"] > 0 and r["POSIX_FILE_BLKSIZE"] > 0
+        # the first open's start, before the write; the last close's end, after it
+        assert 0 < r["POSIX_F_OPEN_START_TIMESTAMP"] < r["POSIX_F_CLOSE_START_TIMESTAMP"]
+        assert r["POSIX_F_OPEN_START_TIMESTAMP"] < r["POSIX_F_WRITE_START_TIMESTAMP"] \
+            < r["POSIX_F_CLOSE_END_TIMESTAMP"]
+        assert r["POSIX_F_META_TIME"] > 0
+
+
+def test_memory_bound_folds_entries_exactly(tmp_path):
+    """Entries fit the bound, their records do not all: a name whose record cannot be
+    made goes into the aggregate with its counts so far, and the totals stay exact."""
+    p = run([W, "names", str(tmp_path)], tmp_path, env={"IOCHAR_MEMORY": "128k"})
+    assert p.returncode == 0
+    (lg,) = logs_in(tmp_path)
+    log = iochar.open(str(lg))
+    df = log.records("POSIX")
+    check_names(df)
+    agg = one(df, "<AGGREGATE>")
+    kept = df[df["path"].str.contains("/name")]
+    folded = 300 - len(kept)
+    assert 0 < len(kept) < 300 and log.job["folded_files"] == folded
+    assert (agg["POSIX_OPENS"], agg["POSIX_STATS"], agg["POSIX_WRITES"]) == (
+        2 * folded, 2 * folded, folded)
+    assert (kept["POSIX_OPENS"] == 2).all() and (kept["POSIX_WRITES"] == 1).all()
+    assert agg["POSIX_MODE"] == 0o640 and agg["POSIX_F_META_TIME"] > 0
+
+
 def test_disable(tmp_path):
     p = run([W, "consec", str(tmp_path)], tmp_path, env={"IOCHAR_DISABLE": "1"})
     assert p.returncode == 0

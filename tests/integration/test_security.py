@@ -166,19 +166,21 @@ def fnv1a(b):
     return h
 
 
-def test_names_past_the_path_limit_recorded_truncated(tmp_path):
+@pytest.mark.parametrize("end", ["", "_exit"])
+def test_names_past_the_path_limit_recorded_truncated(tmp_path, end):
     """5,000-byte names reached by a deep cwd plus a relative name, by a cwd
     deeper than 4096 bytes, and by openat on a directory that deep: each is
     recorded (exact bytes), its id the hash of the whole name, its NAMES
     entry the first 4095 bytes, a NUL and TRUNCATED (the reader keeps the 4095 bytes
-    as the path and lists the id in Log.truncated_ids)."""
+    as the path and lists the id in Log.truncated_ids).  _exit: the same from the
+    live file (its records and metadata-only entries carry the mark too)."""
     base = tmp_path / "long"
     base.mkdir()
-    p = run([W, "longpath", str(base)], tmp_path)
+    p = run([W, "longpath" + end, str(base)], tmp_path)
     assert p.returncode == 0, p.stderr
     deep = str(base) + ("/" + "d" * 200) * 25
     assert len(deep) > 5000
-    (lg,) = logs_in(tmp_path)
+    (lg,) = logs_in(tmp_path) if not end else [tmp_path]
     log = iochar.open(str(lg))
     df = log.records("POSIX")
     got = {}
