@@ -248,6 +248,10 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
+  /* Our own tools read the files too: iochar_setting answers them. */
+  const char *named = getenv("IOCHAR_CONFIG");
+  if (named && *named) layer_read(&files[0], named, 1);
+  layer_read(&files[1], IOCHAR_SITE_FILE, 0);
   if (iochar_is_own_tool()) {
     /* Its children too (addr2line, a browser, Dask workers): IOCHAR_DISABLE
      * is ours to set, and only in our own tools' environment. */
@@ -255,9 +259,6 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
-  const char *named = getenv("IOCHAR_CONFIG");
-  if (named && *named) layer_read(&files[0], named, 1);
-  layer_read(&files[1], IOCHAR_SITE_FILE, 0);
   if (setting_on("IOCHAR_DISABLE")) {
     iochar_cfg.disabled = 1;
     return -1;
