@@ -114,6 +114,10 @@ double red_wall_now(void) {
  * red_tmp_private moves the file into it before any rank opens it. */
 static void name_log(red *x, facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
+  if (f->path_ok && iochar_log_dir_make() != 0) { /* under a log root: its day directory */
+    iochar_log_failed(f->path);
+    f->path_ok = 0;
+  }
   int fd = -1, flat = !red_collective_write(x);
   if (f->path_ok && flat) {
     fd = iochar_safe_create(f->path, f->tmp, sizeof f->tmp);

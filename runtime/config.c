@@ -52,9 +52,12 @@ static char file_problem[512];
 static int file_problems;
 
 static void problem(const char *path, int line, const char *what, const char *text) {
-  if (file_problems++ == 0)
+  if (file_problems++ > 0) return;
+  if (line)
     snprintf(file_problem, sizeof file_problem, "config file %s line %d: %s %.200s", path, line,
              what, text);
+  else
+    snprintf(file_problem, sizeof file_problem, "config file %s: %s", path, what);
 }
 
 static char *trim(char *s) {
@@ -263,6 +266,11 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
+  if (file_problems > 1)
+    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s (and %d more); the rest applies", file_problem,
+                     file_problems - 1);
+  else if (file_problems)
+    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s; the rest applies", file_problem);
   iochar_cfg.logfile = setting("IOCHAR_LOGFILE");
   iochar_cfg.logdir = setting("IOCHAR_LOGDIR");
   iochar_cfg.logroot = setting("IOCHAR_LOGROOT");
@@ -295,11 +303,6 @@ int iochar_config_load(void) {
   iochar_cfg.timing = (v = setting("IOCHAR_TIMING")) && *v == '1';
   iochar_cfg.collective_write = (v = setting("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
   iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
-  if (file_problems > 1)
-    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s (and %d more problems); the rest applies",
-                     file_problem, file_problems - 1);
-  else if (file_problems)
-    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s; the rest applies", file_problem);
   return 0;
 }
 
