@@ -219,7 +219,8 @@ static int private_dir(char *path, size_t n, const char **why) {
   const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
   struct stat st;
   int fd = open(top, flags);
-  if (fd < 0 && errno == ENOENT && mkdir(top, 0700) == 0) fd = open(top, flags);
+  if (fd < 0 && errno == ENOENT && (mkdir(top, 0700) == 0 || errno == EEXIST))
+    fd = open(top, flags); /* made now, by us or by another rank */
   if (fd < 0 || fstat(fd, &st) != 0) goto fail;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
     close(fd);

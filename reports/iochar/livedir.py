@@ -88,17 +88,18 @@ def _boot_time() -> float:
 
 
 def alive(h: dict) -> bool:
-    """The process a live file's header names still runs on this node: its pid exists, as the
-    same user, started no later than the header says (else the pid was reused)."""
+    """The process a live file's header names still runs on this node: its pid exists, not
+    a zombie, as the same user, started no later than the header says (else the pid was
+    reused)."""
     pid = h["pid"]
     try:
         st = os.stat(f"/proc/{pid}")
         with open(f"/proc/{pid}/stat") as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        started = _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
+            fields = f.read().rsplit(")", 1)[1].split()
+        started = _boot_time() + int(fields[19]) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, StopIteration):
         return False
-    return st.st_uid == h["uid"] and started <= h["start_wall"] + 2.0
+    return fields[0] not in "ZX" and st.st_uid == h["uid"] and started <= h["start_wall"] + 2.0
 
 
 def _private(path: Path, uid: int) -> bool:

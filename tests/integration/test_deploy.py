@@ -17,6 +17,7 @@ import pytest
 
 import iochar
 from iochar import livedir, logtree
+from iochar.live import header_of
 from iochar.flags import PARTIAL
 from tool import BUILD, LIB, mpiexec, one, workload
 
@@ -258,6 +259,16 @@ def mpi_counts(log, n, nprocs):
         assert (row["POSIX_WRITES"], row["POSIX_BYTES_WRITTEN"]) == (n + r, 100 * (n + r))
 
 
+def wait_gone(files):
+    """Until the processes of these live files are gone (the batch system's kill is over
+    before its epilogue runs)."""
+    for _ in range(200):
+        if not any(livedir.alive(header_of(f)) for f in files):
+            return
+        time.sleep(0.05)
+    raise AssertionError("processes still running")
+
+
 def test_epilogue_recovers_killed_ranks_exactly(tmp_path):
     """4 ranks SIGKILLed mid-job: their live files are in the live directory, none in the
     log tree; the epilogue command turns them into logs in the tree, exact, and removes
@@ -278,7 +289,9 @@ def test_epilogue_recovers_killed_ranks_exactly(tmp_path):
     assert tree(root) == []
     udir = live / f"iochar-{os.getuid()}"
     assert udir.stat().st_mode & 0o777 == 0o700 and live.stat().st_mode & 0o777 == 0o700
-    assert len(list(udir.rglob(".*.live"))) == 5, sorted(p.name for p in udir.rglob("*"))
+    lives = list(udir.rglob(".*.live"))
+    assert len(lives) == 5
+    wait_gone([f for f in lives if header_of(f)["jobid"] == "4242"])
     r = subprocess.run([sys.executable, "-m", "iochar.cli.parser", "--recover", "--livedir",
                         str(live), "--into", str(root)], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", r.stderr
@@ -300,6 +313,7 @@ def test_epilogue_recovers_killed_ranks_exactly(tmp_path):
     (left,) = udir.rglob(".*.live")
     os.killpg(other.pid, signal.SIGKILL)
     other.wait(timeout=60)
+    wait_gone([left])
     r = subprocess.run([sys.executable, "-m", "iochar.cli.parser", "--recover", "--livedir",
                         str(live), "--into", str(root), "--jobid", "77"],
                        capture_output=True, text=True)
@@ -320,6 +334,9 @@ def test_log_root_missing_counters_kept_for_the_epilogue(tmp_path):
         "(its counters stay in the live file for the epilogue: iochar-parser --recover)"]
     good = tmp_path / "root"
     good.mkdir()
+    lives = list(live.rglob(".*.live"))
+    assert len(lives) == 4
+    wait_gone(lives)  # mpiexec may return before the last rank is reaped
     r = subprocess.run([sys.executable, "-m", "iochar.cli.parser", "--recover", "--livedir",
                         str(live), "--into", str(good)], capture_output=True, text=True)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 4, r.stderr
