@@ -17,8 +17,8 @@ import pytest
 
 import iochar
 from iochar import livedir, logtree
-from iochar.live import header_of
 from iochar.flags import PARTIAL
+from iochar.live import header_of
 from tool import BUILD, LIB, mpiexec, one, workload
 
 SITE_LIB = BUILD / "tests" / "libiochar_sitetest.so"
