@@ -283,6 +283,17 @@ def test_epilogue_recovers_killed_ranks_exactly(tmp_path):
         assert p.stdout.readline().startswith(b"ready"), p.stderr.read()
     other = launch([K, str(data), "5", "ready"], tmp_path, dict(env, SLURM_JOB_ID="77"),
                    popen=True)
+    try:
+        epilogue_around(p, other, root, live, n, tmp_path)
+    finally:
+        for q in (p, other):
+            if q.poll() is None:
+                os.killpg(q.pid, signal.SIGKILL)
+                q.wait()
+
+
+def epilogue_around(p, other, root, live, n, tmp_path):
+    """test_epilogue_recovers_killed_ranks_exactly, once both jobs run."""
     assert other.stdout.readline().startswith(b"ready")
     os.killpg(p.pid, signal.SIGKILL)
     p.wait(timeout=60)
@@ -309,6 +320,18 @@ def test_epilogue_recovers_killed_ranks_exactly(tmp_path):
     import json
     posix = json.loads(rep.stdout)["modules"]["POSIX"]
     assert posix["bytes_written"] == sum(100 * (n + r) for r in range(4))
+    # the site's nightly ingest of the whole tree: every rank's bytes (POSIX, and the
+    # 8 bytes of each rank's "ready N" line through STDIO), whether the store keeps the
+    # per-rank logs as one job or as one each
+    store = tmp_path / "store"
+    db = [sys.executable, "-m", "iochar.db.cli", "--store", str(store)]
+    r = subprocess.run(db + ["ingest", str(root)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(db + ["sql", "select min(nprocs) as lo, max(nprocs) as hi, "
+                             "sum(bytes_written) as b from jobs", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout) == [
+        {"lo": 4, "hi": 4, "b": sum(100 * (n + k) + 8 for k in range(4))}], r.stdout
     # the running process's live file stays; gone once it is killed and swept
     (left,) = udir.rglob(".*.live")
     os.killpg(other.pid, signal.SIGKILL)
@@ -434,3 +457,31 @@ def test_mk_logdirs(tmp_path):
     r = subprocess.run([sys.executable, "-m", "iochar.cli.mk_logdirs", str(tmp_path / "x")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+
+
+def test_epilogue_arguments_and_foreign_user_directory(tmp_path, monkeypatch):
+    """--livedir goes with --recover alone; no LOG and no --livedir is a usage error (one
+    line, exit 2). A per-user directory of the wrong owner is named and skipped."""
+    parser = [sys.executable, "-m", "iochar.cli.parser"]
+    for args in ([], ["--livedir", str(tmp_path)], ["--recover", "--livedir", str(tmp_path), "x"]):
+        r = subprocess.run(parser + args, capture_output=True, text=True)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+    # the live directory from IOCHAR_CONFIG when the library is not loaded here
+    conf = tmp_path / "c.conf"
+    conf.write_text(f"IOCHAR_LIVEDIR = {tmp_path}/elsewhere  # comment\n")
+    monkeypatch.delenv("IOCHAR_LIVEDIR", raising=False)
+    monkeypatch.setenv("IOCHAR_CONFIG", str(conf))
+    assert livedir.live_dir() == tmp_path / "elsewhere"
+    monkeypatch.setenv("IOCHAR_LIVEDIR", "/x")
+    assert livedir.live_dir() == Path("/x")
+    if os.geteuid() != 0:
+        return
+    planted = tmp_path / "live" / "iochar-1000" / ("0" * 16)
+    planted.mkdir(parents=True)
+    (planted / ".a.iochar.0123456789abcdef.live").write_bytes(b"IOCHARLV")
+    os.chown(planted.parent, 65534, 65534)
+    r = subprocess.run(parser + ["--recover", "--livedir", str(tmp_path / "live"), "--into",
+                                 str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"iochar-parser: {planted.parent}: not a private directory of uid " \
+                       "1000; skipped\n"
