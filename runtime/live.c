@@ -282,6 +282,7 @@ static int create_file(const char **why) {
     *why = strerror(errno);
     live_path[0] = 0;
   } else {
+    *why = NULL;
     snprintf(live_sub, sizeof live_sub, "%s/%s", user, key); /* a prefix of live_path */
   }
   close(ufd);

@@ -372,17 +372,36 @@ def kill_counts(log, n):
     assert (r["POSIX_WRITES"], r["POSIX_BYTES_WRITTEN"]) == (n, 100 * n)
 
 
-@pytest.mark.parametrize("fault", ["file", "missing", "foreign"])
+def small_tmpfs(d, opts):
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(d)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+
+
+@pytest.mark.parametrize("fault", ["file", "missing", "foreign", "full", "readonly"])
 def test_live_directory_faults(tmp_path, fault):
     """A file where the live directory should be: one warning, counters in memory, the log
-    still written. A missing one: made 0700, used. A user directory of another owner
-    (root only): refused like a file."""
+    still written. A missing one: made 0700, used. A user directory of another owner, a
+    full or read-only file system (root only: a tmpfs mounted for it): as a file."""
     live = tmp_path / "live"
-    if fault == "file":
+    if fault in ("foreign", "full", "readonly") and os.geteuid() != 0:
+        pytest.skip("needs root")
+    try:
+        live_fault(tmp_path, live, fault)
+    finally:
+        if fault in ("full", "readonly"):
+            subprocess.run(["umount", str(live)], capture_output=True)
+
+
+def live_fault(tmp_path, live, fault):
+    if fault == "full":
+        small_tmpfs(live, "size=8k")  # the live file's 16 KiB header does not fit
+    elif fault == "readonly":
+        small_tmpfs(live, "ro,size=64k")
+    elif fault == "file":
         live.write_text("in the way")
     elif fault == "foreign":
-        if os.geteuid() != 0:
-            pytest.skip("needs root")
         live.mkdir()
         live.chmod(0o1777)
         (live / f"iochar-{os.getuid()}").mkdir(mode=0o700)
@@ -392,8 +411,8 @@ def test_live_directory_faults(tmp_path, fault):
     p = launch([K, str(tmp_path), "30", "exit"], tmp_path,
                {"IOCHAR_LOGDIR": str(logs), "IOCHAR_LIVEDIR": str(live)})
     assert p.returncode == 0
-    why = {"file": "Not a directory",
-           "foreign": "iochar-<uid> there belongs to another user"}.get(fault)
+    why = {"file": "Not a directory", "foreign": "iochar-<uid> there belongs to another user",
+           "full": "No space left on device", "readonly": "Read-only file system"}.get(fault)
     if why:
         assert iochar_lines(p) == [
             f"iochar: live directory {live}: {why}; counters kept in memory only (as "
