@@ -111,28 +111,28 @@ def _private(path: Path, uid: int) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
 
 
-class _AsUser:
-    """Root acts as the live files' owner while it reads them and writes their logs: it
-    reads nothing the user could not, and the logs and any day directory are the user's."""
+def _become(uid: int):
+    """Root acts as the live files' owner while it reads them and writes their logs (its
+    effective uid, gid and groups): it reads nothing the user could not, and the logs and
+    any day directory are the user's. Returns the function that comes back."""
+    if os.geteuid() != 0 or uid == 0:
+        return lambda: None
+    pw = pwd.getpwuid(uid)  # KeyError: no such user on this node
+    groups = os.getgroups()
 
-    def __init__(self, uid: int):
-        self.uid = uid
-        self.switch = os.geteuid() == 0 and uid != 0
+    def back():
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(groups)
 
-    def __enter__(self):
-        if self.switch:
-            pw = pwd.getpwuid(self.uid)
-            self.groups = os.getgroups()
-            os.setgroups(os.getgrouplist(pw.pw_name, pw.pw_gid))
-            os.setegid(pw.pw_gid)
-            os.seteuid(self.uid)
-        return self
-
-    def __exit__(self, *exc):
-        if self.switch:
-            os.seteuid(0)
-            os.setegid(0)
-            os.setgroups(self.groups)
+    try:
+        os.setgroups(os.getgrouplist(pw.pw_name, pw.pw_gid))
+        os.setegid(pw.pw_gid)
+        os.seteuid(uid)
+    except OSError:
+        back()
+        raise
+    return back
 
 
 def _recover_one(f: Path, into, jobid, written: list, problems: list):
@@ -183,11 +183,18 @@ def recover_node(top, into=None, jobid=None) -> tuple:
         if not _private(udir, uid):
             problems.append(f"{udir}: not a private directory of uid {uid}; skipped")
             continue
-        with _AsUser(uid):
+        try:
+            back = _become(uid)
+        except (KeyError, OSError) as e:  # no such user here, or the switch refused
+            problems.append(f"{udir}: cannot act as uid {uid} ({e}); skipped")
+            continue
+        try:
             for sub in sorted(udir.iterdir()):
                 if not KEY.match(sub.name) or not _private(sub, uid):
                     continue
                 for f in sorted(sub.iterdir()):
                     if live.is_live(f):
                         _recover_one(f, into, jobid, written, problems)
+        finally:
+            back()
     return written, problems

@@ -504,3 +504,41 @@ def test_epilogue_arguments_and_foreign_user_directory(tmp_path, monkeypatch):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == f"iochar-parser: {planted.parent}: not a private directory of uid " \
                        "1000; skipped\n"
+
+
+@root_only
+def test_epilogue_as_root_acts_as_each_user(tmp_path):
+    """A process of uid 65534 killed: root's epilogue writes its log as that user (the
+    log, 0600, and the day directory it made are 65534's), in a 1777 tree."""
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="iochar-epi-", dir="/tmp"))  # reachable by 65534
+    try:
+        base.chmod(0o755)
+        root, live, data = base / "root", base / "live", base / "data"
+        for d in (root, live, data):
+            d.mkdir()
+            d.chmod(0o1777)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("IOCHAR_")}
+        e.update(LD_PRELOAD=str(LIB), IOCHAR_LOGROOT=str(root), IOCHAR_LIVEDIR=str(live),
+                 USER="nobody")
+        p = subprocess.Popen([K, str(data), "25", "ready"], env=e, cwd=str(data), user=65534,
+                             group=65534, extra_groups=[], stdout=subprocess.PIPE,
+                             start_new_session=True)
+        assert p.stdout.readline().startswith(b"ready")
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+        lives = list(live.rglob(".*.live"))
+        assert len(lives) == 1 and lives[0].stat().st_uid == 65534
+        wait_gone(lives)
+        r = subprocess.run([sys.executable, "-m", "iochar.cli.parser", "--recover",
+                            "--livedir", str(live), "--into", str(root)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        (out,) = map(Path, r.stdout.splitlines())
+        st = out.stat()
+        assert (st.st_uid, st.st_mode & 0o777) == (65534, 0o600)
+        assert out.parent.stat().st_uid == 65534  # the day, made on demand as the user
+        kill_counts(iochar.open(str(out)), 25)
+        assert list(live.rglob(".*.live")) == []
+    finally:
+        shutil.rmtree(base)
