@@ -30,24 +30,6 @@ def lives(d):
     return sorted(Path(d).glob(".*.live")) + livedir.files_for(d)
 
 
-def drop_lives(d):
-    """Remove the live files bound for d from the node's live directory (they outlive
-    the test's directory there)."""
-    for f in livedir.files_for(d):
-        f.unlink(missing_ok=True)
-        try:
-            f.parent.rmdir()
-        except OSError:
-            pass
-
-
-@pytest.fixture(autouse=True)
-def no_lives_left(tmp_path):
-    yield
-    for dirpath, _, _ in os.walk(tmp_path):
-        drop_lives(dirpath)
-
-
 def env_for(d, lib=LIB, extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("IOCHAR_")}
     e.update(IOCHAR_LOGDIR=str(d), LD_PRELOAD=str(lib), OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -238,7 +220,6 @@ def _sigterm_runs(tmp_path, runs, sig, seed):
             stats["unrecoverable"] += not ok
         except (iochar.LogError, AssertionError):
             stats["unrecoverable"] += 1
-        drop_lives(d)
         shutil.rmtree(d)
     return stats
 
