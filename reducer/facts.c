@@ -76,6 +76,10 @@ double red_wall_now(void) {
  * tmp_private (write.c) moves the file into it before any rank opens it. */
 static void name_log(red_ctx *x, red_facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
+  if (f->path_ok && iochar_log_dir_make() != 0) { /* under a log root: its day directory */
+    iochar_log_failed(f->path);
+    f->path_ok = 0;
+  }
   int fd = -1, flat = !red_collective_write(x);
   int made = 0; /* the private directory, made here */
   if (f->path_ok && flat) {

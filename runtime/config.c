@@ -1,20 +1,184 @@
-/* Run-time configuration: IOCHAR_* environment variables, launcher detection. */
+/* Run-time configuration: IOCHAR_* settings (environment, config files, build
+ * defaults), launcher detection. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
+#include "warn.h"
 
 iochar_config iochar_cfg;
 iochar_env iochar_envs;
 
-static int env_on(const char *name) {
-  const char *v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0;
+/* Settings come in layers, the first that sets a name wins: the environment,
+ * then the file IOCHAR_CONFIG names, then the site file, then the build's
+ * default (meson setup -Dlogroot=ROOT).  A file holds NAME=VALUE lines with
+ * the variables' names; `#` starts a comment; an empty value sets nothing. */
+#ifndef IOCHAR_SITE_FILE
+#define IOCHAR_SITE_FILE "/usr/local/etc/iochar.conf"
+#endif
+#ifndef IOCHAR_BUILD_LOGROOT
+#define IOCHAR_BUILD_LOGROOT ""
+#endif
+#define CONFIG_MAX (64u << 10) /* bytes of a config file read */
+#define CONFIG_KEYS 64         /* settings kept per file */
+
+/* Every name a file may set: the runtime settings (README, DESIGN.md). */
+static const char *const known[] = {
+    "IOCHAR_DISABLE",         "IOCHAR_LOGFILE",      "IOCHAR_LOGDIR",
+    "IOCHAR_LOGROOT",         "IOCHAR_LIVEDIR",      "IOCHAR_LIVE",
+    "IOCHAR_MEMORY",          "IOCHAR_EXCLUDE",      "IOCHAR_INCLUDE",
+    "IOCHAR_EXCLUDE_PATTERN", "IOCHAR_CALLSITES",    "IOCHAR_CALLSITES_SAMPLE",
+    "IOCHAR_TRACE",           "IOCHAR_TRACE_MEMORY", "IOCHAR_TIMING",
+    "IOCHAR_COLLECTIVE_WRITE"};
+
+typedef struct layer {
+  const char *path;
+  int n;
+  struct {
+    const char *name, *value;
+    int line;
+  } kv[CONFIG_KEYS];
+} layer;
+static layer files[2]; /* IOCHAR_CONFIG's, the site file */
+/* What a file had that could not be used: the first line said, and how many. */
+static char file_problem[512];
+static int file_problems;
+
+static void problem(const char *path, int line, const char *what, const char *text) {
+  if (file_problems++ > 0) return;
+  if (line)
+    snprintf(file_problem, sizeof file_problem, "config file %s line %d: %s %.200s", path, line,
+             what, text);
+  else
+    snprintf(file_problem, sizeof file_problem, "config file %s: %s", path, what);
 }
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  char *e = s + strlen(s);
+  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = 0;
+  return s;
+}
+
+static int is_known(const char *name) {
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (strcmp(name, known[i]) == 0) return 1;
+  return 0;
+}
+
+/* Read one file into a layer (the text is kept for the process's life).  A
+ * site file that does not exist is the common case and says nothing. */
+static void layer_read(layer *l, const char *path, int must_exist) {
+  l->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (must_exist || errno != ENOENT) problem(path, 0, strerror(errno), "");
+    return;
+  }
+  struct stat st;
+  char *text = NULL;
+  ssize_t len = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (text = malloc(CONFIG_MAX + 1)))
+    for (ssize_t r; len < (ssize_t)CONFIG_MAX && (r = read(fd, text + len, CONFIG_MAX - len));) {
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) break;
+      len += r;
+    }
+  close(fd);
+  if (!text) {
+    problem(path, 0, "not a regular file", "");
+    return;
+  }
+  text[len] = 0;
+  int line = 0;
+  for (char *next, *s = text; s && *s; s = next) {
+    next = strchr(s, '\n');
+    if (next) *next++ = 0;
+    line++;
+    char *hash = strchr(s, '#');
+    if (hash) *hash = 0;
+    s = trim(s);
+    if (!*s) continue;
+    char *eq = strchr(s, '=');
+    if (!eq) {
+      problem(path, line, "not NAME=VALUE:", s);
+      continue;
+    }
+    *eq = 0;
+    char *name = trim(s), *value = trim(eq + 1);
+    size_t vl = strlen(value); /* one pair of quotes around the value goes */
+    if (vl >= 2 && (value[0] == '"' || value[0] == '\'') && value[vl - 1] == value[0])
+      value[vl - 1] = 0, value++;
+    if (!is_known(name))
+      problem(path, line, "unknown setting", name);
+    else if (l->n < CONFIG_KEYS && *value)
+      l->kv[l->n].name = name, l->kv[l->n].value = value, l->kv[l->n++].line = line;
+  }
+}
+
+/* The winning value of a setting and where it came from (NULL: unset). */
+typedef struct setting_src {
+  const char *path; /* NULL: the environment or the build */
+  int line;
+} setting_src;
+
+static const char *layer_get(const layer *l, const char *name, setting_src *src) {
+  for (int i = l->n - 1; i >= 0; i--) /* the last line of a name counts */
+    if (strcmp(l->kv[i].name, name) == 0) {
+      if (src) src->path = l->path, src->line = l->kv[i].line;
+      return l->kv[i].value;
+    }
+  return NULL;
+}
+
+/* The first layer's value of name that ok() accepts (ok NULL: any); a value
+ * it refuses is ignored with one warning naming it and its source. */
+static const char *setting_ok(const char *name, int (*ok)(const char *)) {
+  setting_src src = {0};
+  for (int k = 0; k < 4; k++) {
+    const char *v = NULL;
+    src.path = NULL;
+    if (k == 0)
+      v = getenv(name);
+    else if (k < 3)
+      v = layer_get(&files[k - 1], name, &src);
+    else if (strcmp(name, "IOCHAR_LOGROOT") == 0)
+      v = IOCHAR_BUILD_LOGROOT;
+    if (!v || !*v) continue;
+    if (!ok || ok(v)) return v;
+    if (src.path)
+      iochar_warn_once(IOCHAR_WARN_CONFIG_VALUE,
+                       "%s=%s (config file %s line %d) is not valid; ignored", name, v, src.path,
+                       src.line);
+    else
+      iochar_warn_once(IOCHAR_WARN_CONFIG_VALUE, "%s=%s is not valid; ignored", name, v);
+  }
+  return NULL;
+}
+static const char *setting(const char *name) { return setting_ok(name, NULL); }
+static int setting_on(const char *name) { /* set, and not "0" */
+  const char *v = setting(name);
+  return v && strcmp(v, "0") != 0;
+}
+static int size_ok(const char *v) { return iochar_parse_size(v) != 0; }
+static int sample_ok(const char *v) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  return !*end && n >= 1 && n <= 65535;
+}
+static int absolute_ok(const char *v) { return v[0] == '/'; }
+
+const char *iochar_setting(const char *name) {
+  return name && strncmp(name, "IOCHAR_", 7) == 0 ? setting(name) : NULL;
+}
+
 static const char *env_set(const char *name) { /* NULL when unset or empty */
   const char *v = getenv(name);
   return v && *v ? v : NULL;
@@ -34,13 +198,6 @@ void iochar_config_env(void) {
   }
   e->user = env_set("USER");
   if (!e->user) e->user = env_set("LOGNAME");
-  const char *live = getenv("IOCHAR_LIVE");
-  e->live_off = live && !strcmp(live, "0");
-  e->callsites = env_on("IOCHAR_CALLSITES");
-  e->trace = env_on("IOCHAR_TRACE");
-  e->callsites_sample = env_set("IOCHAR_CALLSITES_SAMPLE");
-  e->trace_memory = env_set("IOCHAR_TRACE_MEMORY");
-  e->exclude_pattern = env_set("IOCHAR_EXCLUDE_PATTERN");
   e->python_trees[0] = getenv("VIRTUAL_ENV");
   e->python_trees[1] = getenv("CONDA_PREFIX");
 }
@@ -94,6 +251,10 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
+  /* Our own tools read the files too: iochar_setting answers them. */
+  const char *named = getenv("IOCHAR_CONFIG");
+  if (named && *named) layer_read(&files[0], named, 1);
+  layer_read(&files[1], IOCHAR_SITE_FILE, 0);
   if (iochar_is_own_tool()) {
     /* Its children too (addr2line, a browser, Dask workers): IOCHAR_DISABLE
      * is ours to set, and only in our own tools' environment. */
@@ -101,33 +262,46 @@ int iochar_config_load(void) {
     iochar_cfg.disabled = 1;
     return -1;
   }
-  iochar_cfg.logfile = getenv("IOCHAR_LOGFILE");
-  if (iochar_cfg.logfile && !*iochar_cfg.logfile) iochar_cfg.logfile = NULL;
-  iochar_cfg.logdir = getenv("IOCHAR_LOGDIR");
-  if (iochar_cfg.logdir && !*iochar_cfg.logdir) iochar_cfg.logdir = NULL;
-  iochar_cfg.memory = IOCHAR_DEFAULT_MEMORY;
-  if ((v = getenv("IOCHAR_MEMORY")) && *v) {
-    uint64_t m = iochar_parse_size(v);
-    if (m)
-      iochar_cfg.memory = m;
-    else
-      iochar_warn_once(IOCHAR_WARN_CONFIG_MEMORY, "IOCHAR_MEMORY=%s is not a size; using %u bytes",
-                       v, IOCHAR_DEFAULT_MEMORY);
+  if (setting_on("IOCHAR_DISABLE")) {
+    iochar_cfg.disabled = 1;
+    return -1;
   }
+  if (file_problems > 1)
+    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s (and %d more); the rest applies", file_problem,
+                     file_problems - 1);
+  else if (file_problems)
+    iochar_warn_once(IOCHAR_WARN_CONFIG, "%s; the rest applies", file_problem);
+  iochar_cfg.logfile = setting("IOCHAR_LOGFILE");
+  iochar_cfg.logdir = setting("IOCHAR_LOGDIR");
+  iochar_cfg.logroot = setting("IOCHAR_LOGROOT");
+  /* Node-local, in memory (tmpfs) on every Linux node: no write-back to any
+   * disk, and no name on a shared file system (docs/deploying.md). */
+  iochar_cfg.livedir = setting_ok("IOCHAR_LIVEDIR", absolute_ok);
+  if (!iochar_cfg.livedir) iochar_cfg.livedir = "/dev/shm";
+  iochar_cfg.memory = IOCHAR_DEFAULT_MEMORY;
+  if ((v = setting_ok("IOCHAR_MEMORY", size_ok))) iochar_cfg.memory = iochar_parse_size(v);
+  iochar_env *e = &iochar_envs;
+  v = setting("IOCHAR_LIVE");
+  e->live_off = v && !strcmp(v, "0");
+  e->callsites = setting_on("IOCHAR_CALLSITES");
+  e->trace = setting_on("IOCHAR_TRACE");
+  e->callsites_sample = setting_ok("IOCHAR_CALLSITES_SAMPLE", sample_ok);
+  e->trace_memory = setting_ok("IOCHAR_TRACE_MEMORY", size_ok);
+  e->exclude_pattern = setting("IOCHAR_EXCLUDE_PATTERN");
   for (size_t i = 0; i < sizeof default_exclude / sizeof *default_exclude; i++) {
     iochar_cfg.exclude[iochar_cfg.nexclude] = default_exclude[i];
     iochar_cfg.exclude_len[iochar_cfg.nexclude++] = strlen(default_exclude[i]);
   }
-  add_prefixes(getenv("IOCHAR_EXCLUDE"), iochar_cfg.exclude, iochar_cfg.exclude_len,
+  add_prefixes(setting("IOCHAR_EXCLUDE"), iochar_cfg.exclude, iochar_cfg.exclude_len,
                &iochar_cfg.nexclude);
-  add_prefixes(getenv("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
+  add_prefixes(setting("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
                &iochar_cfg.ninclude);
   static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"};
   for (size_t i = 0; i < sizeof batch / sizeof *batch && !iochar_cfg.batch_jobid; i++)
     iochar_cfg.batch_jobid = getenv(batch[i]);
   /* The MPI shutdown's knobs (reducer/): tests and measurements only. */
-  iochar_cfg.timing = (v = getenv("IOCHAR_TIMING")) && *v == '1';
-  iochar_cfg.collective_write = (v = getenv("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
+  iochar_cfg.timing = (v = setting("IOCHAR_TIMING")) && *v == '1';
+  iochar_cfg.collective_write = (v = setting("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
   iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
   return 0;
 }

@@ -1,4 +1,5 @@
-/* Run-time configuration read once from IOCHAR_* environment variables. */
+/* Run-time configuration read once from the IOCHAR_* settings: the environment,
+ * then IOCHAR_CONFIG's file, then the site file, then the build default. */
 #ifndef IOCHAR_CONFIG_H
 #define IOCHAR_CONFIG_H
 
@@ -11,6 +12,8 @@ typedef struct iochar_config {
   int disabled;
   const char *logfile; /* IOCHAR_LOGFILE */
   const char *logdir;  /* IOCHAR_LOGDIR */
+  const char *logroot; /* IOCHAR_LOGROOT: logs in ROOT/YYYY/M/D/ (no LOGFILE, LOGDIR) */
+  const char *livedir; /* IOCHAR_LIVEDIR: node-local home of the live files */
   uint64_t memory;     /* IOCHAR_MEMORY, bytes */
   /* The batch system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID: the first
    * set), NULL outside a batch job. */
@@ -27,16 +30,17 @@ typedef struct iochar_config {
 
 extern iochar_config iochar_cfg;
 
-/* The environment the rest of the runtime needs, read once by
- * iochar_config_env() before anything else (warnings included): after it,
- * no file but config.c calls getenv. */
+/* The environment the rest of the runtime needs: what warnings need, read
+ * once by iochar_config_env() before anything else, and the settings below
+ * (from every layer) by iochar_config_load(); no file but config.c calls
+ * getenv. */
 typedef struct iochar_env {
   int launcher_rank;            /* PMI_RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID */
   const char *user;             /* USER, else LOGNAME; NULL when neither is set */
   int live_off;                 /* IOCHAR_LIVE=0 */
   int callsites, trace;         /* IOCHAR_CALLSITES, IOCHAR_TRACE: set and not "0" */
-  const char *callsites_sample; /* IOCHAR_CALLSITES_SAMPLE, as given */
-  const char *trace_memory;     /* IOCHAR_TRACE_MEMORY, as given */
+  const char *callsites_sample; /* IOCHAR_CALLSITES_SAMPLE: 1..65535 */
+  const char *trace_memory;     /* IOCHAR_TRACE_MEMORY: a size */
   const char *exclude_pattern;  /* IOCHAR_EXCLUDE_PATTERN */
   const char *python_trees[2];  /* VIRTUAL_ENV, CONDA_PREFIX */
 } iochar_env;
@@ -45,8 +49,14 @@ void iochar_config_env(void);
 
 #define IOCHAR_DEFAULT_MEMORY (32u << 20) /* ~20,000 POSIX files */
 
-/* Parse the environment; returns 0, or -1 when the tool must stay off. */
+/* Read the settings (the files after IOCHAR_DISABLE and our own tools are
+ * ruled out); one warning for a file's lines it cannot use and one for a
+ * value it ignores.  Returns 0, or -1 when the tool must stay off. */
 int iochar_config_load(void);
+/* A setting's value as the runtime sees it (every layer), NULL when unset:
+ * exported so the report tools in a process the library is preloaded into
+ * find the live directory the site file names. */
+__attribute__((visibility("default"))) const char *iochar_setting(const char *name);
 /* "16m" / "2g" / "4096"; returns 0 on a malformed value. */
 uint64_t iochar_parse_size(const char *s);
 /* Programs that launch others (mpiexec, shells) write no log. */

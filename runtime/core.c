@@ -461,35 +461,37 @@ __attribute__((constructor)) void iochar_init(void) {
    * environment: IOCHAR_LOGFILE would let that caller create files with the
    * program's privileges.  The tool stays off there, silently (the program's
    * output must not change). docs/security.md */
-  if (getauxval(AT_SECURE)) {
+  const char *b = NULL;
+  if (!getauxval(AT_SECURE)) {
+    job_exe(&iochar_job_info);
+    b = strrchr(iochar_job_info.exe, '/');
+    b = b ? b + 1 : iochar_job_info.exe;
+  }
+  if (!b) {
+    iochar_cfg.disabled = 1;
+  } else if (iochar_is_launcher(b) || iochar_is_launcher(program_invocation_short_name)) {
+    /* Before the settings and the rest of the identity: a launcher (mpiexec
+     * and its proxies, a job script's shells) reads no config file and
+     * looks up no user, and a config file's warning is not said by each. */
     iochar_cfg.disabled = 1;
   } else if (iochar_config_load() == 0) {
-    job_exe(&iochar_job_info);
-    const char *b = strrchr(iochar_job_info.exe, '/');
-    b = b ? b + 1 : iochar_job_info.exe;
-    /* Before the rest of the identity: a launcher (mpiexec and its proxies
-     * load us too) need not look up its user. */
-    if (iochar_is_launcher(b) || iochar_is_launcher(program_invocation_short_name)) {
-      iochar_cfg.disabled = 1;
+    calibrate_begin();
+    job_identity(&iochar_job_info);
+    iochar_job_info.memory_bound = iochar_cfg.memory;
+    if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
+      pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+      iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
+      /* they walk stacks (libunwind, the loader) inside the hot steps */
+      if (iochar_observing) fast_rule_off();
+      iochar_log_dir_check(); /* say now, while the user is watching */
+      calibrate_end();
+      start_clocks(); /* the job's start: the clock is known, nothing recorded yet */
+      __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
     } else {
-      calibrate_begin();
-      job_identity(&iochar_job_info);
-      iochar_job_info.memory_bound = iochar_cfg.memory;
-      if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
-        pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
-        iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
-        /* they walk stacks (libunwind, the loader) inside the hot steps */
-        if (iochar_observing) fast_rule_off();
-        iochar_log_dir_check(); /* say now, while the user is watching */
-        calibrate_end();
-        start_clocks(); /* the job's start: the clock is known, nothing recorded yet */
-        __atomic_store_n(&iochar_ready, 1, __ATOMIC_RELEASE);
-      } else {
-        iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,
-                         "cannot reserve %llu bytes of record memory (IOCHAR_MEMORY); "
-                         "not recording",
-                         (unsigned long long)iochar_cfg.memory);
-      }
+      iochar_warn_once(IOCHAR_WARN_NO_RECORD_MEMORY,
+                       "cannot reserve %llu bytes of record memory (IOCHAR_MEMORY); "
+                       "not recording",
+                       (unsigned long long)iochar_cfg.memory);
     }
   }
   iochar_in_tool--;

@@ -146,11 +146,17 @@ typedef struct iochar_log_parts {
 int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p);
 /* Write the whole log of this process (serial or per-rank fallback). */
 int iochar_log_write_local(const char *path);
-/* Final path of this process's log. */
+/* Final path of this process's log (runtime/logdir.c). */
 int iochar_log_path(char *out, size_t n, int per_rank);
-/* Check at start that the log's directory exists and is writable (one
- * warning now rather than a lost log at exit). */
+/* Check at start that the log's directory (or the log root) exists and is
+ * writable (one warning now rather than a lost log at exit). */
 void iochar_log_dir_check(void);
+/* Under a log root, make the day directory of the job's start (and its year
+ * and month) if missing, safely (docs/security.md); 0, or -1 with errno. */
+int iochar_log_dir_make(void);
+/* The absolute directory this process's log goes to (symlinks resolved where
+ * it exists): what the live file's location is keyed by.  0 or -1. */
+int iochar_log_dir_real(char *out, size_t n);
 /* One warning that the log at path (errno: why) could not be written,
  * unless the start-up check already said the directory is unusable. */
 void iochar_log_failed(const char *path);

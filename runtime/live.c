@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,30 +207,95 @@ void iochar_live_sync_job(void) {
   __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
 }
 
-/* ".<log name>.<random>.live" beside the log this process would write. */
-static char final[IOCHAR_PATH_MAX]; /* the log name the live file is named after */
+/* Where the live file goes (docs/deploying.md): node-local, off the shared
+ * log directory.  In the live directory (IOCHAR_LIVEDIR, made 0700 if
+ * missing), this user's private directory iochar-<uid> (0700, ours, made if
+ * missing), then a directory named by the hash of the log's real directory
+ * (16 hex: the reader on this node finds a log directory's live files
+ * there, reports/iochar/livedir.py), then ".<log name>.<random>.live". */
+static char final[IOCHAR_PATH_MAX];         /* the log name the live file is named after */
+static char live_sub[IOCHAR_PATH_MAX + 64]; /* its directory, removed when empty */
 
-static int create_file(void) {
-  if (iochar_log_path(final, sizeof final, 0) != 0) return -1;
-  const char *slash = strrchr(final, '/');
-  int dirlen = slash ? (int)(slash - final + 1) : 0;
-  const char *b = slash ? slash + 1 : final;
-  for (int attempt = 0; attempt < 8; attempt++) {
-    uint8_t r[8];
-    char hex[17];
-    iochar_random_bytes(r, sizeof r);
-    for (int i = 0; i < 8; i++) {
-      hex[2 * i] = "0123456789abcdef"[r[i] >> 4];
-      hex[2 * i + 1] = "0123456789abcdef"[r[i] & 15];
-    }
-    hex[16] = 0;
-    int w = snprintf(live_path, sizeof live_path, "%.*s.%.200s.%s.live", dirlen, final, b, hex);
-    if (w < 0 || (size_t)w >= sizeof live_path) return -1;
-    int fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
-    if (errno != EEXIST) return -1;
+static void hex16(char out[17], uint64_t v) {
+  for (int i = 15; i >= 0; i--, v >>= 4) out[i] = "0123456789abcdef"[v & 15];
+  out[16] = 0;
+}
+
+/* The user's private directory in the live directory: a descriptor, or -1
+ * with *why set (errno's text, or what is wrong with what is there). */
+static int private_dir(char *path, size_t n, const char **why) {
+  const char *top = iochar_cfg.livedir;
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  struct stat st;
+  int fd = open(top, flags);
+  if (fd < 0 && errno == ENOENT && (mkdir(top, 0700) == 0 || errno == EEXIST))
+    fd = open(top, flags); /* made now, by us or by another rank */
+  if (fd < 0 || fstat(fd, &st) != 0) goto fail;
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    close(fd);
+    *why = "every user can write it and it has no sticky bit";
+    return -1;
   }
+  char name[32];
+  snprintf(name, sizeof name, "iochar-%u", (unsigned)getuid());
+  if (mkdirat(fd, name, 0700) != 0 && errno != EEXIST) goto fail;
+  int u = openat(fd, name, flags | O_NOFOLLOW);
+  close(fd);
+  fd = u;
+  if (fd < 0 || fstat(fd, &st) != 0) goto fail;
+  if (st.st_uid != getuid() || (st.st_mode & 077)) {
+    close(fd);
+    *why = st.st_uid != getuid() ? "iochar-<uid> there belongs to another user"
+                                 : "iochar-<uid> there is open to other users";
+    return -1;
+  }
+  if (snprintf(path, n, "%s/%s", top, name) >= (int)n) {
+    close(fd);
+    *why = strerror(ENAMETOOLONG);
+    return -1;
+  }
+  return fd;
+fail:
+  *why = strerror(errno);
+  if (fd >= 0) close(fd);
   return -1;
+}
+
+static int create_file(const char **why) {
+  char real[IOCHAR_PATH_MAX], user[IOCHAR_PATH_MAX], key[17], name[320];
+  *why = strerror(ENAMETOOLONG);
+  if (iochar_log_path(final, sizeof final, 0) != 0 || iochar_log_dir_real(real, sizeof real))
+    return -1;
+  int ufd = private_dir(user, sizeof user, why);
+  if (ufd < 0) return -1;
+  hex16(key, iochar_hash_path(real));
+  const char *slash = strrchr(final, '/');
+  const char *b = slash ? slash + 1 : final;
+  int fd = -1;
+  errno = ENAMETOOLONG;
+  for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
+    uint64_t r;
+    char hex[17];
+    iochar_random_bytes(&r, sizeof r);
+    hex16(hex, r);
+    snprintf(name, sizeof name, "%s/.%.200s.%s.live", key, b, hex);
+    if (snprintf(live_path, sizeof live_path, "%s/%s", user, name) >= (int)sizeof live_path ||
+        (mkdirat(ufd, key, 0700) != 0 && errno != EEXIST))
+      break;
+    /* ENOENT: the last live file of that directory went, and the directory
+     * with it, between the two calls; EEXIST: a name taken: again. */
+    fd = openat(ufd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != ENOENT && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    *why = strerror(errno);
+    live_path[0] = 0;
+  } else {
+    *why = NULL;
+    snprintf(live_sub, sizeof live_sub, "%s/%s", user, key); /* a prefix of live_path */
+  }
+  close(ufd);
+  return fd;
 }
 
 /* Back [from, to) of the mapping with disk blocks: MADV_POPULATE_WRITE faults
@@ -246,13 +312,13 @@ static int back(int fd, size_t from, size_t to) {
 
 void iochar_live_on(size_t used, size_t tables_low) {
   if (!base || live_failed) return;
-  /* Off when asked, when the log directory was refused at start, and when the
-   * file size limit (ulimit -f) is below the file's size: growing past it
-   * would raise SIGXFSZ in the application. */
+  /* Off when asked, and when the file size limit (ulimit -f) is below the
+   * file's size: growing past it would raise SIGXFSZ in the application.  A
+   * log directory refused at start leaves it on: the epilogue makes the log
+   * from it. */
   struct rlimit fs;
-  if (iochar_envs.live_off || (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) ||
-      (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
-       fs.rlim_cur < map_size)) {
+  if (iochar_envs.live_off || (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
+                               fs.rlim_cur < map_size)) {
     live_failed = 1;
     return;
   }
@@ -266,7 +332,8 @@ void iochar_live_on(size_t used, size_t tables_low) {
    * moment from here on), except in a fork child: its base is still the
    * parent's until remapped. */
   if (!was_shared) iochar_live_sync_job();
-  int fd = create_file();
+  const char *why = NULL;
+  int fd = create_file(&why);
   int ok = fd >= 0 && ftruncate(fd, (off_t)map_size) == 0;
   /* The current contents go into the file first, then the file is mapped
    * over the same addresses: every record pointer stays valid. */
@@ -299,6 +366,7 @@ void iochar_live_on(size_t used, size_t tables_low) {
     reserved = 0;
     arena_step = tables_step = GROW_MIN;
     r = back(fd, 0, keep + arena_step);
+    if (r < 0) why = "its file system is full";
     reserved = r == 1 ? map_size - arena_off : used + arena_step;
     tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
   }
@@ -319,16 +387,15 @@ void iochar_live_on(size_t used, size_t tables_low) {
         munmap(q, keep + nt);
       }
     }
-    if (fd >= 0) unlink(live_path);
-    live_path[0] = 0;
+    if (!why) why = strerror(errno);
+    if (fd >= 0) unlink(live_path), rmdir(live_sub);
+    live_path[0] = live_sub[0] = 0;
     hdr = NULL;
     live_failed = 1;
-    /* The same key as the log's own failure: one line for one cause. */
-    if (!(iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR))) /* else said at start */
-      iochar_warn_once(IOCHAR_WARN_LOG_WRITE,
-                       "cannot write log %s: %s (nor the live file that keeps a killed "
-                       "process's counters)",
-                       final, strerror(errno));
+    iochar_warn_once(IOCHAR_WARN_LIVEDIR,
+                     "live directory %s: %s; counters kept in memory only (as IOCHAR_LIVE=0: "
+                     "a killed process leaves none), the log is still written at the end",
+                     iochar_cfg.livedir, why);
   } else {
     hdr->state = IOCHAR_LIVE_RUNNING;
     hdr->status = 0;
@@ -405,6 +472,9 @@ void iochar_live_end(int state, int status) {
 void iochar_live_done(void) {
   if (!hdr) return;
   __atomic_store_n(&hdr->state, IOCHAR_LIVE_LOGGED, __ATOMIC_RELEASE);
+  int e = errno;
   if (live_path[0]) unlink(live_path);
-  live_path[0] = 0;
+  if (live_sub[0]) rmdir(live_sub); /* the last of that directory's: it goes too */
+  live_path[0] = live_sub[0] = 0;
+  errno = e;
 }

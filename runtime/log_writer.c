@@ -475,75 +475,6 @@ int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank, uint8_t 
 
 /* ---- whole log of this process ----------------------------------------- */
 
-static const char *base_name(const char *p) {
-  const char *s = strrchr(p, '/');
-  return s ? s + 1 : p;
-}
-
-int iochar_log_path(char *out, size_t n, int per_rank) {
-  const iochar_job *j = &iochar_job_info;
-  char suffix[128] = "";
-  if (per_rank) snprintf(suffix, sizeof suffix, ".rank%d", j->rank);
-  if (j->forked)
-    snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), ".pid%d", (int)getpid());
-  if (j->log_tag[0])
-    snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "%s", j->log_tag);
-  if (iochar_cfg.logfile) {
-    const char *lf = iochar_cfg.logfile;
-    size_t l = strlen(lf);
-    if (!suffix[0]) return snprintf(out, n, "%s", lf) >= (int)n ? -1 : 0;
-    if (l > 7 && strcmp(lf + l - 7, ".iochar") == 0)
-      return snprintf(out, n, "%.*s%s.iochar", (int)(l - 7), lf, suffix) >= (int)n ? -1 : 0;
-    return snprintf(out, n, "%s%s.iochar", lf, suffix) >= (int)n ? -1 : 0;
-  }
-  char date[32];
-  time_t t = (time_t)j->start_wall;
-  struct tm tm;
-  localtime_r(&t, &tm);
-  strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
-  const char *dir = iochar_cfg.logdir ? iochar_cfg.logdir : ".";
-  return snprintf(out, n, "%s/%s_%s_id%s_%s_%d%s.iochar", dir, j->user, base_name(j->exe), j->jobid,
-                  date, j->log_pid, suffix) >= (int)n
-             ? -1
-             : 0;
-}
-
-/* The directory the log will land in: IOCHAR_LOGFILE's, IOCHAR_LOGDIR, or
- * the working directory. */
-static void log_dir(char *out, size_t n) {
-  const char *lf = iochar_cfg.logfile;
-  if (!lf) {
-    snprintf(out, n, "%s", iochar_cfg.logdir ? iochar_cfg.logdir : ".");
-    return;
-  }
-  const char *slash = strrchr(lf, '/');
-  if (!slash)
-    snprintf(out, n, ".");
-  else if (slash == lf)
-    snprintf(out, n, "/");
-  else
-    snprintf(out, n, "%.*s", (int)(slash - lf), lf);
-}
-
-void iochar_log_dir_check(void) {
-  char dir[IOCHAR_PATH_MAX];
-  log_dir(dir, sizeof dir);
-  struct stat st;
-  const char *why = NULL;
-  if (stat(dir, &st) != 0)
-    why = strerror(errno);
-  else if (!S_ISDIR(st.st_mode))
-    why = "not a directory";
-  else if (access(dir, W_OK | X_OK) != 0)
-    why = strerror(errno);
-  else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-    why = "every user can write it and it has no sticky bit (others could replace the "
-          "log's names)";
-  if (why)
-    iochar_warn_once(IOCHAR_WARN_LOGDIR, "log directory %s: %s; the log will not be written", dir,
-                     why);
-}
-
 void iochar_log_failed(const char *path) {
   if (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) return; /* said at start */
   iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
@@ -579,6 +510,7 @@ int iochar_log_publish(int fd, const char *tmp, const char *path) {
  * failure (EFBIG, ENOSPC, EDQUOT, EIO...) removes the temporary. */
 static int write_file(const char *path, const iochar_buf *b) {
   char tmp[IOCHAR_PATH_MAX + 64];
+  if (iochar_log_dir_make() != 0) return -1;
   int fd = iochar_safe_create(path, tmp, sizeof tmp);
   if (fd < 0) return -1;
   if (iochar_write_all(fd, b->p, b->len) != 0) {

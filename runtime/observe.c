@@ -36,31 +36,13 @@ static void at_fork_child(void) {
 
 void iochar_observe_init(void) {
   if (iochar_envs.callsites) {
-    int every = IOCHAR_CS_SAMPLE;
-    const char *v = iochar_envs.callsites_sample;
-    if (v) {
-      every = atoi(v);
-      if (every < 1 || every > 65535) {
-        iochar_warn_once(IOCHAR_WARN_CALLSITES_SAMPLE,
-                         "IOCHAR_CALLSITES_SAMPLE=%s is not 1..65535; using %d", v,
-                         IOCHAR_CS_SAMPLE);
-        every = IOCHAR_CS_SAMPLE;
-      }
-    }
+    const char *v = iochar_envs.callsites_sample; /* 1..65535 (runtime/config.c) */
+    int every = v ? atoi(v) : IOCHAR_CS_SAMPLE;
     iochar_callsites_on = iochar_callsites_init(every) == 0;
   }
   if (iochar_envs.trace) {
-    uint64_t bytes = IOCHAR_TRACE_DEFAULT;
-    const char *v = iochar_envs.trace_memory;
-    if (v) {
-      uint64_t b = iochar_parse_size(v);
-      if (b)
-        bytes = b;
-      else
-        iochar_warn_once(IOCHAR_WARN_TRACE_SETTING,
-                         "IOCHAR_TRACE_MEMORY=%s is not a size; using %u bytes", v,
-                         IOCHAR_TRACE_DEFAULT);
-    }
+    const char *v = iochar_envs.trace_memory; /* a size (runtime/config.c) */
+    uint64_t bytes = v ? iochar_parse_size(v) : IOCHAR_TRACE_DEFAULT;
     iochar_trace_on = iochar_trace_init(bytes) == 0;
   }
   if (!iochar_callsites_on && !iochar_trace_on) return;

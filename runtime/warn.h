@@ -8,19 +8,19 @@
 /* Every warning the tool can give, once: X(NAME, what a report says when
  * another rank gave it).  A key is raised at most once per process. */
 #define IOCHAR_WARNINGS(X)                                                      \
-  X(CONFIG_MEMORY, "IOCHAR_MEMORY was not a size")                              \
+  X(CONFIG_VALUE, "a setting's value was not valid; ignored")                   \
+  X(CONFIG, "a config file had lines that could not be used")                   \
   X(MEMORY_BOUND, "memory bound (IOCHAR_MEMORY) reached; files folded")         \
   X(NO_RECORD_MEMORY, "could not reserve record memory; nothing recorded")      \
   X(SYMBOL, "a real libc/MPI function was not found")                           \
   X(LIB_SYMBOL, "a real HDF5/NetCDF function was not found")                    \
   X(LOGDIR, "the log directory was not usable at start")                        \
+  X(LIVEDIR, "the live directory was not usable; counters in memory only")      \
   X(LOG_PATH, "the log path was too long")                                      \
   X(LOG_WRITE, "a log could not be written")                                    \
   X(REDUCE_FALLBACK, "the reduction failed; per-rank logs written")             \
   X(TIMING, "shutdown timing")                                                  \
-  X(CALLSITES_SAMPLE, "IOCHAR_CALLSITES_SAMPLE was not 1..65535")               \
   X(CALLSITES_UNWIND, "libunwind not found; no call sites")                     \
-  X(TRACE_SETTING, "IOCHAR_TRACE_MEMORY was not a size")                        \
   X(TRACE_MEMORY, "could not reserve trace memory; no trace")                   \
   X(SECURE, "a set-user-ID or set-group-ID program: the tool is off")           \
   X(LIVE_FULL, "the live file's file system is full; files folded")             \

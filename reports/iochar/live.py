@@ -606,10 +606,12 @@ def _rank_totals(m: _Module, items, rank) -> dict:
 
 
 def live_files(d: Path, logs: list) -> list:
-    """The live files of directory d still worth reading: not marked logged, and not of a
+    """The live files of logs destined for directory d (in d, and in this node's live
+    directory) still worth reading: not marked logged, and not of a
     process whose log (among `logs`) was written after all (killed between its log's
     rename and the live file's removal)."""
-    lives = sorted(x for x in d.glob(".*.live") if is_live(x))
+    from .livedir import files_for  # this node's live directory: where they are now
+    lives = sorted(x for x in d.glob(".*.live") if is_live(x)) + files_for(d)
     if not lives:
         return []
     done = set()
@@ -659,7 +661,8 @@ def header_of(path) -> dict | None:
 
 def default_output(path) -> Path:
     """Where `recover` writes by default: the log name the live file was named after,
-    with .rank<N> for an MPI rank and .recovered before .iochar."""
+    with .rank<N> for an MPI rank and .recovered before .iochar; beside the live file, or
+    in the working directory for one in a node's live directory (iochar/livedir.py)."""
     path = Path(path)
     m = NAME_RE.match(path.name)
     base = m.group("log") if m else path.name
@@ -668,6 +671,8 @@ def default_output(path) -> Path:
     h = header_of(path)
     if h and h["mpi_initialized"] and f".rank{h['rank']}" not in base:
         base += f".rank{h['rank']}"
+    if path.parent.parent.name.startswith("iochar-"):
+        return Path.cwd() / (base + ".recovered.iochar")
     return path.with_name(base + ".recovered.iochar")
 
 

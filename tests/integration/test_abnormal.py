@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import iochar
-from iochar import live
+from iochar import live, livedir
 from iochar.flags import PARTIAL
 from iochar.log import OP
 from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, one, run, workload
@@ -25,7 +25,9 @@ SOAK = os.environ.get("IOCHAR_SOAK") == "1"
 
 
 def lives(d):
-    return sorted(Path(d).glob(".*.live"))
+    """The live files of logs bound for d: in this node's live directory (the default,
+    /dev/shm), and any in d itself."""
+    return sorted(Path(d).glob(".*.live")) + livedir.files_for(d)
 
 
 def env_for(d, lib=LIB, extra=None):

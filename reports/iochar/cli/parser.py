@@ -101,6 +101,21 @@ class _Filtered:
         return V.filter_records(self._log.records(mod), self._rank, self._path)
 
 
+def _recover_node(args) -> int:
+    """The epilogue (iochar/livedir.py): the logs written, one a line; each file it could
+    not recover, one line on stderr (exit 2; the file stays for another try)."""
+    from ..livedir import recover_node
+    if not args.recover or args.logs or args.output:
+        raise LogError("--livedir goes with --recover and no LOG or -o")
+    written, problems = recover_node(args.livedir, args.into, args.jobid)
+    for p in written:
+        sys.stdout.write(escape(str(p)) + "\n")
+    sys.stdout.flush()
+    for msg in problems:
+        sys.stderr.write(f"iochar-parser: {escape(msg)}\n")
+    return 2 if problems else 0
+
+
 def main(argv=None) -> int:
     return run_cli("iochar-parser", _main, argv)
 
@@ -108,7 +123,7 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     ap = ArgParser(prog="iochar-parser",
                    description="Print every counter of every record of a log.")
-    ap.add_argument("logs", nargs="+", metavar="LOG",
+    ap.add_argument("logs", nargs="*", metavar="LOG",
                     help="a log, per-rank logs of one job, or a directory; logs of several "
                          "jobs are printed job by job")
     ap.add_argument("--module", action="append", metavar="M",
@@ -132,8 +147,18 @@ def _main(argv) -> int:
     ap.add_argument("--to-darshan", metavar="OUT",
                     help="write the job as a Darshan log (format 3.41) at OUT (never "
                          "replacing a file); see docs/log-format.md")
+    ap.add_argument("--livedir", metavar="D",
+                    help="with --recover, a job epilogue: every live file left in live "
+                         "directory D becomes a log in the tree under --into, then goes")
+    ap.add_argument("--into", metavar="ROOT",
+                    help="with --livedir: the log root (default: the configured IOCHAR_LOGROOT)")
+    ap.add_argument("--jobid", metavar="ID", help="with --livedir: only batch job ID's files")
     args = ap.parse_args(argv)
     bad = []
+    if args.livedir is not None:
+        return _recover_node(args)
+    if not args.logs:
+        ap.error("a LOG is needed (or --recover --livedir D)")
     if args.to_darshan:
         from ..darshan_export import export
         log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)

@@ -1,0 +1,200 @@
+"""Where the live files are (runtime/live.c, docs/deploying.md): on each node, in the live
+directory (IOCHAR_LIVEDIR, default /dev/shm), one private directory per user (iochar-<uid>,
+0700), in it one directory per log directory, named by the FNV-1a hash of the log directory's
+real path, holding `.<log name>.<random>.live` files.
+
+`files_for(DIR)` finds the live files of logs destined for DIR on this node (the readers use it
+beside DIR's own files); `recover_node` is the job epilogue: every live file left on the node
+becomes a log in the dated tree, and goes."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pwd
+import re
+import stat
+from pathlib import Path
+
+from . import live, logtree
+from .log import LogError
+
+DEFAULT = "/dev/shm"
+USER_DIR = re.compile(r"^iochar-(\d+)$")
+KEY = re.compile(r"^[0-9a-f]{16}$")
+
+
+def _file_setting(path: str, name: str) -> str | None:
+    """The last NAME=VALUE line of a config file for name (runtime/config.c's rules)."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+    value = None
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        key, eq, v = line.partition("=")
+        v = v.strip()
+        if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+            v = v[1:-1]
+        if eq and key.strip() == name and v:
+            value = v
+    return value
+
+
+def setting(name: str) -> str | None:
+    """A runtime setting as the runtime sees it: asked of the preloaded library when this
+    process has it (every layer: the site file too), else the environment, then the file
+    IOCHAR_CONFIG names."""
+    try:
+        ask = ctypes.CDLL(None).iochar_setting
+    except (AttributeError, OSError):
+        ask = None
+    if ask is not None:
+        ask.restype, ask.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
+        v = ask(name.encode())
+        return os.fsdecode(v) if v else None
+    if os.environ.get(name):
+        return os.environ[name]
+    conf = os.environ.get("IOCHAR_CONFIG")
+    return _file_setting(conf, name) if conf else None
+
+
+def live_dir() -> Path:
+    v = setting("IOCHAR_LIVEDIR")
+    return Path(v if v and v.startswith("/") else DEFAULT)
+
+
+def key_of(d) -> str:
+    """The name of the directory that holds the live files of log directory d."""
+    h = 0xcbf29ce484222325
+    for c in os.fsencode(os.path.realpath(d)):
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def files_for(d, top=None) -> list:
+    """Live files of this user's processes whose log goes to directory d, on this node."""
+    sub = Path(top or live_dir()) / f"iochar-{os.getuid()}" / key_of(d)
+    try:
+        return sorted(sub / e.name for e in os.scandir(sub) if live.is_live(e.name))
+    except OSError:
+        return []
+
+
+def _boot_time() -> float:
+    with open("/proc/stat") as f:
+        return float(next(ln.split()[1] for ln in f if ln.startswith("btime ")))
+
+
+def alive(h: dict) -> bool:
+    """The process a live file's header names still runs on this node: its pid exists, not
+    a zombie, as the same user, started no later than the header says (else the pid was
+    reused)."""
+    pid = h["pid"]
+    try:
+        st = os.stat(f"/proc/{pid}")
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        started = _boot_time() + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    return fields[0] not in "ZX" and st.st_uid == h["uid"] and started <= h["start_wall"] + 2.0
+
+
+def _private(path: Path, uid: int) -> bool:
+    """A directory (not a symlink) of uid's, closed to others: nobody else planted it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
+
+
+def _become(uid: int):
+    """Root acts as the live files' owner while it reads them and writes their logs (its
+    effective uid, gid and groups): it reads nothing the user could not, and the logs and
+    any day directory are the user's. Returns the function that comes back."""
+    if os.geteuid() != 0 or uid == 0:
+        return lambda: None
+    pw = pwd.getpwuid(uid)  # KeyError: no such user on this node
+    groups = os.getgroups()
+
+    def back():
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(groups)
+
+    try:
+        os.setgroups(os.getgrouplist(pw.pw_name, pw.pw_gid))
+        os.setegid(pw.pw_gid)
+        os.seteuid(uid)
+    except OSError:
+        back()
+        raise
+    return back
+
+
+def _recover_one(f: Path, into, jobid, written: list, problems: list):
+    """One live file: recovered into the tree and removed; removed when there is nothing to
+    recover (its log was written, or it was killed before its first record); left when its
+    process still runs, belongs to another job, or cannot be read (a problem, said)."""
+    h = live.header_of(f)
+    if h is None:
+        problems.append(f"{f}: not a readable live file; left in place")
+        return
+    if jobid is not None and h["jobid"] != jobid:
+        return
+    if h["state"] != live.LOGGED and h["pid"] != 0:
+        if alive(h):
+            return
+        try:
+            out = logtree.make_day(into, h["start_wall"]) / live.default_output(f).name
+            written.append(live.recover(f, out))
+        except LogError as e:
+            problems.append(f"{e}; {f} left in place")
+            return
+    f.unlink()
+    try:
+        f.parent.rmdir()  # the last live file of that directory: it goes too
+    except OSError:
+        pass
+
+
+def recover_node(top, into=None, jobid=None) -> tuple:
+    """The job epilogue: every live file in live directory `top` of a process no longer
+    running (of batch job `jobid` only, when given) becomes a log in the tree under `into`
+    (default: the configured IOCHAR_LOGROOT), then goes. Run as root it visits every user's
+    directory, acting as that user; run as a user, that user's. Returns (logs written,
+    problems: one line each, those files left in place)."""
+    into = into or setting("IOCHAR_LOGROOT")
+    if not into:
+        raise LogError("--into ROOT is needed (no IOCHAR_LOGROOT is configured)")
+    try:
+        users = sorted(e.name for e in os.scandir(top))
+    except OSError as e:
+        raise LogError(f"live directory {top}: {e.strerror or e}") from None
+    written, problems = [], []
+    for name in users:
+        m = USER_DIR.match(name)
+        if not m or (os.geteuid() != 0 and int(m.group(1)) != os.geteuid()):
+            continue
+        uid, udir = int(m.group(1)), Path(top) / name
+        if not _private(udir, uid):
+            problems.append(f"{udir}: not a private directory of uid {uid}; skipped")
+            continue
+        try:
+            back = _become(uid)
+        except (KeyError, OSError) as e:  # no such user here, or the switch refused
+            problems.append(f"{udir}: cannot act as uid {uid} ({e}); skipped")
+            continue
+        try:
+            for sub in sorted(udir.iterdir()):
+                if not KEY.match(sub.name) or not _private(sub, uid):
+                    continue
+                for f in sorted(sub.iterdir()):
+                    if live.is_live(f):
+                        _recover_one(f, into, jobid, written, problems)
+        finally:
+            back()
+    return written, problems
