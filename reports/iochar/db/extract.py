@@ -196,7 +196,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
     stored), "duplicates": n (same bytes earlier in this chunk), "cpu": seconds of CPU
-    this chunk took (where it ran)}."""
+    this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
     jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
     dups = 0
@@ -223,4 +223,5 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
             "modules": modules, "hashes": hashes, "skipped": skipped,
-            "duplicates": dups, "cpu": time.process_time() - cpu}
+            "duplicates": dups, "cpu": time.process_time() - cpu,
+            "proc": (os.getpid(), time.process_time())}
