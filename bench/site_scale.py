@@ -230,8 +230,8 @@ def default_engine(logs: Path, work: Path) -> None:
 
 def worker_memory(logs: Path) -> None:
     """Peak RSS of one process parsing one chunk (what each worker holds at most)."""
-    code = ("import resource, sys; from iochar.db import extract; "
-            "import iochar.db.ingest as I; fs = I.discover([sys.argv[1]]); "
+    code = ("import importlib, resource, sys; from iochar.db import extract; "
+            "I = importlib.import_module('iochar.db.ingest'); fs = I.discover([sys.argv[1]]); "
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
             "[extract.chunk(fs[i:i + I.CHUNK]) for i in range(0, min(len(fs), 20 * I.CHUNK), "
             "I.CHUNK)]; "
