@@ -240,8 +240,9 @@ def worker_memory(logs: Path) -> None:
                          text=True, env={**os.environ,
                                          "PYTHONPATH": str(ROOT / "reports")})
     before, after = map(int, out.stdout.split())
-    print(f"  worker memory: {after / 1024:.0f} MiB peak RSS after 20 chunks of "
-          f"{CHUNK} logs ({before / 1024:.0f} MiB after imports)")
+    n = min(sum(1 for _ in logs.rglob("*.iochar")), 20 * CHUNK)
+    print(f"  worker memory: {after / 1024:.0f} MiB peak RSS after {n} logs in chunks of "
+          f"{CHUNK} ({before / 1024:.0f} MiB after imports)")
 
 
 def main():
