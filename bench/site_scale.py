@@ -1,6 +1,16 @@
-"""Site scale: N logs (default 10,000) into iochar-db, embedded path and Dask; prints times.
+"""Site scale: N logs (default 10,000) into iochar-db, per engine and process count.
 
-    PYTHONPATH=reports python bench/site_scale.py [N] [--seeds DIR] [--dir WORK] [--no-dask]
+    PYTHONPATH=reports python bench/site_scale.py [N] [--real M] [--seeds DIR] [--dir WORK]
+                                                  [--no-dask] [--procs 1,2]
+
+Two sets of logs: N generated ones (below), and M (default N) real-run logs, the tree
+bench/real_tree.py makes from about 70 runs of the test workloads (kept in WORK/real
+once made). Each set is ingested by the process pool and by Dask at every process
+count of --procs, alternated; each line gives wall time, logs/s, the CPU per log of
+the parsing and of all processes (parent and workers: load-insensitive, so the
+overheads of a parallel engine show even on a busy machine) and the ratios (n
+processes vs 1, Dask vs the pool). Then, for the default engine: store size,
+re-ingest, the summary query, a worker's peak memory.
 
 Seeds are real logs of small runs of the test workloads under build/libiochar.so (made
 here unless --seeds names a directory of logs). Each generated log is one seed with its
@@ -15,6 +25,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from multiprocessing import get_context
@@ -24,13 +35,16 @@ import numpy as np
 
 import iochar
 from iochar.db import Store, ingest
+from iochar.db.ingest import CHUNK
 from iochar.db.queries import summary
 from iochar.log import OPS
 from iochar.writer import encode_log
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
+sys.path.insert(0, str(ROOT / "bench"))
 
+import real_tree  # noqa: E402
 
 SEED_RUNS = [  # (program, arguments, ranks): small runs of the test workloads
     *[("posix_workload", [m, "{out}"], 1) for m in ("consec", "strided", "bins", "topk", "meta")],
@@ -167,13 +181,80 @@ def timed(fn):
     return r, time.perf_counter() - t
 
 
+def ingest_line(name: str, logs: Path, store_dir: Path, **kw):
+    shutil.rmtree(store_dir, ignore_errors=True)
+    store = Store(store_dir, create=True)
+    load = os.getloadavg()[0]
+    st = ingest(store, [logs], progress=False, **kw)
+    n = max(st.ingested, 1)
+    print(f"  {name:<18} {st.seconds:7.1f} s {st.ingested / st.seconds:7.0f} logs/s  "
+          f"CPU/log parse {1000 * st.cpu / n:5.1f} ms, all {1000 * st.cpu_all / n:5.1f} ms  "
+          f"({st.ingested} logs, {st.errors} errors, {st.rows:,} rows; load {load:.1f})",
+          flush=True)
+    return st, store
+
+
+def matrix(title: str, logs: Path, work: Path, procs: list, dask: bool) -> None:
+    """Every engine at every process count, alternated; then the ratios."""
+    size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
+    print(f"{title}: {logs} ({size / 2**20:.1f} MiB; {os.cpu_count()} CPUs)")
+    rate = {}
+    for n in procs:
+        runs = [(f"pool --jobs {n}", ("pool", n), {"jobs": n})]
+        if dask:
+            runs.append((f"dask --workers {n}", ("dask", n), {"dask_workers": n}))
+        for name, key, kw in runs:
+            st, _ = ingest_line(name, logs, work / "store-matrix", **kw)
+            rate[key] = st.ingested / st.seconds
+    for n in procs[1:]:
+        print(f"  pool {n} vs 1 process: {rate['pool', n] / rate['pool', procs[0]]:.2f}x")
+    for n in procs if dask else ():
+        print(f"  dask vs pool at {n}: {rate['dask', n] / rate['pool', n]:.2f}x")
+    shutil.rmtree(work / "store-matrix", ignore_errors=True)
+
+
+def default_engine(logs: Path, work: Path) -> None:
+    """The default engine once more: store size, re-ingest, summary query."""
+    size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
+    st, store = ingest_line("default engine", logs, work / "store")
+    print(f"  store {store.size() / 2**20:.1f} MiB for {size / 2**20:.1f} MiB of logs "
+          f"({store.size() / size:.2f}x); 10,000 logs at this rate: "
+          f"{10_000 * st.seconds / max(st.ingested, 1):.0f} s")
+    again = ingest(store, [logs], progress=False)
+    print(f"  re-ingest (all known): {again.skipped} skipped in {again.seconds:.1f} s")
+    for _ in range(2):  # the second run is warm (file system cache)
+        con, tc = timed(store.connect)
+        s, tq = timed(lambda c=con: summary(c))
+    print(f"  summary query: {tq:.2f} s (+{tc:.2f} s opening), {s['totals']['jobs']} jobs")
+
+
+def worker_memory(logs: Path) -> None:
+    """Peak RSS of one process parsing one chunk (what each worker holds at most)."""
+    code = ("import importlib, resource, sys; from iochar.db import extract; "
+            "I = importlib.import_module('iochar.db.ingest'); fs = I.discover([sys.argv[1]]); "
+            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+            "[extract.chunk(fs[i:i + I.CHUNK]) for i in range(0, min(len(fs), 20 * I.CHUNK), "
+            "I.CHUNK)]; "
+            "print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True,
+                         text=True, env={**os.environ,
+                                         "PYTHONPATH": str(ROOT / "reports")})
+    before, after = map(int, out.stdout.split())
+    n = min(sum(1 for _ in logs.rglob("*.iochar")), 20 * CHUNK)
+    print(f"  worker memory: {after / 1024:.0f} MiB peak RSS after {n} logs in chunks of "
+          f"{CHUNK} ({before / 1024:.0f} MiB after imports)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("n", nargs="?", type=int, default=10_000)
+    ap.add_argument("--real", type=int, help="real-run logs (default: n)")
     ap.add_argument("--seeds", type=Path)
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--procs", default="1,2", help="process counts (default 1,2)")
     args = ap.parse_args()
+    procs = [int(x) for x in args.procs.split(",")]
     work = args.dir or Path(tempfile.mkdtemp(prefix="iochar-site-"))
     seeds_dir = args.seeds or work / "seeds"
     seeds_dir.mkdir(parents=True, exist_ok=True)
@@ -183,32 +264,16 @@ def main():
         shutil.rmtree(logs, ignore_errors=True)
         _, t = timed(lambda: generate(seeds, logs, args.n))
         print(f"generated {args.n} logs from {len(seeds)} seeds in {t:.1f} s")
-    size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
-    engines = [("embedded (process pool)", {})]
-    if not args.no_dask:
-        engines.append(("dask LocalCluster, 2 workers", {"dask_workers": 2}))
-    for name, kw in engines:
-        store = Store(work / ("store-" + ("dask" if kw else "embedded")), create=True)
-        shutil.rmtree(store.root)
-        store = Store(store.root, create=True)
-        load = os.getloadavg()[0]
-        st = ingest(store, [logs], progress=False, **kw)
-        print(f"{name}: {st.ingested} logs, {st.rows:,} record rows in {st.seconds:.1f} s: "
-              f"{st.ingested / st.seconds:,.0f} logs/s, {st.rows / st.seconds:,.0f} rows/s; "
-              f"{st.errors} errors (load average {load:.1f} before, "
-              f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs)")
-        # the parsing CPU is what an idle machine would spread over its cores
-        print(f"  parsing CPU {st.cpu:.1f} s ({1000 * st.cpu / max(st.ingested, 1):.1f} ms "
-              f"per log; over {os.cpu_count()} idle CPUs: "
-              f"{st.cpu / (os.cpu_count() or 1):.1f} s)")
-        print(f"  store {store.size() / 2**20:.1f} MiB for {size / 2**20:.1f} MiB of logs "
-              f"({store.size() / size:.2f}x)")
-        again = ingest(store, [logs], progress=False, **kw)
-        print(f"  re-ingest (all known): {again.skipped} skipped in {again.seconds:.1f} s")
-        for _ in range(2):  # the second run is warm (file system cache)
-            con, tc = timed(store.connect)
-            s, tq = timed(lambda c=con: summary(c))
-        print(f"  summary query: {tq:.2f} s (+{tc:.2f} s opening), {s['totals']['jobs']} jobs")
+    m = args.real or args.n
+    runs = real_tree.make_runs(work / "real" / "runs")
+    tree = work / "real" / "tree"
+    if sum(1 for _ in tree.rglob("*.iochar")) != m:
+        real_tree.make_tree(runs, tree, m)
+    print(f"real-run tree: {m} logs made from {len(runs)} runs of the test workloads")
+    for title, where in (("generated logs", logs), ("real-run logs", tree)):
+        matrix(title, where, work, procs, not args.no_dask)
+        default_engine(where, work)
+        worker_memory(where)
     print(f"work dir: {work}")
 
 

@@ -655,12 +655,8 @@ class _Part:
             self._fail(f"RECORDS {module}: rank {int(ranks[bad][0])} out of range "
                        f"for nprocs {nprocs}")
         _check_counters(module, cols, n_int, ints, floats, self._fail)
-        head = pd.DataFrame({"rank": ranks, "record_id": ids,
-                             "path": text_column(_paths(ids, names))})
-        return pd.concat([head,
-                          pd.DataFrame(ints.T, columns=[c[0] for c in cols[:n_int]], copy=False),
-                          pd.DataFrame(floats.T, columns=[c[0] for c in cols[n_int:]], copy=False)],
-                         axis=1)
+        return records_frame(ranks, ids, _paths(ids, names), ints, floats,
+                             [c[0] for c in cols])
 
 
 # Ops whose values count, measure or time something: never negative. TOPK_VAL (a
@@ -704,6 +700,71 @@ def text_column(values, index=None) -> pd.Series:
     arr = np.empty(len(values), dtype=object)
     arr[:] = list(values) if not isinstance(values, np.ndarray) else values
     return pd.Series(arr, index=index, dtype=object)
+
+
+# ---- DataFrames from decoded columns ---------------------------------------------
+# A small log's cost is mostly pandas building frames, and most of that is building
+# each frame's column Index from a list of names (a str Index, ~100 us for a module's
+# counters). The frames below are made from a few 2-D blocks with an Index made once
+# per schema; their contents, dtypes and column names are what the plain
+# constructors give.
+
+_INDEXES: dict = {}  # column names -> pd.Index (the logs of one tool version share them)
+
+
+def _columns(names: tuple) -> pd.Index:
+    got = _INDEXES.get(names)
+    if got is None:
+        if len(_INDEXES) >= SCHEMA_CACHE:
+            _INDEXES.clear()
+        got = _INDEXES[names] = pd.Index(list(names))
+    return got
+
+
+def records_frame(ranks: np.ndarray, ids: np.ndarray, paths, ints: np.ndarray,
+                  floats: np.ndarray, counters: list) -> pd.DataFrame:
+    """rank, record_id, path, then the counters: ints (n_int, rows) int64 and floats
+    (n_float, rows) float64, in `counters` order (ints first)."""
+    head = pd.DataFrame({"rank": ranks, "record_id": ids, "path": text_column(paths)})
+    df = pd.concat([head, pd.DataFrame(ints.T, copy=False), pd.DataFrame(floats.T, copy=False)],
+                   axis=1, ignore_index=True)
+    df.columns = _columns(("rank", "record_id", "path", *counters))
+    return df
+
+
+_RANK_INTS = [k for k in RANKS_DTYPE.names if RANKS_DTYPE[k].kind == "i"]
+_RANK_FLOATS = [k for k in RANKS_DTYPE.names if RANKS_DTYPE[k].kind == "f"]
+_RANK_COLUMNS = pd.Index([*_RANK_INTS, *_RANK_FLOATS])
+assert list(_RANK_COLUMNS) == list(RANKS_DTYPE.names)  # ints first in the record
+
+
+def ranks_frame(arr: np.ndarray) -> pd.DataFrame:
+    """A RANKS structured array as a frame, one column per field."""
+    ints = np.stack([arr[k] for k in _RANK_INTS]) if len(arr) else \
+        np.empty((len(_RANK_INTS), 0), np.int64)
+    floats = np.stack([arr[k] for k in _RANK_FLOATS]) if len(arr) else \
+        np.empty((len(_RANK_FLOATS), 0), np.float64)
+    df = pd.concat([pd.DataFrame(ints.T, copy=False), pd.DataFrame(floats.T, copy=False)],
+                   axis=1, ignore_index=True)
+    df.columns = _RANK_COLUMNS
+    return df
+
+
+_MOUNTS: dict = {}  # MOUNTS rows -> frame: the jobs of one cluster share their table
+
+
+def mounts_frame(rows: list) -> pd.DataFrame:
+    """mount_point, fs_type (str objects), block_size (int64): one row per mount."""
+    key = tuple(rows)
+    got = _MOUNTS.get(key)
+    if got is None:
+        if len(_MOUNTS) >= SCHEMA_CACHE:
+            _MOUNTS.clear()
+        got = _MOUNTS[key] = pd.DataFrame({
+            "mount_point": text_column([r[0] for r in rows]),
+            "fs_type": text_column([r[1] for r in rows]),
+            "block_size": np.array([r[2] for r in rows], dtype=np.int64)})
+    return got.copy(deep=False)  # copy-on-write: a caller's change stays its own
 
 
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
@@ -781,10 +842,7 @@ class Log:
                 if r[0] not in seen:
                     seen.add(r[0])
                     rows.append(r)
-        self.mounts = pd.DataFrame({"mount_point": text_column([r[0] for r in rows]),
-                                    "fs_type": text_column([r[1] for r in rows]),
-                                    "block_size": [r[2] for r in rows]})
-        self.mounts["block_size"] = self.mounts["block_size"].astype(np.int64)
+        self.mounts = mounts_frame(rows)
         self.extra_sections = [e for p in parts for e in p.extra]
         from .merge import note_missing_ranks
         note_missing_ranks(self.job, [p.job for p in parts])
@@ -906,8 +964,7 @@ class Log:
     def ranks(self, module: str) -> pd.DataFrame:
         """Per-rank totals (before reduction): rank, reads, writes, bytes_*, *_time."""
         arrs = [a for p in self._parts for a in p.ranks.get(module, [])]
-        arr = np.concatenate(arrs) if arrs else np.empty(0, RANKS_DTYPE)
-        return pd.DataFrame({k: arr[k] for k in RANKS_DTYPE.names})
+        return ranks_frame(np.concatenate(arrs) if arrs else np.empty(0, RANKS_DTYPE))
 
 
 def _read(path: Path) -> _Part:

@@ -118,7 +118,7 @@ def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
         data = Path(path).read_bytes()
     except OSError as e:
         return {"hash": None, "log_path": shown, "error": f"cannot read: {e.strerror or e}"}
-    h = content_hash(data)
+    h, size = content_hash(data), len(data)
     if h in known:
         return {"skip": True, "hash": h}
     try:
@@ -157,7 +157,7 @@ def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
            "io_time": max((float(s["slowest_rank"]["time"] or 0) for s in mods.values()),
                           default=0.0),
            "modules": " ".join(log.modules), "source": _str(job.get("source")) or "iochar",
-           "log_path": shown, "log_bytes": os.path.getsize(path), "date": date}
+           "log_path": shown, "log_bytes": size, "date": date}
     # job_id and date columns are added per chunk (merge_frames), not per log
     recs = {m: df for m, df in d["records"].items() if MODULE_NAME.match(m) and len(df)}
     return {"hash": h, "job": row,
@@ -196,7 +196,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
     stored), "duplicates": n (same bytes earlier in this chunk), "cpu": seconds of CPU
-    this chunk took (where it ran)}."""
+    this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
     jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
     dups = 0
@@ -223,4 +223,5 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
             "modules": modules, "hashes": hashes, "skipped": skipped,
-            "duplicates": dups, "cpu": time.process_time() - cpu}
+            "duplicates": dups, "cpu": time.process_time() - cpu,
+            "proc": (os.getpid(), time.process_time())}

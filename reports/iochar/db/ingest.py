@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 
@@ -35,6 +35,10 @@ class Stats:
     rows: int = 0
     seconds: float = 0.0
     cpu: float = 0.0  # CPU seconds the parsing side spent (all workers): the work to do
+    # CPU seconds of every process (this one, and each worker's whole life up to its
+    # last chunk: start-up, parsing, sending results): the work plus the overheads
+    cpu_all: float = 0.0
+    workers_cpu: dict = field(default_factory=dict)  # pid -> CPU seconds
     error_lines: list = field(default_factory=list)
 
 
@@ -102,6 +106,9 @@ class _Batch:
             res = _drop(res, dup)
         stats.skipped += res["skipped"]
         stats.cpu += res.get("cpu", 0.0)
+        if "proc" in res:
+            pid, cpu = res["proc"]
+            stats.workers_cpu[pid] = max(cpu, stats.workers_cpu.get(pid, 0.0))
         stats.ingested += res["jobs"].num_rows
         stats.errors += res["errors"].num_rows
         stats.rows += sum(t.num_rows for t in res["modules"].values())
@@ -110,9 +117,8 @@ class _Batch:
         self.parts.append(res)
         self.logs += res["jobs"].num_rows + res["errors"].num_rows
 
-    def flush(self, store: Store) -> None:
-        if not self.parts:
-            return
+    def take(self) -> dict:
+        """The batch's tables, concatenated (Store.write's argument); empties it."""
         cat = {k: pa.concat_tables([p[k] for p in self.parts])
                for k in ("jobs", "summaries", "findings", "errors")}
         mods: dict = {}
@@ -122,8 +128,8 @@ class _Batch:
         cat["modules"] = {m: ts[0] if len(ts) == 1 else
                           pa.concat_tables(ts, promote_options="permissive")
                           for m, ts in mods.items()}
-        store.write(cat)
         self.parts, self.logs = [], 0
+        return cat
 
 
 def _drop(res: dict, hashes: list) -> dict:
@@ -143,68 +149,152 @@ def _chunks(files: list, size: int) -> list:
     return [files[i:i + size] for i in range(0, len(files), size)]
 
 
-def _run_pool(chunks, cfg, known, workers):
-    ctx = get_context("forkserver" if sys.platform != "win32" else "spawn")
-    if sys.platform != "win32":
-        # the forkserver imports the parsing side (pandas, pyarrow, the advice) once and
-        # forks the workers from it: each worker starts ready instead of importing it all
-        ctx.set_forkserver_preload(["iochar.db.extract"])
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        futs = [pool.submit(extract.chunk, c, cfg, known) for c in chunks]
+def _single_threaded() -> bool:
+    """This process runs one thread (no native pool yet: DuckDB, Arrow), so a fork
+    copies a consistent state."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+class _Pool:
+    """A process pool started before the parent looks at the store: forked (instant:
+    the parent has imported the parsing side) while this process has one thread, else
+    from a forkserver that imports it once. Started early, its start-up overlaps the
+    search for logs and the read of the stored hashes."""
+
+    def __init__(self, workers: int):
+        fork = sys.platform == "linux" and _single_threaded()
+        ctx = get_context("fork" if fork else "forkserver" if sys.platform != "win32"
+                          else "spawn")
+        if not fork and sys.platform != "win32":
+            ctx.set_forkserver_preload(["iochar.db.extract"])
+        self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+        for _ in range(workers):  # every worker starts now (a fork pool: all on the first)
+            self.pool.submit(os.getpid)
+
+    def run(self, chunks, cfg, known):
+        futs = [self.pool.submit(extract.chunk, c, cfg, known) for c in chunks]
         # in submission order: of two copies of one log, the first found is kept,
         # whichever engine ran them
         for f in futs:
             yield f.result()
 
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
 
-def _run_dask(chunks, cfg, known, scheduler, workers):
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise RuntimeError("--scheduler/--workers need Dask: pip install 'dask[distributed]'") from None
-    cluster = None
-    if scheduler:
-        client = Client(scheduler, timeout="30s")
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=40)
-        client = Client(cluster)
-    try:
+
+class _Dask:
+    """A Dask client (a LocalCluster of `workers` processes unless given a scheduler),
+    connected before the parent looks at the store; the workers import the parsing
+    side then, not on their first task."""
+
+    def __init__(self, scheduler, workers):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise RuntimeError("--scheduler/--workers need Dask: "
+                               "pip install 'dask[distributed]'") from None
+        self.cluster = None
+        if scheduler:
+            self.client = Client(scheduler, timeout="30s")
+        else:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=40)
+            self.client = Client(self.cluster)
+        # kept until run(): a released future's task may be cancelled
+        self.warm = [self.client.submit(_import_extract, pure=False, workers=[w])
+                     for w in self.client.scheduler_info()["workers"]]
+
+    def run(self, chunks, cfg, known):
+        client = self.client
         kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
-        futs = [client.submit(extract.chunk, c, cfg, kn, pure=False) for c in chunks]
-        for f in futs:  # in submission order, as _run_pool
+        cf = client.scatter([cfg], broadcast=True)[0]
+        futs = [client.submit(extract.chunk, c, cf, kn, pure=False) for c in chunks]
+        for f in futs:  # in submission order, as _Pool.run
             yield f.result()
             f.release()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _import_extract():
+    import iochar.db.extract  # noqa: F401
+
+
+class _Writer:
+    """Writes batches of the store in a thread (pyarrow's Parquet writer releases the
+    GIL), so the parent keeps collecting results while the previous batch is written."""
+
+    def __init__(self, store: Store):
+        self.store, self.pending = store, None
+        self.pool = ThreadPoolExecutor(1)
+
+    def submit(self, tables: dict) -> None:
+        self.wait()
+        self.pending = self.pool.submit(self.store.write, tables)
+
+    def wait(self) -> None:
+        if self.pending is not None:
+            self.pending.result()
+            self.pending = None
+
+    def close(self) -> None:
+        try:
+            self.wait()
+        finally:
+            self.pool.shutdown()
 
 
 def ingest(store: Store, paths: list, jobs: int | None = None, scheduler: str | None = None,
            dask_workers: int | None = None, progress: bool | None = None,
            cfg: dict | None = None, chunk: int = CHUNK, flush: int = FLUSH) -> Stats:
     """Add the logs under `paths` to the store; returns counts (never raises for a bad log)."""
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     stats = Stats()
     cfg = cfg or advice.config.load()
+    workers = jobs or os.cpu_count() or 1
+    dask = bool(scheduler or dask_workers)
+    engine = _Dask(scheduler, dask_workers or 2) if dask else _Pool(workers) \
+        if workers > 1 else None
+    try:
+        _ingest(store, paths, stats, engine, cfg, chunk, flush, progress,
+                dask_workers or 2 if dask else workers)
+    finally:
+        if engine is not None:
+            engine.close()
+    stats.seconds = time.monotonic() - t0
+    stats.workers_cpu.pop(os.getpid(), None)  # parsed in this process: counted below
+    stats.cpu_all = time.process_time() - cpu0 + sum(stats.workers_cpu.values())
+    return stats
+
+
+def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -> None:
     files = discover(paths)
     stats.found = len(files)
     known = store.known_hashes()
     bar = Progress(len(files), sys.stderr.isatty() if progress is None else progress)
-    chunks = _chunks(files, max(1, min(chunk, -(-len(files) // (2 * max(jobs or 2, 1))))))
-    if scheduler or dask_workers:
-        results = _run_dask(chunks, cfg, known, scheduler, dask_workers or 2)
-    elif (jobs or os.cpu_count() or 1) > 1 and len(chunks) > 1:
-        results = _run_pool(chunks, cfg, known, jobs or os.cpu_count())
+    chunks = _chunks(files, max(1, min(chunk, -(-len(files) // (2 * workers)))))
+    if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
+        results = engine.run(chunks, cfg, known)
     else:
         results = (extract.chunk(c, cfg, known) for c in chunks)
-    batch = _Batch()
-    for res in results:
-        batch.add(res, stats)
-        bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"])
-        if batch.logs >= flush:
-            batch.flush(store)
-    batch.flush(store)
-    stats.seconds = time.monotonic() - t0
-    return stats
+    # batches of at most `flush` logs, and at least four over the run, so that the
+    # last one (written after the last result) is a small part of the work
+    flush = max(min(flush, -(-len(files) // 4)), chunk)
+    batch, writer = _Batch(), _Writer(store)
+    try:
+        for res in results:
+            batch.add(res, stats)
+            bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"])
+            if batch.logs >= flush:
+                writer.submit(batch.take())
+        if batch.parts:
+            writer.submit(batch.take())
+    finally:
+        writer.close()
