@@ -1,7 +1,8 @@
 """Tuning advice: one rule per file, thresholds in config.py, evaluated on plain data.
 
-evaluate() runs the rules, prices each finding by the share of the job's I/O time
-(or bytes) it explains, sets its severity from that cost, folds symptoms under the
+evaluate() runs the rules, prices each finding by the share of the run's time across
+processes it explains (else of the job's I/O time or bytes), sets its severity from
+that cost, folds symptoms under the
 cause that explains them (same files), and ranks what is left: root causes first.
 """
 
@@ -65,11 +66,34 @@ __all__ = ["RANK", "RULES", "SEVERITIES", "Advice", "ConfigError", "Context", "e
 
 
 def price(a: Advice, ctx: Context, sev: dict) -> None:
-    """Set a.cost and lower a.severity to what the measured cost supports."""
+    """Set a.cost and lower a.severity to what the measured cost supports.
+
+    The cost is judged against the run: the seconds a finding explains as a share of
+    the run's time across processes (run time x nprocs). Under `warn` of the run it is
+    INFO; under `rank_seconds` on each rank that bears it (a test-sized job) too, unless
+    it takes `short_share` of the run and `short_seconds` a rank. A finding priced in
+    bytes (re-reads, uneven ranks: a local page cache hides what a shared file system
+    charges) is priced by its seconds when its files are on a shared file system.
+    Without a run time, the share of the job's I/O time (or bytes) stands in."""
     share = None
-    if a.seconds is not None and ctx.io_time > 0:
-        share = min(a.seconds / ctx.io_time, 1.0)
-        a.cost = {"seconds": a.seconds, "io_time_s": ctx.io_time, "io_time_share": share}
+    secs = a.seconds
+    if a.nbytes is not None and not (secs is not None and ctx.on_shared_fs(a.paths)):
+        secs = None
+    if secs is not None:
+        secs = max(float(secs), 0.0)
+        a.cost = {"seconds": secs}
+        if ctx.io_time > 0:
+            a.cost.update(io_time_s=ctx.io_time, io_time_share=min(secs / ctx.io_time, 1.0))
+        run = ctx.run_time * ctx.nprocs
+        if run > 0:
+            share = min(secs / run, 1.0)
+            rank_s = secs / ctx.ranks_of(a.paths)
+            a.cost.update(run_s=run, run_share=share, rank_seconds=rank_s)
+            if rank_s < sev["rank_seconds"] and not (
+                    share >= sev["short_share"] and rank_s >= sev["short_seconds"]):
+                share = min(share, sev["info_below"] / 2)  # a test-sized job: INFO
+        elif ctx.io_time > 0:
+            share = a.cost["io_time_share"]
     elif a.nbytes is not None and ctx.io_bytes > 0:
         share = min(a.nbytes / ctx.io_bytes, 1.0)
         a.cost = {"bytes": a.nbytes, "io_bytes": ctx.io_bytes, "bytes_share": share}
@@ -82,6 +106,12 @@ def price(a: Advice, ctx: Context, sev: dict) -> None:
         a.severity = by_cost
 
 
+def weight(a: Advice) -> float:
+    """What a finding costs, for ordering: its share of the run (else of I/O)."""
+    c = a.cost
+    return c.get("run_share") or c.get("io_time_share") or c.get("bytes_share") or 0.0
+
+
 def overlap(cause: Advice, symptom: Advice) -> bool:
     if cause.paths and symptom.paths:
         return bool(cause.paths & symptom.paths)
@@ -90,8 +120,7 @@ def overlap(cause: Advice, symptom: Advice) -> bool:
 
 def fold(found: list) -> list:
     """Fold each symptom under the first (most costly) cause that explains it."""
-    order = sorted(found, key=lambda a: -(a.cost.get("io_time_share") or
-                                          a.cost.get("bytes_share") or 0))
+    order = sorted(found, key=lambda a: -weight(a))
     gone = set()
     for c in order:
         if id(c) in gone:
@@ -117,8 +146,7 @@ def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:
     for a in found:
         price(a, ctx, cfg["severity"])
     kept = fold(found)
-    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS,
-                             -(a.cost.get("io_time_share") or a.cost.get("bytes_share") or 0)))
+    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS, -weight(a)))
     for i, a in enumerate(kept, 1):
         a.rank = i
     return kept

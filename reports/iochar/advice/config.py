@@ -22,9 +22,14 @@ except ModuleNotFoundError:  # Python 3.10
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 DEFAULTS: dict[str, dict] = {
-    # severity from cost: the share of the job's I/O time (or bytes) a finding explains;
-    # below info_below a finding is INFO whatever its rule says
-    "severity": {"high": 0.25, "warn": 0.05, "info_below": 0.01},
+    # severity from cost: the share of the run's time across processes (run time x
+    # nprocs) a finding explains, else of the job's I/O time (or bytes); below info_below
+    # INFO whatever the rule (configuration errors are WARN from there); a finding that
+    # costs the ranks bearing it under rank_seconds each (a test-sized job) is INFO unless
+    # it takes short_share of the run and short_seconds a rank: a bad pattern in a short
+    # run grows with the problem size
+    "severity": {"high": 0.25, "warn": 0.05, "info_below": 0.01, "rank_seconds": 0.5,
+                 "short_share": 0.10, "short_seconds": 0.05},
     # ops below `size` bytes (the MPI-IO striping_unit when smaller and use_stripe_unit)
     "small-io": {"enabled": True, "size": 64 * KiB, "use_stripe_unit": True, "min_ops": 1000,
                      "share": 0.10},
@@ -41,9 +46,10 @@ DEFAULTS: dict[str, dict] = {
     # independent-only access to shared files (MPI-IO, HDF5, NetCDF, PnetCDF)
     "no-collective": {"enabled": True, "min_ops": 1000, "large_size": 1 * MiB, "large_share": 0.80,
                           "contiguous_share": 0.90},
-    # bytes or ops through STDIO instead of POSIX/MPI-IO (std streams excluded)
+    # bytes or ops through STDIO instead of POSIX/MPI-IO (std streams excluded), in calls
+    # of less than small_call bytes on average (large binary fwrites are fine)
     "stdio-heavy": {"enabled": True, "bytes_share": 0.10, "min_bytes": 10 * MiB,
-                        "ops_share": 0.50, "min_ops": 10000},
+                        "ops_share": 0.50, "min_ops": 10000, "small_call": 64 * KiB},
     # meta time dominating, or many opens/stats per byte
     "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 0.05, "min_meta_ops": 2000,
                            "bytes_per_meta_op": 64 * KiB},
@@ -63,9 +69,8 @@ DEFAULTS: dict[str, dict] = {
                           "amplification": 16.0},
     # record variables interleaved in NetCDF classic-family files
     "netcdf-record-vars": {"enabled": True, "min_record_vars": 2, "min_ops": 100},
-    # fsync/fdatasync/MPI_File_sync/H5Fflush per write
-    "fsync-storm": {"enabled": True, "min_syncs": 100, "per_write": 0.05, "min_flushes": 1000,
-                        "flushes_per_write": 0.5},
+    # fsync/fdatasync/MPI_File_sync/H5Fflush per write (fflush is not a sync)
+    "fsync-storm": {"enabled": True, "min_syncs": 100, "per_write": 0.05},
     # read<->write direction changes beyond one per file and rank
     "rw-switches": {"enabled": True, "min_switches": 1000, "share": 0.10},
     # explicit seeks per access
