@@ -88,8 +88,9 @@ def cost_note(cost: dict) -> str:
     """' (12.3 s over all ranks, 4% of the run)': what a finding costs, in the run's
     terms (its share of the I/O time, or of the bytes, when the run time is unknown)."""
     if "run_share" in cost:
-        return (f" ({S.human_time(cost['seconds'])} over all ranks, "
-                f"{_share(cost['run_share'])} of the run)")
+        share = _share(cost["run_share"]) if cost["run_share"] or not cost["seconds"] \
+            else "<0.001%"
+        return f" ({S.human_time(cost['seconds'])} over all ranks, {share} of the run)"
     if "io_time_share" in cost:
         return f" ({_share(cost['io_time_share'])} of I/O time)"
     if "bytes_share" in cost:

@@ -21,7 +21,7 @@ def test_good_pattern_fires_nothing():
 
 def test_every_rule_is_registered_with_a_config_entry():
     ids = [r.ID for r in advice.RULES]
-    assert len(ids) == len(set(ids)) == 18
+    assert len(ids) == len(set(ids)) == 19
     assert set(ids) == set(config.DEFAULTS) - {"severity"}
 
 

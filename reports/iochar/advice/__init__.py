@@ -15,6 +15,7 @@ from . import (
     fsync_storm,
     hdf5_chunking,
     hints,
+    lustre,
     many_seeks,
     metadata_heavy,
     misaligned,
@@ -33,7 +34,7 @@ from .base import RANK, SEVERITIES, Advice, Context
 from .config import ConfigError
 
 # The registry: every rule module has ID and check(ctx, cfg) -> list[Advice].
-RULES = (hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_collective,
+RULES = (lustre, hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_collective,
          metadata_heavy, file_per_process, redundant_reads, rank_imbalance, misaligned,
          stdio_heavy, fsync_storm, random_access, small_io, amplification, rw_switches,
          many_seeks)
@@ -41,13 +42,15 @@ RULES = (hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_col
 # cause -> the symptoms it explains when they concern the same files. A symptom
 # folded under its cause is not listed on its own; the cause carries its message.
 FOLDS = {
+    "lustre": {"rank-imbalance", "misaligned", "hints", "small-io", "layer-amplification"},
     "hdf5-chunking": {"misaligned", "small-io", "random-access", "many-seeks", "rw-switches",
                       "layer-amplification"},
     "netcdf-record-vars": {"small-io", "random-access", "rw-switches", "many-seeks",
                            "misaligned", "layer-amplification"},
     "hints": {"small-io", "misaligned", "strided-shared", "no-collective", "random-access"},
     "data-sieving": {"small-io", "rw-switches", "layer-amplification", "random-access",
-                     "strided-shared", "no-collective", "rank-imbalance"},
+                     "strided-shared", "no-collective", "rank-imbalance", "redundant-reads",
+                     "misaligned"},
     "strided-shared": {"small-io", "random-access", "misaligned", "no-collective",
                        "many-seeks"},
     "no-collective": {"small-io", "misaligned"},

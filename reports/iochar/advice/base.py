@@ -301,11 +301,24 @@ class Context:
         per = sub.groupby("path", sort=False)["nranks"].max()
         return int(min(max(per.sum(), 1), self.nprocs))
 
+    @cached_property
+    def lustre_paths(self) -> set:
+        """Files with a Lustre layout (a LUSTRE record, POSIX_LUSTRE_STRIPE_COUNT)."""
+        out = self.paths_in("LUSTRE")
+        df = self.frame("POSIX")
+        if df is not None and "POSIX_LUSTRE_STRIPE_COUNT" in df.columns:
+            out |= set(S.objects(df)[S.col(df, "POSIX_LUSTRE_STRIPE_COUNT") != 0].tolist())
+        return out
+
     def on_shared_fs(self, paths) -> bool:
         """Some of these files live on a shared (network or parallel) file system, by
         the log's mount table (longest mount point); False when it has none."""
+        if not paths:
+            return False
+        if self.lustre_paths & set(paths):
+            return True
         m = self.mounts
-        if m is None or "fs_type" not in m.columns or not paths:
+        if m is None or "fs_type" not in m.columns:
             return False
         mounts = sorted(((str(mp).rstrip("/") + "/", str(fs)) for mp, fs in
                          zip(m["mount_point"], m["fs_type"])), key=lambda x: -len(x[0]))

@@ -40,7 +40,9 @@ DEFAULTS: dict[str, dict] = {
     # a shared file accessed by several ranks in small interleaved pieces (STRIDE tables)
     "strided-shared": {"enabled": True, "min_ops": 400, "share": 0.50, "max_size": 1 * MiB},
     # POSIX reads under a file the application only wrote through MPI-IO (sieving/RMW)
-    "data-sieving": {"enabled": True, "min_bytes": 1 * MiB, "share": 0.10},
+    # (fill_factor: POSIX writing this many times the bytes MPI-IO was given, in an HDF5
+    # or NetCDF file under collective writes: the library's fill values)
+    "data-sieving": {"enabled": True, "min_bytes": 1 * MiB, "share": 0.10, "fill_factor": 1.3},
     # bytes at POSIX vs bytes at the library layer that owns the file
     "layer-amplification": {"enabled": True, "factor": 1.5, "min_bytes": 1 * MiB},
     # independent-only access to shared files (MPI-IO, HDF5, NetCDF, PnetCDF)
@@ -64,6 +66,11 @@ DEFAULTS: dict[str, dict] = {
     "hints": {"enabled": True, "min_ops": 100, "small_size": 1 * MiB, "small_share": 0.50,
                   "large_size": 4 * MiB, "large_share": 0.80, "min_bytes": 1 * GiB, "min_nprocs": 16,
                   "min_rounds": 4, "min_coll_ops": 16},
+    # Lustre layouts: a shared file of min_bytes or more on one stripe written by few
+    # ranks; an OST `factor` times slower per byte than the median of min_osts or more
+    # (files of min_file_bytes or more, at least min_files of them)
+    "lustre": {"enabled": True, "min_bytes": 1 * GiB, "factor": 8.0, "min_osts": 4,
+               "min_files": 8, "min_file_bytes": 1 * MiB},
     # HDF5 chunk bytes, and chunk vs access size with filters
     "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
                           "amplification": 16.0},

@@ -43,10 +43,11 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if io and meta / io >= cfg["time_share"] and meta >= cfg["min_time"] and \
                 opens + stats >= syncs and mops:
             found.append(f"{ops} take {pct(meta / io)} of the {module} I/O time on these "
-                         f"files ({S.human_time(meta)} over all ranks)")
+                         "files")
         if mops >= cfg["min_meta_ops"] and nbytes / mops < cfg["bytes_per_meta_op"]:
-            found.append(f"{num(again)} repeated opens" + (f" and {num(stats)} stats"
-                                                          if has_stats else "") +
+            found.append(" and ".join(x for x in (
+                f"{num(again)} repeated opens" if again else "",
+                f"{num(stats)} stats" if has_stats and stats else "") if x) +
                          f" for {S.human_bytes(nbytes)} of data "
                          f"({S.human_bytes(nbytes / mops)} per open"
                          + ("/stat)" if has_stats else ")"))

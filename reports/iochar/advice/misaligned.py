@@ -6,9 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
+from . import layers as L
 from .base import Advice, Context, least, num, pct
 
 ID = "misaligned"
+
+
+EXAMPLE = {
+    "HDF5": "H5Pset_alignment(fapl, 65536, {a});  /* C, before H5Fcreate */\n"
+            "h5py.File(name, \"w\", alignment_threshold=65536, alignment_interval={a})",
+    "MPIIO": "MPI_File_set_view(fh, (MPI_Offset)rank * region, etype, ftype, \"native\", info);"
+             "  /* region a multiple of {a} */",
+    "NetCDF": "nc__enddef(ncid, 0, {a}, 0, {a});  /* classic files */",
+    "PnetCDF": "MPI_Info_set(info, \"nc_var_align_size\", \"{a}\");",
+}
 
 
 def remedy(owner: str, align: str, stripe: bool) -> str:
@@ -33,10 +44,12 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if df is None or name not in df.columns or "path" not in df.columns:
         return []
     df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
-    owner = ctx.owner_of(S.objects(df), "POSIX")
+    traced = ctx.owner_of(S.objects(df), "POSIX")
+    owner = L.by_name(S.objects(df), traced)
     out = []
     for layer in dict.fromkeys(owner):
         sub = S.rows(df, owner == layer)
+        named = (traced[owner == layer] != layer).any()  # a library seen by name only
         reads = S.concept(sub, "POSIX", "reads")
         ops_row = reads + S.concept(sub, "POSIX", "writes")
         ops = float(ops_row.sum())
@@ -68,7 +81,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                          f"multiple of {S.human_bytes(align)}")
         out.append(Advice(
             ID, "high",
-            f"{layer}: {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
+            f"{layer}{' (by the file name: the log has no ' + layer + ' records)' if named else ''}"
+            f": {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
             f"{what} ({S.human_bytes(align)}){size_note}",
             remedy(layer, S.human_bytes(align), bool(stripe)),
             {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
@@ -77,5 +91,6 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              **({"common_size": common} if common else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
-            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths))
+            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths,
+            example=EXAMPLE.get(layer, "").format(a=int(align))))
     return out
