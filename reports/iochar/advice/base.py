@@ -293,13 +293,21 @@ class Context:
         """How many ranks bear the I/O of these files: the (file, rank) pairs that used
         them, at most nprocs (every rank for none named)."""
         t = self.layer_table
-        if not paths or not len(t) or self.nprocs < 2:
+        if not paths or not len(t) or self.nprocs < 2 or len(paths) >= self.nprocs:
+            return self.nprocs  # (each file has a rank at least: the cap is reached)
+        at = self._path_index.get_indexer(L.path_index(paths))
+        at = at[at >= 0]
+        if not len(at):
             return self.nprocs
-        sub = t[t["path"].isin(set(paths))]
-        if not len(sub):
-            return self.nprocs
-        per = sub.groupby("path", sort=False)["nranks"].max()
-        return int(min(max(per.sum(), 1), self.nprocs))
+        return int(min(max(self._path_nranks[at].sum(), 1), self.nprocs))
+
+    @cached_property
+    def _path_nranks(self) -> np.ndarray:
+        """Ranks that used each distinct path of layer_table (most over its layers)."""
+        codes, uniq = self._path_codes
+        out = np.zeros(len(uniq))
+        np.maximum.at(out, codes, S.column(self.layer_table, "nranks").astype(np.float64))
+        return out
 
     @cached_property
     def lustre_paths(self) -> set:
