@@ -2,8 +2,8 @@
 
 evaluate() runs the rules, prices each finding by the share of the run's time across
 processes it explains (else of the job's I/O time or bytes), sets its severity from
-that cost, folds symptoms under the
-cause that explains them (same files), and ranks what is left: root causes first.
+that cost, folds symptoms under the cause that explains them (same files), and ranks
+what is left: root causes first.
 """
 
 from __future__ import annotations

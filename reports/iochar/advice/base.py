@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -233,11 +234,12 @@ class Context:
                     (moved / opens < 1 << 20)
             out |= set(paths[odd].tolist())
             if self.mounts is not None and "fs_type" in self.mounts.columns:
-                ps = pd.Series(paths, dtype=object)
-                for mp, fs in zip(self.mounts["mount_point"], self.mounts["fs_type"]):
-                    if str(fs) in PSEUDO_FS:
-                        out |= set(paths[ps.str.startswith(str(mp).rstrip("/") + "/")
-                                         .fillna(False).to_numpy(bool)].tolist())
+                pseudo = [re.escape(str(mp).rstrip("/") + "/") for mp, fs in
+                          zip(self.mounts["mount_point"], self.mounts["fs_type"])
+                          if str(fs) in PSEUDO_FS]
+                if pseudo:  # one pass over the names, whatever the number of mounts
+                    on = pd.Series(paths, dtype=object).str.match("|".join(pseudo))
+                    out |= set(paths[on.fillna(False).to_numpy(bool)].tolist())
         return out
 
     def regular_rows(self, module: str) -> np.ndarray:
