@@ -120,7 +120,8 @@ def advice_section(advice: list) -> str:
                    f'</span><b>{esc(a["id"])}</b> &mdash; {esc(a["message"])}'
                    f'{esc(cost_note(a.get("cost") or {}))}'
                    f'<p>&rarr; {esc(a["recommendation"])}</p>'
-                   + (f'<pre class="example">{esc(a["example"])}</pre>'
+                   + ('<pre class="example">' + "\n".join(
+                       esc(line) for line in a["example"].splitlines()) + "</pre>"
                       if a.get("example") else "") + f'{files}'
                    + (f"<p class='muted'>at {esc(a['where'])}</p>" if a.get("where") else "")
                    + f'<details><summary>evidence</summary>{ev}</details></div>')

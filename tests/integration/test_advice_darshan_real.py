@@ -120,3 +120,10 @@ def test_severity_states_the_share_of_the_run():
     assert re.search(r"\[WARN\] lustre: .*, 2\.0% of the run\)", out), out
     assert "e.g. lfs setstripe -c 16 -S 4M /lus/theta-fs0" in out
     assert "e.g. lfs setstripe" not in text(report("skew_io__skew-app.darshan"))
+
+
+def test_html_shows_the_remedy_example():
+    from iochar import html
+    page = html.render(report("skew_io__skew-app.darshan"), {}, {}, None)
+    assert '<pre class="example">lfs setstripe -c 16 -S 4M /lus/theta-fs0\nMPI_Info_set' in page
+    assert "2.0% of the run)" in page
