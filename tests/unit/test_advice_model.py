@@ -273,3 +273,19 @@ def test_fill_values_of_an_hdf5_file_under_collective_writes():
     assert a.message.startswith("HDF5 (by the file name")
     assert "H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)" in a.recommendation
     assert a.evidence["POSIX_SIZE_READ_0_100"] == 4000 and a.module == "H5D"
+
+
+def test_a_read_only_job_gets_read_remedies():
+    """2048 files each read by one rank: the remedy reads (MPI_File_read_at_all), and a
+    misaligned reader is told to start each read()/pread(), never a write call."""
+    rows = [{"path": f"/s/in.{i}", "rank": i % 64, "POSIX_OPENS": 1, "POSIX_READS": 1,
+             "POSIX_BYTES_READ": 8 * MiB, "POSIX_SIZE_READ_4M_10M": 1,
+             "POSIX_F_META_TIME": 0.01, "POSIX_F_READ_TIME": 0.01} for i in range(2048)]
+    (a,) = run_advice(job(64), {"POSIX": frame(rows)})["file-per-process"]
+    assert "MPI_File_read_at_all" in a.recommendation and "write" not in a.recommendation
+    row = {"path": "/s/in.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 500,
+           "POSIX_BYTES_READ": 500 * 200 * KiB, "POSIX_SIZE_READ_100K_1M": 500,
+           "POSIX_FILE_NOT_ALIGNED": 500, "POSIX_FILE_ALIGNMENT": 4096,
+           "POSIX_F_READ_TIME": 1.0}
+    (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
+    assert "start each read()/pread()" in a.recommendation and "write" not in a.recommendation

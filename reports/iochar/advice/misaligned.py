@@ -8,6 +8,7 @@ import numpy as np
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, least, num, pct
+from .remedy import direction
 
 ID = "misaligned"
 
@@ -22,13 +23,14 @@ EXAMPLE = {
 }
 
 
-def remedy(owner: str, align: str, stripe: bool) -> str:
+def remedy(owner: str, align: str, stripe: bool, d: str = "write") -> str:
+    """The alignment remedy at the owner's layer, in the accesses' direction (d)."""
     return {
-        "POSIX": f"start each write()/pwrite() at a multiple of {align} and make the sizes "
+        "POSIX": f"start each {d}()/p{d}() at a multiple of {align} and make the sizes "
                  f"multiples of it (pad headers and records to {align})",
-        "STDIO": f"write whole {align} blocks (setvbuf with a {align} buffer, pad records)",
+        "STDIO": f"{d} whole {align} blocks (setvbuf with a {align} buffer, pad records)",
         "MPIIO": f"give each rank a region that starts at a multiple of {align} (the offsets "
-                 "of MPI_File_write_at/the displacement of MPI_File_set_view)"
+                 f"of MPI_File_{d}_at/the displacement of MPI_File_set_view)"
                  + ("" if stripe else f", and set the striping_unit hint to {align}"),
         "HDF5": f"H5Pset_alignment(fapl, threshold, {align}) on the file access property list",
         "NetCDF": f"classic files: nc__enddef(ncid, h_minfree, {align}, v_minfree, "
@@ -86,7 +88,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"{layer}{' (by the file name: the log has no ' + layer + ' records)' if named else ''}"
             f": {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
             f"{what} ({S.human_bytes(align)}){size_note}",
-            remedy(layer, S.human_bytes(align), bool(stripe)),
+            remedy(layer, S.human_bytes(align), bool(stripe),
+                   direction(float((reads * (bad_row > 0)).sum()),
+                             float(((ops_row - reads) * (bad_row > 0)).sum()))),
             {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
              "eof_probes_not_counted": float(probes.sum()),
              **({"stripe_size": stripe} if stripe else {}),
