@@ -50,10 +50,14 @@ __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const cha
 static __typeof__(&fstat) real_fstat;
 
 /* File-system facts of a record, once (its first open): the preferred I/O
- * size, and on Lustre the layout from the `lustre.lov` attribute. */
+ * size, the file's kind, and on Lustre the layout from the `lustre.lov` attribute. */
 static void record_fs_facts(int fd, iochar_record *r) {
   struct stat st;
-  int64_t bs = IOCHAR_REAL(fstat)(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  int ok = IOCHAR_REAL(fstat)(fd, &st) == 0;
+  int64_t bs = ok && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+  /* the file's kind (8 regular, 1 FIFO, 2 char device, 4 directory, 6 block
+   * device, 12 socket): the advice keeps pipes and devices out of file rules */
+  int64_t kind = ok ? (int64_t)((st.st_mode & S_IFMT) >> 12) : 0;
   iochar_lustre_layout lo = {0};
   if (iochar_on_lustre(iochar_record_path(r)) && iochar_lustre_read(fd, &lo) != 0)
     lo = (iochar_lustre_layout){0};
@@ -66,6 +70,7 @@ static void record_fs_facts(int fd, iochar_record *r) {
   if (entry) c = ((iochar_meta_entry *)w)->c;
 #define AT(i) c[entry ? slot[i] : (i)]
   AT(POSIX_FILE_BLKSIZE) = bs;
+  AT(POSIX_FILE_TYPE) = kind;
   AT(POSIX_LUSTRE_STRIPE_SIZE) = lo.stripe_size;
   AT(POSIX_LUSTRE_STRIPE_COUNT) = lo.stripe_count;
   AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;

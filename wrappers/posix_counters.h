@@ -32,6 +32,7 @@
   X(POSIX_FILE_NOT_ALIGNED, SUM)     /* offset not multiple of FILE_ALIGNMENT */   \
   X(POSIX_FILE_ALIGNMENT, ANY)       /* statfs block size of the mount */          \
   X(POSIX_FILE_BLKSIZE, ANY)         /* st_blksize at first open: preferred I/O */ \
+  X(POSIX_FILE_TYPE, ANY)            /* (st_mode & S_IFMT) >> 12 at first open */  \
   X(POSIX_LUSTRE_STRIPE_SIZE, ANY)   /* Lustre layout (lustre.lov) at first */     \
   X(POSIX_LUSTRE_STRIPE_COUNT, ANY)  /* open, 0 elsewhere; if composite, of */     \
   X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one component: docs/log-format.md */       \

@@ -94,16 +94,20 @@ def _frame(be, dmod: str, recs: list, names: dict) -> pd.DataFrame:
 
 def _lustre(recs: list, names: dict) -> pd.DataFrame:
     """One row per (rank, file): the first layout component's stripe size and count,
-    the number of components and of distinct OSTs; unknown values (-1) are NaN."""
+    the number of components and of distinct OSTs, and those OSTs' indices as text
+    ("11,40,3", in layout order: the advice times each OST by the files it holds);
+    unknown values (-1) are NaN."""
     rows = []
     for r in recs:
         comps = r.get("components") or []
         first = comps[0]["counters"] if comps else np.array([-1, -1])
-        osts = {int(o) for c in comps for o in np.asarray(c.get("ost_ids", []))}
+        ids = [int(o) for c in comps for o in np.asarray(c.get("ost_ids", [])) if int(o) >= 0]
         rows.append((int(r["rank"]), int(r["id"]), names.get(int(r["id"]), "<UNKNOWN>"),
                      float(first[0]) if first[0] >= 0 else np.nan,
-                     float(first[1]) if first[1] >= 0 else np.nan, len(comps), len(osts)))
-    df = pd.DataFrame(rows, columns=["rank", "record_id", "path", *LUSTRE_COLUMNS])
+                     float(first[1]) if first[1] >= 0 else np.nan, len(comps), len(set(ids)),
+                     ",".join(str(o) for o in dict.fromkeys(ids))))
+    df = pd.DataFrame(rows, columns=["rank", "record_id", "path", *LUSTRE_COLUMNS,
+                                     "LUSTRE_OST_IDS"])
     df["record_id"] = df["record_id"].astype(np.uint64)
     return df
 

@@ -5,8 +5,9 @@ Each entry: how to run it (an MPI C program of tests/ with 4 ranks, or a Python
 script using h5py/netCDF4), whether a problem is planted, and the expected findings
 as (id, rank, severities). Every WARN-or-worse finding must be expected (precision),
 every expected one found (recall), and the root cause must come first (rank 1).
-Severity follows measured cost (share of the job's I/O time); where the planted
-problem is all the I/O the workload does it is HIGH.
+Severity follows measured cost: the share of the run's time across processes (MPI
+start-up and the interpreter's imports included), so each workload is sized for its
+problem to cost a real share of its run; WARN or HIGH where start-up takes much of it.
 """
 
 H5_TINY_CHUNKS = """
@@ -14,8 +15,8 @@ import h5py, numpy as np
 # 800-byte chunks (1 x 100 doubles), written 10 rows per call: each chunk is its own
 # small access at an unaligned offset
 with h5py.File("tiny.h5", "w") as f:
-    d = f.create_dataset("field", shape=(2000, 100), dtype="f8", chunks=(1, 100))
-    for i in range(0, 2000, 10):
+    d = f.create_dataset("field", shape=(12000, 100), dtype="f8", chunks=(1, 100))
+    for i in range(0, 12000, 10):
         d[i:i + 10, :] = np.ones((10, 100))
 """
 
@@ -32,12 +33,12 @@ with h5py.File("good.h5", "r") as f:
 
 NC_RECORDS = """
 import netCDF4, numpy as np
-# classic format: 6 record variables, 300 records each, one record per call
+# classic format: 6 record variables, 4000 records each, one record per call
 with netCDF4.Dataset("records.nc", "w", format="NETCDF3_CLASSIC") as ds:
     ds.createDimension("time", None)
     ds.createDimension("x", 1000)
     vs = [ds.createVariable(n, "f4", ("time", "x")) for n in ("u", "v", "w", "t", "p", "q")]
-    for t in range(300):
+    for t in range(4000):
         for v in vs:
             v[t, :] = np.ones(1000, "f4")
 """
@@ -54,7 +55,7 @@ with netCDF4.Dataset("good.nc", "w", format="NETCDF4") as ds:
             v[512 * i:512 * (i + 1), :] = np.ones((512, 512), "f4")
 """
 
-HIGH = ("high",)
+HIGH = ("warn", "high")  # by the share of the run the problem takes
 
 # name: (runner, argument, planted, [(id, rank, severities)])
 CORPUS = {

@@ -47,7 +47,7 @@ static int own_file(const char *stem, int flags) {
 static void strided(void) {
   int fd = open("strided.dat", O_CREAT | O_WRONLY, 0644);
   CHECK(fd >= 0);
-  for (int i = 0; i < 512; i++)
+  for (int i = 0; i < 4096; i++)
     CHECK(pwrite(fd, buf, 4 * KiB, ((off_t)i * size + rank) * 4 * KiB) == 4 * KiB);
   CHECK(close(fd) == 0);
 }
@@ -97,7 +97,7 @@ static void sieve(void) {
 static void misaligned(void) {
   int fd = own_file("misaligned.dat", O_CREAT | O_WRONLY | O_TRUNC);
   CHECK(write(fd, buf, 100) == 100);
-  for (int i = 0; i < 80; i++) CHECK(write(fd, buf, 200 * KiB) == 200 * KiB);
+  for (int i = 0; i < 320; i++) CHECK(write(fd, buf, 200 * KiB) == 200 * KiB);
   CHECK(close(fd) == 0);
 }
 
@@ -109,7 +109,7 @@ static void meta(void) {
     CHECK(fd >= 0 && write(fd, buf, 64) == 64 && close(fd) == 0);
   }
   struct stat st;
-  for (int round = 0; round < 30; round++)
+  for (int round = 0; round < 200; round++)
     for (int i = 0; i < 40; i++) {
       snprintf(name, sizeof name, "meta.%d.%d", rank, i);
       CHECK(stat(name, &st) == 0);
@@ -122,7 +122,7 @@ static void random_(void) {
   int fd = own_file("random.dat", O_CREAT | O_RDWR | O_TRUNC);
   CHECK(ftruncate(fd, 64 * MiB) == 0);
   unsigned x = 12345u + (unsigned)rank;
-  for (int i = 0; i < 3000; i++) {
+  for (int i = 0; i < 12000; i++) {
     x = x * 1103515245u + 12345u; /* a fixed LCG: the same offsets every run */
     off_t block = (off_t)((x >> 8) % (64 * MiB / (4 * KiB)));
     CHECK(pread(fd, buf, 4 * KiB, block * 4 * KiB) == 4 * KiB);
@@ -166,7 +166,7 @@ static void stdio_(void) {
   snprintf(name, sizeof name, "stdio.%d.txt", rank);
   FILE *f = fopen(name, "w");
   CHECK(f != NULL);
-  for (int i = 0; i < 20000; i++) CHECK(fprintf(f, "%d %g\n", i, i * 0.5) > 0);
+  for (int i = 0; i < 2500000; i++) CHECK(fprintf(f, "%d %g\n", i, i * 0.5) > 0);
   CHECK(fclose(f) == 0);
 }
 

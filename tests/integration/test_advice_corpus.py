@@ -95,7 +95,8 @@ def test_corpus(tmp_path):
         problems += [f"{name}: {p}" for p in probs]
         found = ", ".join(
             f"{a['rank']}.{a['id']}({a['severity']} "
-            f"{100 * (a['cost'].get('io_time_share') or a['cost'].get('bytes_share') or 0):.0f}%)"
+            f"{100 * (a['cost'].get('run_share') or a['cost'].get('bytes_share') or 0):.0f}% "
+            f"{a['cost'].get('rank_seconds', 0):.2f}s)"
             for a in rep["advice"])
         rows.append(f"  {name:<28} tp {tp} fp {fp} fn {fn} root-first "
                     f"{'yes' if first else 'NO'}  [{found}]")

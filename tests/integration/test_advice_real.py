@@ -20,7 +20,10 @@ from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, run, workload
 
 KiB, MiB = 1 << 10, 1 << 20
 N = 4  # MPI ranks (oversubscribed on small machines: keep collective calls few)
-EITHER = ("warn", "high")  # severity set by the measured share of I/O time (timing)
+# Severity follows the share of the run a finding costs; these workloads are test-sized
+# (milliseconds of I/O), so any severity: what is asserted is which rules fire and their
+# evidence (the advice corpus sizes its workloads for severity).
+EITHER = ("info", "warn", "high")
 
 
 def report_json(logs):
@@ -98,7 +101,7 @@ SERIAL = {
             {("rw-switches", "POSIX"): {"POSIX_RW_SWITCHES": 1200, "excess_switches": 1199,
                                         "accesses": 1201}}),
     # 600 x (lseek SET, 64 KiB write, lseek CUR): the seeks' share of I/O time varies
-    "seeks": ({("many-seeks", "POSIX"): ("info",) + EITHER},
+    "seeks": ({("many-seeks", "POSIX"): EITHER},
               {("many-seeks", "POSIX"): {"POSIX_SEEKS": 1200, "accesses": 600}}),
 }
 
@@ -267,7 +270,7 @@ def test_netcdf_classic_record_variables(tmp_path):
     rep = run_python(NC_RECORD_VARS, tmp_path)
     # 47 KiB of data next to the interpreter's own imports: its share of the I/O time,
     # and so its severity, varies (the corpus has a workload where it dominates)
-    check(rep, {("netcdf-record-vars", "NC_VAR"): ("info",) + EITHER},
+    check(rep, {("netcdf-record-vars", "NC_VAR"): EITHER},
           {("netcdf-record-vars", "NC_VAR"): {"record_vars": 6, "files": 1,
                                               "record_var_ops": 120}})
     # a serial classic file: nothing about parallel access

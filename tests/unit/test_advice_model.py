@@ -7,7 +7,14 @@ import pandas as pd
 
 from iochar import advice
 from iochar import summary as S
-from report_frames import MiB, frame, job, run_advice
+from report_frames import MiB, frame, run_advice
+from report_frames import job as run_job
+
+
+def job(nprocs=4, nnodes=1, run=0.0):
+    """A job of unknown run time: severity from the share of the I/O time, so each rule
+    is judged on its own (the run's share is tested with run_job)."""
+    return run_job(nprocs, nnodes, run)
 
 KiB = 1 << 10
 
@@ -225,3 +232,60 @@ def test_no_collective_remedy_for_a_file_one_rank_uses():
     got = run_advice(job(4), {"MPIIO": mp})
     assert set(got) == {"small-io"}
     assert "_all" not in got["small-io"][0].recommendation
+
+
+def test_severity_is_judged_against_the_run():
+    """The same 5000 small writes taking 1 s: HIGH in a 2 s serial run, INFO in a 100 s
+    one (1%), INFO in a 2 s run of 64 ranks where each rank bears 16 ms of it."""
+    df = frame([small("/s/a.dat", 5000, 1.0)])
+    (a,) = run_advice(run_job(1, run=2.0), {"POSIX": df})["small-io"]
+    assert a.severity == "high" and a.cost["run_share"] == 0.5
+    assert a.cost["rank_seconds"] == 1.0 and a.cost["run_s"] == 2.0
+    (a,) = run_advice(run_job(1, run=100.0), {"POSIX": df})["small-io"]
+    assert a.severity == "info" and a.cost["run_share"] == 0.01
+    # a test-sized job: a quarter of the run, but 16 ms on each of the 64 ranks
+    rows = [small(f"/s/a{i}.dat", 5000, 1.0 / 64, rank=i) for i in range(64)]
+    (a,) = run_advice(run_job(64, run=1.0 / 16), {"POSIX": frame(rows)})["small-io"]
+    assert round(a.cost["run_share"], 6) == 0.25 and a.severity == "info"
+
+
+def test_files_that_are_not_regular_stay_out_of_pattern_rules():
+    """A FIFO (POSIX_FILE_TYPE 1) read in 4 KiB pieces is not small-io; the same counters
+    on a regular file (8) are."""
+    row = small("/s/pipe", 5000, 1.0)
+    row["POSIX_FILE_TYPE"] = 1
+    assert "small-io" not in run_advice(job(1), {"POSIX": frame([row])})
+    row["POSIX_FILE_TYPE"] = 8
+    assert "small-io" in run_advice(job(1), {"POSIX": frame([row])})
+
+
+def test_fill_values_of_an_hdf5_file_under_collective_writes():
+    """POSIX writes 1.5x what MPI-IO was given and reads it back, on a file named .h5
+    with no HDF5 records: the HDF5 fill-value remedy, named at HDF5."""
+    mp = frame([{"path": "/s/out.h5", "rank": -1, "MPIIO_COLL_OPENS": 4,
+                 "MPIIO_COLL_WRITES": 64, "MPIIO_BYTES_WRITTEN": 64 * MiB,
+                 "MPIIO_F_WRITE_TIME": 4.0}])
+    px = frame([{"path": "/s/out.h5", "rank": -1, "POSIX_OPENS": 4, "POSIX_WRITES": 96,
+                 "POSIX_READS": 5000, "POSIX_BYTES_WRITTEN": 96 * MiB,
+                 "POSIX_BYTES_READ": 32 * MiB, "POSIX_SIZE_READ_0_100": 4000,
+                 "POSIX_F_WRITE_TIME": 2.0, "POSIX_F_READ_TIME": 1.0}])
+    (a,) = run_advice(job(4), {"MPIIO": mp, "POSIX": px})["data-sieving"]
+    assert a.message.startswith("HDF5 (by the file name")
+    assert "H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)" in a.recommendation
+    assert a.evidence["POSIX_SIZE_READ_0_100"] == 4000 and a.module == "H5D"
+
+
+def test_a_read_only_job_gets_read_remedies():
+    """2048 files each read by one rank: the remedy reads (MPI_File_read_at_all), and a
+    misaligned reader is told to start each read()/pread(), never a write call."""
+    rows = [{"path": f"/s/in.{i}", "rank": i % 64, "POSIX_OPENS": 1, "POSIX_READS": 1,
+             "POSIX_BYTES_READ": 8 * MiB, "POSIX_SIZE_READ_4M_10M": 1,
+             "POSIX_F_META_TIME": 0.01, "POSIX_F_READ_TIME": 0.01} for i in range(2048)]
+    (a,) = run_advice(job(64), {"POSIX": frame(rows)})["file-per-process"]
+    assert "MPI_File_read_at_all" in a.recommendation and "write" not in a.recommendation
+    row = {"path": "/s/in.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 500,
+           "POSIX_BYTES_READ": 500 * 200 * KiB, "POSIX_SIZE_READ_100K_1M": 500,
+           "POSIX_FILE_NOT_ALIGNED": 500, "POSIX_FILE_ALIGNMENT": 4096,
+           "POSIX_F_READ_TIME": 1.0}
+    (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
+    assert "start each read()/pread()" in a.recommendation and "write" not in a.recommendation

@@ -55,10 +55,13 @@ def test_counters_pass_through_with_darshan_values():
 def test_lustre_frame():
     lu = iochar.open(str(IOR)).records("LUSTRE")
     assert list(lu.columns) == ["rank", "record_id", "path", "LUSTRE_STRIPE_SIZE",
-                                "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS"]
-    assert lu.iloc[0][3:].tolist() == [1048576.0, 1.0, 1, 1]
+                                "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS",
+                                "LUSTRE_OST_IDS"]
+    assert lu.iloc[0][3:7].tolist() == [1048576.0, 1.0, 1, 1]
     lu = iochar.open(str(EXAMPLES / "example.darshan")).records("LUSTRE")
-    assert lu.iloc[0][3:].tolist() == [1048576.0, 24.0, 1, 24]
+    assert lu.iloc[0][3:].tolist() == [1048576.0, 24.0, 1, 24,
+                                       "7,9,23,21,1,19,20,8,18,12,6,2,10,16,4,0,22,14,13,17,"
+                                       "5,15,11,3"]
 
 
 def test_report_and_advice_use_the_stripe(capsys):
@@ -67,7 +70,8 @@ def test_report_and_advice_use_the_stripe(capsys):
     assert sorted(rep["modules"]) == ["MPIIO", "POSIX", "STDIO"]  # LUSTRE is settings, not I/O
     mis = [a for a in rep["advice"] if a["id"] == "misaligned"]
     assert mis and "the stripe unit (1 MiB)" in mis[0]["message"]
-    assert "multiple of 1 MiB" in mis[0]["recommendation"]
+    # vpicio.hdf5 with no H5 records: the remedy is HDF5's, the file named by its name
+    assert "H5Pset_alignment(fapl, threshold, 1 MiB)" in mis[0]["recommendation"]
     for f in sorted(EXAMPLES.glob("*.darshan")):
         assert report.main([str(f)]) == 0, f
     capsys.readouterr()
@@ -114,15 +118,12 @@ def _all_findings(adv):
 
 
 def test_advice_says_nothing_of_counters_darshan_lacks():
-    # sample-badost: 2048 ranks, STDIO with 6,144 fopen/fclose; Darshan's STDIO module
-    # (as iochar's) counts no stat calls, so the finding must not claim "0 stats"
+    # sample-badost: 2048 ranks each fopen 3 files once (6,144 opens): not repeated opens,
+    # so no metadata finding; 2,056 fflush() calls are not syncs (no fsync-storm)
     adv = _advice(EXAMPLES / "sample-badost.darshan")
     found = dict(_all_findings(adv))
-    assert found["metadata-heavy"] == ("STDIO: open/close take 92% of its I/O time (4.6 min "
-                                       "over all ranks); 6,144 opens for 1.6 MiB of data "
-                                       "(270 B per open)")
-    # more fflush() calls than writes: the ratio reads per write, not "one per 0.0"
-    assert found["fsync-storm"] == "STDIO: 2,056 fflush() calls for 97 writes (21.2 per write)"
+    assert "metadata-heavy" not in found and "fsync-storm" not in found
+    # Darshan's STDIO module (as iochar's) counts no stat calls: no finding claims "0 stats"
     for f in sorted(EXAMPLES.glob("*.darshan")):
         adv = _advice(f)
         for _, msg in _all_findings(adv):

@@ -58,8 +58,9 @@ def test_changes_only_and_json(tmp_path, capsys):
 def test_junit_xml(tmp_path, capsys):
     # 1000 x 4 MiB -> 1,024,000 x 4 KiB: ops, mean size, top size regress, and small-io
     # (high) appears: 4 failures
-    b, n = pair(tmp_path, job(), job(), posix(1000, 4 * MiB),
-                posix(1_024_000, 4096, bin_="1K_10K"))
+    # (100 s of writing on one rank of a 4 x 100 s run: small-io costs a quarter of it)
+    b, n = pair(tmp_path, job(), job(), posix(1000, 4 * MiB, time=100.0),
+                posix(1_024_000, 4096, bin_="1K_10K", time=100.0))
     out = tmp_path / "ci" / "diff.xml"
     out.parent.mkdir()
     assert diff.main([b, n, "--junit", str(out)]) == 1

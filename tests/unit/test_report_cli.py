@@ -11,7 +11,7 @@ from report_frames import good_pattern, job, small_writes, write
 @pytest.fixture
 def bad_log(tmp_path):
     p = tmp_path / "bad.iochar"
-    write(p, job(), {"POSIX": small_writes()})
+    write(p, job(run=2.0), {"POSIX": small_writes()})  # 3 s of small writes in 4 x 2 s
     return p
 
 

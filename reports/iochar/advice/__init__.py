@@ -1,8 +1,9 @@
 """Tuning advice: one rule per file, thresholds in config.py, evaluated on plain data.
 
-evaluate() runs the rules, prices each finding by the share of the job's I/O time
-(or bytes) it explains, sets its severity from that cost, folds symptoms under the
-cause that explains them (same files), and ranks what is left: root causes first.
+evaluate() runs the rules, prices each finding by the share of the run's time across
+processes it explains (else of the job's I/O time or bytes), sets its severity from
+that cost, folds symptoms under the cause that explains them (same files), and ranks
+what is left: root causes first.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from . import (
     fsync_storm,
     hdf5_chunking,
     hints,
+    lustre,
     many_seeks,
     metadata_heavy,
     misaligned,
@@ -32,7 +34,7 @@ from .base import RANK, SEVERITIES, Advice, Context
 from .config import ConfigError
 
 # The registry: every rule module has ID and check(ctx, cfg) -> list[Advice].
-RULES = (hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_collective,
+RULES = (lustre, hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_collective,
          metadata_heavy, file_per_process, redundant_reads, rank_imbalance, misaligned,
          stdio_heavy, fsync_storm, random_access, small_io, amplification, rw_switches,
          many_seeks)
@@ -40,13 +42,15 @@ RULES = (hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided, no_col
 # cause -> the symptoms it explains when they concern the same files. A symptom
 # folded under its cause is not listed on its own; the cause carries its message.
 FOLDS = {
+    "lustre": {"rank-imbalance", "misaligned", "hints", "small-io", "layer-amplification"},
     "hdf5-chunking": {"misaligned", "small-io", "random-access", "many-seeks", "rw-switches",
                       "layer-amplification"},
     "netcdf-record-vars": {"small-io", "random-access", "rw-switches", "many-seeks",
                            "misaligned", "layer-amplification"},
     "hints": {"small-io", "misaligned", "strided-shared", "no-collective", "random-access"},
     "data-sieving": {"small-io", "rw-switches", "layer-amplification", "random-access",
-                     "strided-shared", "no-collective", "rank-imbalance"},
+                     "strided-shared", "no-collective", "rank-imbalance", "redundant-reads",
+                     "misaligned"},
     "strided-shared": {"small-io", "random-access", "misaligned", "no-collective",
                        "many-seeks"},
     "no-collective": {"small-io", "misaligned"},
@@ -65,11 +69,34 @@ __all__ = ["RANK", "RULES", "SEVERITIES", "Advice", "ConfigError", "Context", "e
 
 
 def price(a: Advice, ctx: Context, sev: dict) -> None:
-    """Set a.cost and lower a.severity to what the measured cost supports."""
+    """Set a.cost and lower a.severity to what the measured cost supports.
+
+    The cost is judged against the run: the seconds a finding explains as a share of
+    the run's time across processes (run time x nprocs). Under `warn` of the run it is
+    INFO; under `rank_seconds` on each rank that bears it (a test-sized job) too, unless
+    it takes `short_share` of the run and `short_seconds` a rank. A finding priced in
+    bytes (re-reads, uneven ranks: a local page cache hides what a shared file system
+    charges) is priced by its seconds when its files are on a shared file system.
+    Without a run time, the share of the job's I/O time (or bytes) stands in."""
     share = None
-    if a.seconds is not None and ctx.io_time > 0:
-        share = min(a.seconds / ctx.io_time, 1.0)
-        a.cost = {"seconds": a.seconds, "io_time_s": ctx.io_time, "io_time_share": share}
+    secs = a.seconds
+    if a.nbytes is not None and not (secs is not None and ctx.on_shared_fs(a.paths)):
+        secs = None
+    if secs is not None:
+        secs = max(float(secs), 0.0)
+        a.cost = {"seconds": secs}
+        if ctx.io_time > 0:
+            a.cost.update(io_time_s=ctx.io_time, io_time_share=min(secs / ctx.io_time, 1.0))
+        run = ctx.run_time * ctx.nprocs
+        if run > 0:
+            share = min(secs / run, 1.0)
+            rank_s = secs / ctx.ranks_of(a.paths)
+            a.cost.update(run_s=run, run_share=share, rank_seconds=rank_s)
+            if rank_s < sev["rank_seconds"] and not (
+                    share >= sev["short_share"] and rank_s >= sev["short_seconds"]):
+                share = min(share, sev["info_below"] / 2)  # a test-sized job: INFO
+        elif ctx.io_time > 0:
+            share = a.cost["io_time_share"]
     elif a.nbytes is not None and ctx.io_bytes > 0:
         share = min(a.nbytes / ctx.io_bytes, 1.0)
         a.cost = {"bytes": a.nbytes, "io_bytes": ctx.io_bytes, "bytes_share": share}
@@ -82,6 +109,12 @@ def price(a: Advice, ctx: Context, sev: dict) -> None:
         a.severity = by_cost
 
 
+def weight(a: Advice) -> float:
+    """What a finding costs, for ordering: its share of the run (else of I/O)."""
+    c = a.cost
+    return c.get("run_share") or c.get("io_time_share") or c.get("bytes_share") or 0.0
+
+
 def overlap(cause: Advice, symptom: Advice) -> bool:
     if cause.paths and symptom.paths:
         return bool(cause.paths & symptom.paths)
@@ -90,8 +123,7 @@ def overlap(cause: Advice, symptom: Advice) -> bool:
 
 def fold(found: list) -> list:
     """Fold each symptom under the first (most costly) cause that explains it."""
-    order = sorted(found, key=lambda a: -(a.cost.get("io_time_share") or
-                                          a.cost.get("bytes_share") or 0))
+    order = sorted(found, key=lambda a: -weight(a))
     gone = set()
     for c in order:
         if id(c) in gone:
@@ -117,8 +149,7 @@ def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:
     for a in found:
         price(a, ctx, cfg["severity"])
     kept = fold(found)
-    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS,
-                             -(a.cost.get("io_time_share") or a.cost.get("bytes_share") or 0)))
+    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS, -weight(a)))
     for i, a in enumerate(kept, 1):
         a.rank = i
     return kept

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -13,6 +14,13 @@ from .. import summary as S
 from . import layers as L
 
 SEVERITIES = ("high", "warn", "info")  # most severe first
+REGULAR = 8  # POSIX_FILE_TYPE of a regular file ((st_mode & S_IFMT) >> 12)
+# File systems whose files hold no data on storage: pipes, sockets, devices, kernel views.
+PSEUDO_FS = {"pipefs", "sockfs", "devtmpfs", "devpts", "proc", "sysfs", "cgroup", "cgroup2",
+             "debugfs", "tracefs", "mqueue", "configfs", "pstore", "securityfs", "bpf"}
+SHARED_FS = {"lustre", "gpfs", "nfs", "nfs4", "dvs", "beegfs", "cephfs", "ceph", "panfs",
+             "pvfs2", "orangefs", "wekafs", "daos", "fuse.dfuse", "glusterfs"}
+SLOW_OPEN = 10.0  # s per open of a file that moves < 1 MiB per open: a FIFO waiting
 RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
@@ -40,11 +48,13 @@ class Advice:
     rank: int = 0
     folded: list = field(default_factory=list)  # symptoms explained by this cause
     paths: set = field(default_factory=set)  # every file involved (files: the worst 3)
+    example: str = ""  # the remedy as code or a command: a C/Fortran/Python line, lfs...
 
     def to_dict(self) -> dict:
         return {"id": self.id, "severity": self.severity, "rank": self.rank,
                 "module": self.module, "message": self.message,
                 "recommendation": self.recommendation, "remedy": self.recommendation,
+                "example": self.example,
                 "evidence": {k: S._py(v) for k, v in self.evidence.items()},
                 "cost": {k: S._py(v) for k, v in self.cost.items()},
                 "layers": {k: dict(v) for k, v in self.layers.items()},
@@ -182,13 +192,13 @@ class Context:
 
     def own_rows(self, module: str) -> np.ndarray:
         """Rows of module whose file the module's own layer owns (the application
-        called it there), folded <AGGREGATE> records excluded: the rows a pattern
-        rule may judge."""
+        called it there), folded <AGGREGATE> records and files that are not regular
+        (Context.nonregular) excluded: the rows a pattern rule may judge."""
         if module not in self._own_rows:
             df = self.frame(module)
             if df is None:
                 return np.zeros(0, bool)
-            keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
+            keep = (df["record_id"].to_numpy() != S.AGGREGATE_ID) & self.regular_rows(module)
             if "path" in df.columns and module in ("POSIX", "STDIO", "MPIIO"):
                 keep &= self.owner_of(S.objects(df), L.LAYER_OF[module]) == \
                     L.LAYER_OF[module]
@@ -198,6 +208,48 @@ class Context:
     @cached_property
     def _own_rows(self) -> dict:
         return {}
+
+    @cached_property
+    def nonregular(self) -> set:
+        """Paths that are not regular files on storage, kept out of the metadata,
+        imbalance and access-pattern rules: the std streams (<STDOUT>...), files whose
+        POSIX_FILE_TYPE is not a regular file's, files on pseudo file systems (the
+        mounts' types), and, for logs that carry no file type (Darshan's), files whose
+        opens each took over SLOW_OPEN seconds for little data: an open of a FIFO waits
+        for the other end (a terminal or a pipe is not a metadata storm)."""
+        out = set()
+        for m in ("POSIX", "STDIO"):
+            df = self.frame(m)
+            if df is None or "path" not in df.columns:
+                continue
+            paths = S.objects(df)
+            odd = np.isin(paths, S.SPECIAL_PATHS)
+            if f"{m}_FILE_TYPE" in df.columns:
+                kind = S.col(df, f"{m}_FILE_TYPE")
+                odd |= (kind != 0) & (kind != REGULAR)
+            else:
+                opens = np.maximum(S.concept(df, m, "opens"), 1)
+                moved = S.concept(df, m, "bytes_read") + S.concept(df, m, "bytes_written")
+                odd |= (S.concept(df, m, "time_meta") / opens >= SLOW_OPEN) & \
+                    (moved / opens < 1 << 20)
+            out |= set(paths[odd].tolist())
+            if self.mounts is not None and "fs_type" in self.mounts.columns:
+                pseudo = [re.escape(str(mp).rstrip("/") + "/") for mp, fs in
+                          zip(self.mounts["mount_point"], self.mounts["fs_type"])
+                          if str(fs) in PSEUDO_FS]
+                if pseudo:  # one pass over the names, whatever the number of mounts
+                    on = pd.Series(paths, dtype=object).str.match("|".join(pseudo))
+                    out |= set(paths[on.fillna(False).to_numpy(bool)].tolist())
+        return out
+
+    def regular_rows(self, module: str) -> np.ndarray:
+        """Rows of module on regular files (Context.nonregular left out)."""
+        df = self.frame(module)
+        if df is None:
+            return np.zeros(0, bool)
+        if not self.nonregular or "path" not in df.columns:
+            return np.ones(len(df), bool)
+        return ~pd.Series(S.objects(df), dtype=object).isin(self.nonregular).to_numpy(bool)
 
     def owner_of(self, paths, default: str) -> np.ndarray:
         """The owning layer of each path (default for paths no layer table has)."""
@@ -238,6 +290,53 @@ class Context:
         t = self.layer_table
         sub = t[t["path"].isin(set(paths))]
         return bool((sub["nranks"] > 1).any())
+
+    def ranks_of(self, paths) -> int:
+        """How many ranks bear the I/O of these files: the (file, rank) pairs that used
+        them, at most nprocs (every rank for none named)."""
+        t = self.layer_table
+        if not paths or not len(t) or self.nprocs < 2 or len(paths) >= self.nprocs:
+            return self.nprocs  # (each file has a rank at least: the cap is reached)
+        at = self._path_index.get_indexer(L.path_index(paths))
+        at = at[at >= 0]
+        if not len(at):
+            return self.nprocs
+        return int(min(max(self._path_nranks[at].sum(), 1), self.nprocs))
+
+    @cached_property
+    def _path_nranks(self) -> np.ndarray:
+        """Ranks that used each distinct path of layer_table (most over its layers)."""
+        codes, uniq = self._path_codes
+        out = np.zeros(len(uniq))
+        np.maximum.at(out, codes, S.column(self.layer_table, "nranks").astype(np.float64))
+        return out
+
+    @cached_property
+    def lustre_paths(self) -> set:
+        """Files with a Lustre layout (a LUSTRE record, POSIX_LUSTRE_STRIPE_COUNT)."""
+        out = self.paths_in("LUSTRE")
+        df = self.frame("POSIX")
+        if df is not None and "POSIX_LUSTRE_STRIPE_COUNT" in df.columns:
+            out |= set(S.objects(df)[S.col(df, "POSIX_LUSTRE_STRIPE_COUNT") != 0].tolist())
+        return out
+
+    def on_shared_fs(self, paths) -> bool:
+        """Some of these files live on a shared (network or parallel) file system, by
+        the log's mount table (longest mount point); False when it has none."""
+        if not paths:
+            return False
+        if self.lustre_paths & set(paths):
+            return True
+        m = self.mounts
+        if m is None or "fs_type" not in m.columns:
+            return False
+        mounts = sorted(((str(mp).rstrip("/") + "/", str(fs)) for mp, fs in
+                         zip(m["mount_point"], m["fs_type"])), key=lambda x: -len(x[0]))
+        for p in heapq.nsmallest(64, paths):  # a sample: a rule may name 10^6 files
+            fs = next((fs for mp, fs in mounts if str(p).startswith(mp) or mp == "/"), "")
+            if fs in SHARED_FS:
+                return True
+        return False
 
     def block_size(self, paths=()) -> float:
         """The file system block size of these files: POSIX_FILE_ALIGNMENT when the log

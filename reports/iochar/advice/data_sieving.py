@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
-from .base import Advice, Context, pct
+from . import layers as L
+from .base import Advice, Context, num, pct
 
 ID = "data-sieving"
 ENABLE = 1  # MPIIO_HINT_ROMIO_*: 0 unknown, 1 enable, 2 disable, 3 automatic
@@ -33,30 +34,59 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         indep = float(S.expr(rows, "MPIIO_INDEP_WRITES+MPIIO_NB_WRITES").sum())
         coll = float(S.expr(rows, "MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES").sum())
         ds = S.col(rows, "MPIIO_HINT_ROMIO_DS_WRITE")
-        owner = ctx.owner.get(path, "MPIIO")
+        traced = ctx.owner.get(path, "MPIIO")
+        owner = L.by_name([path], [traced])[0]
+        hdf5 = owner in ("HDF5", "NetCDF")
+        # two-phase's read of a file domain shows as many 0-byte or short reads
+        tiny = float(S.col(p, "POSIX_SIZE_READ_0_100").sum())
+        example = ""
         if indep >= coll:
             rec = ("ROMIO data sieving reads, locks and rewrites the span around each "
-                   "noncontiguous independent write: call MPI_File_write_all (collective, "
-                   "romio_cb_write=enable) instead of MPI_File_write/MPI_File_write_at"
-                   + ("" if owner == "MPIIO" else
-                      " (HDF5: H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE))")
+                   "noncontiguous independent write: "
+                   + ("make the transfers collective, H5Pset_dxpl_mpio(dxpl, "
+                      "H5FD_MPIO_COLLECTIVE) on the dataset transfer list (NetCDF-4: "
+                      "nc_var_par_access(ncid, varid, NC_COLLECTIVE))" if hdf5 else
+                      "call MPI_File_write_all (collective, romio_cb_write=enable) instead "
+                      "of MPI_File_write/MPI_File_write_at")
                    + "; if the pieces are large, set romio_ds_write=disable")
             how = f"{int(indep):,} independent noncontiguous writes"
+            example = ("H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);" if hdf5 else
+                       "MPI_File_write_at_all(fh, offset, buf, count, type, &status);")
+        elif hdf5 and written >= cfg["fill_factor"] * wrote:
+            # HDF5 writes a chunked dataset's fill values when it allocates the space
+            # (parallel HDF5 allocates early), then the data: POSIX writes well above
+            # what the program passed, and two-phase reads the filled domains back
+            rec = ("the library writes fill values when it allocates the datasets, then "
+                   "two-phase reads them back to merge the data: do not write fill values "
+                   "(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)) and allocate late where "
+                   "the driver allows (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE)); "
+                   "NetCDF-4: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)")
+            how = (f"{int(coll):,} collective writes over fill values ({S.human_bytes(written)} "
+                   f"written at POSIX for {S.human_bytes(wrote)})")
+            example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
+                       "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
         else:
             rec = ("ROMIO two-phase reads each aggregator's file domain before writing it "
                    "because the collective writes leave holes in it: write every byte of the "
                    "extent in one MPI_File_write_all (no gaps between ranks' pieces), or "
                    "align the pieces to the file domains (striping_unit, cb_buffer_size)")
             how = f"{int(coll):,} collective writes with holes"
+            example = "MPI_Info_set(info, \"romio_cb_write\", \"enable\");"
+        named = "" if owner == traced else \
+            f" (by the file name: the log has no {owner} records)"
         out.append(Advice(
             ID, "high",
-            f"MPIIO: POSIX read {S.human_bytes(read)} back from a file the program only "
-            f"wrote ({S.human_bytes(wrote)} through MPI-IO, {S.human_bytes(written)} written "
-            f"at POSIX, {pct(read / wrote)} read back): read-modify-write by {how}",
+            f"{owner}{named}: POSIX read {S.human_bytes(read)} back from a file the program "
+            f"only wrote ({S.human_bytes(wrote)} through MPI-IO, {S.human_bytes(written)} "
+            f"written at POSIX, {pct(read / wrote)} read back"
+            + (f", {num(tiny)} reads of 100 bytes or less" if tiny else "")
+            + f"): read-modify-write by {how}",
             rec,
             {"POSIX_BYTES_READ": read, "POSIX_BYTES_WRITTEN": written, "MPIIO_BYTES_WRITTEN": wrote,
              "MPIIO_INDEP_WRITES": indep, "MPIIO_COLL_WRITES": coll,
+             "POSIX_SIZE_READ_0_100": tiny,
              "MPIIO_HINT_ROMIO_DS_WRITE": float(np.max(ds)) if len(ds) else 0.0},
-            "MPIIO", [str(path)], seconds=secs, layers=ctx.layers_of([path]), paths={path},
-            floor="warn"))
+            {"HDF5": "H5D", "NetCDF": "NC_VAR"}.get(owner, "MPIIO"), [str(path)],
+            seconds=secs, layers=ctx.layers_of([path]), paths={path}, floor="warn",
+            example=example))
     return out

@@ -1,4 +1,5 @@
-"""fsync-storm: a sync (or stdio flush) every few writes."""
+"""fsync-storm: a sync every few writes. fflush() is not a sync (it hands the stream's
+buffer to the kernel, which caches it): STDIO is not judged here."""
 
 from __future__ import annotations
 
@@ -8,19 +9,24 @@ from .. import summary as S
 from .base import Advice, Context, least, num
 
 ID = "fsync-storm"
-CALL = {"POSIX": "fsync()/fdatasync()", "STDIO": "fflush()", "MPIIO": "MPI_File_sync",
+CALL = {"POSIX": "fsync()/fdatasync()", "MPIIO": "MPI_File_sync",
         "H5F": "H5Fflush", "H5D": "H5Dflush", "NC_FILE": "nc_sync",
         "PNETCDF_FILE": "ncmpi_sync"}
+
+
+EXAMPLE = {"POSIX": "for (...) write(fd, buf, n);\nfsync(fd);  /* once, after the loop */",
+           "MPIIO": "MPI_File_write_at_all(fh, ...);  /* every step */\n"
+                    "MPI_File_sync(fh);  /* once per checkpoint */"}
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     for module, df in ctx.records.items():
+        if module not in CALL:
+            continue
         ms = ctx.module_summary(module)
         syncs, writes = float(ms.get("syncs", 0)), float(ms.get("writes", 0))
-        stdio = module == "STDIO"
-        low, per = (cfg["min_flushes"], cfg["flushes_per_write"]) if stdio else \
-            (cfg["min_syncs"], cfg["per_write"])
+        low, per = cfg["min_syncs"], cfg["per_write"]
         if syncs < low or not writes and module not in ("H5F", "NC_FILE", "PNETCDF_FILE"):
             continue
         if writes and syncs / writes < per:
@@ -43,5 +49,6 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             "every sync waits for the storage and defeats write-back caching",
             {f"{module}_syncs": syncs, f"{module}_WRITES": writes,
              "syncs_per_write": syncs / writes if writes else 0}, module,
-            least(paths), seconds=secs, paths=paths))
+            least(paths), seconds=secs, paths=paths,
+            example=EXAMPLE.get(module, "")))
     return out

@@ -26,6 +26,28 @@ FILE_MODULE = {"NetCDF": "NC_FILE", "PnetCDF": "PNETCDF_FILE", "HDF5": "H5F"}
 METRICS = ("opens", "reads", "writes", "bytes_read", "bytes_written", "time")
 
 
+# A file's name says which library wrote it when the log has no module for that library
+# (Darshan logs before HDF5 support, HDF5's sec2 or MPI-IO drivers under an untraced
+# library): a remedy then names the library's call, not the MPI-IO or POSIX one under it.
+SUFFIX_LAYER = {".h5": "HDF5", ".hdf5": "HDF5", ".he5": "HDF5", ".hdf": "HDF5",
+                ".nc": "NetCDF", ".nc4": "NetCDF", ".cdf": "NetCDF"}
+
+
+def by_name(paths, owners) -> np.ndarray:
+    """Each file's owning layer, raised to HDF5/NetCDF by its name's suffix where the
+    owner is MPI-IO or POSIX (the layers a library's file shows at without its module)."""
+    owners = np.asarray(owners, dtype=object).copy()
+    low = (owners == "MPIIO") | (owners == "POSIX")
+    if not low.any():
+        return owners
+    names = pd.Series(np.asarray(paths, dtype=object)[low], dtype=object).str.lower()
+    for suffix, layer in SUFFIX_LAYER.items():
+        hit = names.str.endswith(suffix).fillna(False).to_numpy(bool)
+        sel = np.flatnonzero(low)[hit]
+        owners[sel] = layer
+    return owners
+
+
 def file_of(paths: np.ndarray, files: set) -> np.ndarray:
     """Map dataset/variable record names (`<file>:<name>`) to their file's path."""
     if not files:  # no file to map to: every name is its own (str) path

@@ -1,6 +1,10 @@
-"""metadata-heavy: open/stat/close time dominates, or many opens/stats per byte."""
+"""metadata-heavy: open/stat/close time dominates, or many opens/stats per byte, on
+regular files the application opens itself (a library's opens of its files, e.g. one
+collective MPI_File_open by every rank, and pipes or terminals are not judged here)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .. import summary as S
 from .base import Advice, Context, num, pct
@@ -11,35 +15,45 @@ ID = "metadata-heavy"
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     for module in ("POSIX", "STDIO"):
-        ms = ctx.module_summary(module)
-        if not ms:
+        df = ctx.frame(module)
+        if df is None:
             continue
-        meta, rd, wr = (float(ms.get(k + "_total") or 0)
+        df = S.rows(df, ctx.own_rows(module))
+        if not len(df):
+            continue
+        meta, rd, wr = (float(S.concept(df, module, k).sum())
                         for k in ("time_meta", "time_read", "time_write"))
         io = meta + rd + wr
-        opens, stats = float(ms.get("opens", 0)), float(ms.get("stats", 0))
+        open_row = S.concept(df, module, "opens")
+        opens, stats = float(open_row.sum()), float(S.concept(df, module, "stats").sum())
+        # every rank opens a file it uses once: only the opens beyond that repeat work
+        once = np.minimum(open_row, np.where(S.column(df, "rank") == -1, ctx.nprocs, 1))
+        again = float((open_row - once).sum())
         # STDIO (iochar's and Darshan's) counts no stat calls: say nothing about them
         # rather than "0 stats"
         has_stats = S.has_concept(ctx.frame(module), module, "stats")
         ops = "open/stat/close" if has_stats else "open/close"
-        mops = opens + stats
-        nbytes = float(ms.get("bytes_read", 0) + ms.get("bytes_written", 0))
+        mops = again + stats
+        nbytes = float((S.concept(df, module, "bytes_read") +
+                        S.concept(df, module, "bytes_written")).sum())
         found = []
         # fsync is timed as metadata: when syncs outnumber opens and stats, the meta
         # time is theirs (fsync-storm judges that)
-        syncs = float(ms.get("syncs", 0))
-        if io and meta / io >= cfg["time_share"] and meta >= cfg["min_time"] and mops >= syncs:
-            found.append(f"{ops} take {pct(meta / io)} of its I/O time "
-                         f"({S.human_time(meta)} over all ranks)")
+        syncs = float(S.concept(df, module, "syncs").sum())
+        if io and meta / io >= cfg["time_share"] and meta >= cfg["min_time"] and \
+                opens + stats >= syncs and mops:
+            found.append(f"{ops} take {pct(meta / io)} of the {module} I/O time on these "
+                         "files")
         if mops >= cfg["min_meta_ops"] and nbytes / mops < cfg["bytes_per_meta_op"]:
-            found.append(f"{num(opens)} opens" + (f" and {num(stats)} stats" if has_stats
-                                                   else "") +
+            found.append(" and ".join(x for x in (
+                f"{num(again)} repeated opens" if again else "",
+                f"{num(stats)} stats" if has_stats and stats else "") if x) +
                          f" for {S.human_bytes(nbytes)} of data "
                          f"({S.human_bytes(nbytes / mops)} per open"
                          + ("/stat)" if has_stats else ")"))
         if not found:
             continue
-        files = int(ms.get("files", 0))
+        files = len(df)
         call = "fopen()/fclose()" if module == "STDIO" else "open()/close()"
         recs = [f"open each file once and keep it open instead of {call} around every access "
                 f"({num(opens)} opens of {num(files)} files)"]
@@ -53,12 +67,16 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 ctx.total("H5F", "H5F_COLL_METADATA_OPS") == 0:
             recs.append("HDF5: H5Pset_all_coll_metadata_ops(fapl, 1) and "
                         "H5Pset_coll_metadata_write(fapl, 1)")
+        example = ("FILE *f = fopen(path, \"r\");  /* once, before the loop */"
+                   if module == "STDIO" else
+                   "int fd = open(path, O_RDONLY);  /* once; then pread(fd, buf, n, off) */")
         out.append(Advice(
             ID, "high", f"{module}: " + "; ".join(found), "; ".join(recs),
             {f"{module}_F_META_TIME": meta, f"{module}_F_READ_TIME": rd,
              f"{module}_F_WRITE_TIME": wr, f"{module}_OPENS": opens,
+             "repeated_opens": again,
              **({f"{module}_STATS": stats} if has_stats else {}), "bytes": nbytes,
-             "files": files,
-             "nprocs": ctx.nprocs},
-            module, seconds=meta, paths=ctx.paths_in(module)))
+             "files": files, "nprocs": ctx.nprocs},
+            module, seconds=meta, paths=set(S.objects(df).tolist()) if "path" in df.columns
+            else set(), example=example))
     return out

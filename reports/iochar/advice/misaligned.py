@@ -6,18 +6,31 @@ from __future__ import annotations
 import numpy as np
 
 from .. import summary as S
+from . import layers as L
 from .base import Advice, Context, least, num, pct
+from .remedy import direction
 
 ID = "misaligned"
 
 
-def remedy(owner: str, align: str, stripe: bool) -> str:
+EXAMPLE = {
+    "HDF5": "H5Pset_alignment(fapl, 65536, {a});  /* C, before H5Fcreate */\n"
+            "h5py.File(name, \"w\", alignment_threshold=65536, alignment_interval={a})",
+    "MPIIO": "MPI_File_set_view(fh, (MPI_Offset)rank * region, etype, ftype, \"native\", info);"
+             "  /* region a multiple of {a} */",
+    "NetCDF": "nc__enddef(ncid, 0, {a}, 0, {a});  /* classic files */",
+    "PnetCDF": "MPI_Info_set(info, \"nc_var_align_size\", \"{a}\");",
+}
+
+
+def remedy(owner: str, align: str, stripe: bool, d: str = "write") -> str:
+    """The alignment remedy at the owner's layer, in the accesses' direction (d)."""
     return {
-        "POSIX": f"start each write()/pwrite() at a multiple of {align} and make the sizes "
+        "POSIX": f"start each {d}()/p{d}() at a multiple of {align} and make the sizes "
                  f"multiples of it (pad headers and records to {align})",
-        "STDIO": f"write whole {align} blocks (setvbuf with a {align} buffer, pad records)",
+        "STDIO": f"{d} whole {align} blocks (setvbuf with a {align} buffer, pad records)",
         "MPIIO": f"give each rank a region that starts at a multiple of {align} (the offsets "
-                 "of MPI_File_write_at/the displacement of MPI_File_set_view)"
+                 f"of MPI_File_{d}_at/the displacement of MPI_File_set_view)"
                  + ("" if stripe else f", and set the striping_unit hint to {align}"),
         "HDF5": f"H5Pset_alignment(fapl, threshold, {align}) on the file access property list",
         "NetCDF": f"classic files: nc__enddef(ncid, h_minfree, {align}, v_minfree, "
@@ -33,10 +46,14 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if df is None or name not in df.columns or "path" not in df.columns:
         return []
     df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
-    owner = ctx.owner_of(S.objects(df), "POSIX")
+    traced = ctx.owner_of(S.objects(df), "POSIX")
+    owner = traced.copy()
+    some = S.col(df, name) > 0  # names read only where it matters (10^6-record logs)
+    owner[some] = L.by_name(S.objects(df)[some], traced[some])
     out = []
     for layer in dict.fromkeys(owner):
         sub = S.rows(df, owner == layer)
+        named = (traced[owner == layer] != layer).any()  # a library seen by name only
         reads = S.concept(sub, "POSIX", "reads")
         ops_row = reads + S.concept(sub, "POSIX", "writes")
         ops = float(ops_row.sum())
@@ -68,14 +85,18 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                          f"multiple of {S.human_bytes(align)}")
         out.append(Advice(
             ID, "high",
-            f"{layer}: {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
+            f"{layer}{' (by the file name: the log has no ' + layer + ' records)' if named else ''}"
+            f": {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
             f"{what} ({S.human_bytes(align)}){size_note}",
-            remedy(layer, S.human_bytes(align), bool(stripe)),
+            remedy(layer, S.human_bytes(align), bool(stripe),
+                   direction(float((reads * (bad_row > 0)).sum()),
+                             float(((ops_row - reads) * (bad_row > 0)).sum()))),
             {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
              "eof_probes_not_counted": float(probes.sum()),
              **({"stripe_size": stripe} if stripe else {}),
              **({"common_size": common} if common else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
-            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths))
+            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths,
+            example=EXAMPLE.get(layer, "").format(a=int(align))))
     return out

@@ -26,7 +26,9 @@ def per_rank(ctx: Context, module: str):
     """(seconds, bytes) per rank, and how many ranks they stand for. Ranks with no I/O
     in the module did zero: the lowest such rank stands for them all, so the work is
     bounded by the log's rows, never by nprocs (a number the log states)."""
-    per, exact = S.rank_times(ctx.frame(module), module, ctx.nprocs, ctx.ranks.get(module))
+    # regular files only: rank 0 writing <STDOUT> or a pipe is not an imbalance
+    df = S.rows(ctx.frame(module), ctx.regular_rows(module))
+    per, exact = S.rank_times(df, module, ctx.nprocs, ctx.ranks.get(module))
     t = (per["time_read"] + per["time_write"] + per["time_meta"])
     b = per["bytes"]
     n = len(t)
@@ -39,10 +41,17 @@ def per_rank(ctx: Context, module: str):
     return t, b, n
 
 
+def regular_paths(ctx: Context, module: str) -> set:
+    df = ctx.frame(module)
+    if "path" not in df.columns:
+        return set()
+    return set(S.objects(df)[ctx.regular_rows(module)].tolist())
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     m = top_module(ctx)
-    if m is not None and ctx.nprocs > 1:
+    if m is not None and ctx.nprocs > 1 and ctx.regular_rows(m).any():
         t, b, nranks = per_rank(ctx, m)
         t_mean, b_mean = float(t.sum()) / nranks, float(b.sum()) / nranks
         # Time alone varies with contention and noise; the application can only
@@ -71,7 +80,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                      "fastest_rank": int(t.idxmin()), "fastest_rank_time": fast,
                      "mean_rank_time": t_mean, "ranks": nranks,
                      "max_rank_bytes": float(b.max()), "min_rank_bytes": float(b.min())}, m,
-                    nbytes=(float(b.max()) - b_mean) * nranks))
+                    nbytes=(float(b.max()) - b_mean) * nranks,
+                    # every rank waits for the slowest at the next collective step
+                    seconds=(slow - t_mean) * nranks, paths=regular_paths(ctx, m)))
     for module, df in ctx.records.items():
         if out:
             break  # one finding: the job's ranks are uneven, shared files included

@@ -45,7 +45,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             if "path" in df.columns else None
         files = [str(paths[r]) for r in excess[hit].nlargest(3).index] if paths is not None else []
         allp = {str(paths[r]) for r in excess[hit].index} if paths is not None else set()
-        secs = float((per["time"] * excess / per["read"])[hit].sum())  # evidence only
+        secs = float((per["time"] * excess / per["read"])[hit].sum())
         many = int(per.at[worst, "nranks"]) > 1
         rec = (f"read it on one rank and MPI_Bcast it to the {int(per.at[worst, 'nranks'])} "
                "ranks that read it (or MPI_File_read_all, which fetches each byte once)"
@@ -65,7 +65,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              "read_factor": float(factor[worst]), "files": int(hit.sum()),
              "excess_bytes": float(np.sum(excess[hit])), "excess_read_time_s": secs},
             # priced by bytes: a page cache makes local re-reads look free, a shared
-            # file system serves every byte again
-            module, files, nbytes=float(np.sum(excess[hit])),
+            # file system serves every byte again (and there its seconds are the price)
+            module, files, nbytes=float(np.sum(excess[hit])), seconds=secs,
             layers=ctx.layers_of(allp), paths=allp))
     return out

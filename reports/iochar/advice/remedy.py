@@ -39,3 +39,21 @@ def bigger(layer: str, d: str, size: str) -> str:
 
 def direction(reads: float, writes: float) -> str:
     return "write" if writes >= reads else "read"
+
+
+# The same remedy as a line of code, per layer ("{d}" read or write, "{pg}" put or get).
+BIGGER_EXAMPLE = {
+    "POSIX": "p{d}(fd, block, n_big, offset);  /* one call per block of many records */",
+    "STDIO": "setvbuf(f, NULL, _IOFBF, 4 << 20);  /* before the first f{d} */",
+    "MPIIO": "MPI_Type_vector(count, piece, stride, MPI_BYTE, &t); MPI_Type_commit(&t);\n"
+             "MPI_File_{d}_at(fh, offset, buf, 1, t, &status);  /* one call for all pieces */",
+    "HDF5": "H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count_big, NULL);",
+    "NetCDF": "nc_{pg}_vara_float(ncid, varid, start, count_big, data);",
+    "PnetCDF": "ncmpi_i{pg}_vara_float(ncid, varid, start, count, buf, &req[i]);\n"
+               "ncmpi_wait_all(ncid, n, req, st);",
+}
+
+
+def bigger_example(layer: str, d: str) -> str:
+    pg = "put" if d == "write" else "get"
+    return BIGGER_EXAMPLE.get(layer, BIGGER_EXAMPLE["POSIX"]).format(d=d, pg=pg)

@@ -9,7 +9,7 @@ from .. import schema as R
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, num, pct
-from .remedy import bigger, collective
+from .remedy import bigger, bigger_example, collective
 
 ID = "small-io"
 SKIP = ("STDIO",)  # libc buffers small STDIO calls; stdio-heavy covers that module
@@ -130,5 +130,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"than {S.human_bytes(size)}"
             + (f"; most common size {S.human_bytes(typical)}" if typical else ""),
             rec, evidence, module, files, seconds=secs, layers=ctx.layers_of(fpaths),
-            paths=fpaths))
+            paths=fpaths, example=bigger_example(layer, d)))
     return out

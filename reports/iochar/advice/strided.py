@@ -56,7 +56,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             ops = float(S.concept(rows, "POSIX", key.lower()).sum())
             nbytes = float(S.concept(rows, "POSIX", "bytes_" + ("written" if d == "write"
                                                                    else "read")).sum())
-            if ops < cfg["min_ops"] or not nbytes or nbytes / ops > cfg["max_size"]:
+            # pieces of max_size and more (IOR's 1 MiB transfers) are not small
+            if ops < cfg["min_ops"] or not nbytes or nbytes / ops >= cfg["max_size"]:
                 continue
             st = strides(rows)
             regular = float(st.iloc[:2].sum()) if len(st) else 0.0

@@ -55,7 +55,7 @@ def _module_lines(name: str, s: dict) -> list:
     return lines
 
 
-def text(rep: dict) -> str:
+def text(rep: dict, verbose: bool = False) -> str:
     job = rep["job"]
     out = [f"iochar: {job.get('cmdline') or job.get('exe', '?')}",
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
@@ -70,12 +70,11 @@ def text(rep: dict) -> str:
         out += [""] + _module_lines(name, s)
     out += ["", f"advice ({len(rep['advice'])})" if rep["advice"] else "advice: none"]
     for a in rep["advice"]:
-        cost = a.get("cost") or {}
-        share = cost.get("io_time_share", cost.get("bytes_share"))
-        what = "of I/O time" if "io_time_share" in cost else "of bytes"
         out += [f"  {a.get('rank', '')}. [{a['severity'].upper()}] {a['id']}: {a['message']}"
-                + (f" ({100 * share:.0f}% {what})" if share is not None else ""),
+                + html.cost_note(a.get("cost") or {}),
                 f"      -> {a['recommendation']}"]
+        if verbose and a.get("example"):
+            out += [f"         e.g. {line}" for line in a["example"].splitlines()]
         out += [f"      explains {f['id']}: {f['message']}" for f in a.get("folded") or []]
         if a.get("where"):
             out.append(f"      at {a['where']}")
@@ -114,7 +113,7 @@ def _many(args, cfg) -> int:
         sys.stdout.write(cj.table(rows))  # fields escaped by jobs.table/banner
         if not args.list:
             for r, rep in zip(rows, reps):
-                sys.stdout.write("\n" + cj.banner(r) + text(rep))
+                sys.stdout.write("\n" + cj.banner(r) + text(rep, args.verbose))
     return 2 if bad else 0
 
 
@@ -135,6 +134,8 @@ def _main(argv) -> int:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
     p.add_argument("--config", metavar="TOML", help="override advice thresholds")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show each remedy's example (code line, command, hint)")
     p.add_argument("--list", action="store_true", help="only list the jobs in the logs given")
     cj.add_job_arg(p)
     add_version(p)
@@ -144,7 +145,8 @@ def _main(argv) -> int:
         return _many(args, cfg)
     data = load(args.logs)
     rep = build(data, cfg)
-    out = json.dumps(sanitize(rep), indent=1, allow_nan=False) + "\n" if args.json else text(rep)
+    out = json.dumps(sanitize(rep), indent=1, allow_nan=False) + "\n" if args.json else \
+        text(rep, args.verbose)
     if args.html:  # rendered whole first, then written to a temp file and renamed
         write_html(args.html, rep, data)
     sys.stdout.write(out)

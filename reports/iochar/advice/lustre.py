@@ -1,0 +1,151 @@
+"""lustre: storage-level causes from the Lustre layout of the files (Darshan's LUSTRE
+module, iochar's POSIX_LUSTRE_* counters): a large shared file on one stripe (ROMIO
+then writes it through one aggregator, every other rank waits), and a slow OST (the
+files one OST holds take many times as long per byte as the files on the others)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import summary as S
+from .base import Advice, Context, num
+
+ID = "lustre"
+
+
+def layouts(ctx: Context) -> pd.DataFrame:
+    """One row per file with a known layout: record_id, stripe_size, stripe_count and
+    osts (a tuple of OST indices; iochar logs know the first one only)."""
+    lu = ctx.frame("LUSTRE")
+    if lu is not None and "LUSTRE_STRIPE_COUNT" in lu.columns:
+        lu = lu.drop_duplicates("record_id")
+        ids = lu["LUSTRE_OST_IDS"] if "LUSTRE_OST_IDS" in lu.columns else \
+            pd.Series([""] * len(lu))
+        return pd.DataFrame({
+            "record_id": S.column(lu, "record_id"),
+            "stripe_size": S.col(lu, "LUSTRE_STRIPE_SIZE"),
+            "stripe_count": S.col(lu, "LUSTRE_STRIPE_COUNT"),
+            "osts": [tuple(int(o) for o in str(s).split(",") if o) for s in ids]})
+    px = ctx.frame("POSIX")
+    if px is None or "POSIX_LUSTRE_STRIPE_COUNT" not in px.columns:
+        return pd.DataFrame(columns=["record_id", "stripe_size", "stripe_count", "osts"])
+    cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
+    px = S.rows(px, cnt > 0).drop_duplicates("record_id")
+    first = S.col(px, "POSIX_LUSTRE_STRIPE_OFFSET")
+    cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
+    return pd.DataFrame({
+        "record_id": S.column(px, "record_id"),
+        "stripe_size": S.col(px, "POSIX_LUSTRE_STRIPE_SIZE"), "stripe_count": cnt,
+        "osts": [(int(o),) if c == 1 and o >= 0 else () for o, c in zip(first, cnt)]})
+
+
+def stripes_for(ctx: Context, nbytes: float) -> int:
+    """A stripe count to suggest: about one per 4 GiB, 4 to 64, a power of two."""
+    want = min(max(nbytes / (4 << 30), 4), 64)
+    return int(2 ** np.ceil(np.log2(want)))
+
+
+def single_stripe(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
+    px = ctx.frame("POSIX")
+    if px is None or ctx.nprocs < 2:
+        return []
+    f = ctx.files("POSIX")
+    f = f.merge(lay[["record_id", "stripe_count", "stripe_size"]], on="record_id")
+    nbytes = S.column(f, "bytes_read") + S.column(f, "bytes_written")
+    hit = (S.column(f, "stripe_count") == 1) & S.column(f, "shared").astype(bool) & \
+        (nbytes >= cfg["min_bytes"])
+    out = []
+    coll = ctx.collective_paths
+    for i in np.flatnonzero(hit):
+        path = f["path"].iat[i]
+        rows = px[px["record_id"] == f["record_id"].iat[i]]
+        top = float(S.col(rows, "POSIX_SLOWEST_RANK_BYTES").max()) if len(rows) else 0.0
+        # few writers: ROMIO's Lustre driver takes one aggregator per stripe, and a
+        # rank that moves most of the bytes is the one writer of an independent pattern
+        one = path in coll or top >= 0.5 * nbytes[i]
+        if not one:
+            continue
+        secs = ctx.time_of([path])
+        n = stripes_for(ctx, nbytes[i])
+        size = int(f["stripe_size"].iat[i]) or 1 << 20
+        unit = max(size, 4 << 20)
+        d = path.rsplit("/", 1)[0] or "/"
+        who = "one MPI-IO aggregator (collective calls)" if path in coll else \
+            f"one rank ({S.human_bytes(top)} of {S.human_bytes(nbytes[i])})"
+        out.append(Advice(
+            ID, "high",
+            f"Lustre: shared file of {S.human_bytes(nbytes[i])} on one stripe (one OST), "
+            f"written through {who} while {num(ctx.nprocs)} ranks wait",
+            f"stripe the file over more OSTs before it is created: lfs setstripe -c {n} -S "
+            f"{unit >> 20}M on its directory, or the MPI-IO hints striping_factor={n}, "
+            f"striping_unit={unit} at MPI_File_open with MPI_MODE_CREATE (ROMIO then uses "
+            f"{n} aggregators; cb_nodes={n})",
+            {"LUSTRE_STRIPE_COUNT": 1, "LUSTRE_STRIPE_SIZE": size, "bytes": float(nbytes[i]),
+             "POSIX_SLOWEST_RANK_BYTES": top, "collective": path in coll,
+             "nprocs": ctx.nprocs},
+            "POSIX", [str(path)], seconds=secs, layers=ctx.layers_of([path]), paths={path},
+            floor="warn",
+            example=f"lfs setstripe -c {n} -S {unit >> 20}M {d}\n"
+                    f"MPI_Info_set(info, \"striping_factor\", \"{n}\");\n"
+                    f"MPI_Info_set(info, \"striping_unit\", \"{unit}\");\n"
+                    f"MPI_Info_set(info, \"cb_nodes\", \"{n}\");"))
+    return out
+
+
+def slow_ost(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
+    """Per OST, the seconds per byte of the data its files moved (a file striped over k
+    OSTs gives each 1/k of its bytes and time): an OST far slower than the median."""
+    if "POSIX" not in ctx.records:
+        return []
+    f = ctx.files("POSIX").merge(lay[["record_id", "osts"]], on="record_id")
+    nbytes = S.column(f, "bytes_read") + S.column(f, "bytes_written")
+    t = S.column(f, "time_read") + S.column(f, "time_write")
+    keep = (nbytes >= cfg["min_file_bytes"]) & (t > 0) & (f["osts"].map(len) > 0).to_numpy()
+    if keep.sum() < cfg["min_files"]:
+        return []
+    rows = [(o, b / len(os_), s / len(os_), p) for os_, b, s, p in
+            zip(f["osts"][keep], nbytes[keep], t[keep], f["path"][keep]) for o in os_]
+    per = pd.DataFrame(rows, columns=["ost", "bytes", "time", "path"])
+    g = per.groupby("ost").agg(bytes=("bytes", "sum"), time=("time", "sum"),
+                               files=("path", "nunique"))
+    if len(g) < cfg["min_osts"]:
+        return []
+    spb = g["time"] / g["bytes"]
+    typical = float(spb.median())
+    worst = spb.idxmax()
+    factor = float(spb[worst] / typical) if typical > 0 else 0.0
+    if factor < cfg["factor"]:
+        return []
+    paths = set(per.loc[per["ost"] == worst, "path"])
+    slow_t = float(g.at[worst, "time"])
+    excess = slow_t - typical * float(g.at[worst, "bytes"])
+    # the ranks on the slow OST finish last; the others wait for them at the next
+    # collective step: the delay of the slowest file, paid by every rank
+    per_file = excess / max(int(g.at[worst, "files"]), 1)
+    secs = min(per_file * ctx.nprocs, ctx.run_time * ctx.nprocs) if ctx.run_time else excess
+    others = [int(o) for o in g.index if o != worst]
+    return [Advice(
+        ID, "high",
+        f"Lustre: OST {worst} is {factor:.0f}x slower per byte than the median of "
+        f"{len(g)} OSTs: its {int(g.at[worst, 'files'])} file(s) took "
+        f"{S.human_time(slow_t / g.at[worst, 'files'])} each on average; every rank waits "
+        "for them",
+        f"tell the site's storage staff (OST index {worst}, this job's id and time: the "
+        "target may be failing or overloaded); until it is fixed, create the files on "
+        f"other OSTs (lfs setstripe -o with the OST list) or over more OSTs so no file "
+        "sits on it alone",
+        {"ost": int(worst), "seconds_per_GiB": float(spb[worst]) * (1 << 30),
+         "median_seconds_per_GiB": typical * (1 << 30), "slowdown": factor,
+         "files_on_ost": int(g.at[worst, "files"]), "osts": len(g)},
+        "POSIX", sorted(paths)[:3], seconds=secs, paths=paths,
+        example="lfs setstripe -c 1 -o " + ",".join(str(o) for o in others[:8])
+                + " DIR   # new files on these OSTs only"
+                + "\nlfs find DIR --ost " + str(worst) + "   # which files sit on it")]
+
+
+def check(ctx: Context, cfg: dict) -> list[Advice]:
+    lay = layouts(ctx)
+    if not len(lay):
+        return []
+    return single_stripe(ctx, cfg, lay) + slow_ost(ctx, cfg, lay)
