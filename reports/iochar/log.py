@@ -320,6 +320,10 @@ def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: 
                 bad = min(bad, r)
                 break
             cut[r] = True
+    long = np.flatnonzero(lens > codec.MAX_NAME)
+    if len(long):
+        raise LogError(f"{what}: path {int(long[0])} is {int(lens[long[0]])} bytes, more than "
+                       f"the {codec.MAX_NAME} a name may hold")
     empty = np.flatnonzero(lens - cut * len(TRUNCATED_MARK) <= 0)
     if len(empty) and empty[0] < bad:
         raise LogError(f"{what}: path {int(empty[0])} is empty")
@@ -413,6 +417,8 @@ class _Part:
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
         self.ranks = {}  # module -> [structured array]
         self.extra = []  # (kind, module, count, payload bytes)
+        self._declared = {}  # module -> records its RECORDS headers declare so far
+        self._names_size = 0  # bytes the format-2 NAMES sections rebuilt so far
         self._parse(data)
 
     def _fail(self, msg):
@@ -517,9 +523,10 @@ class _Part:
         if kind == "RECORDS":
             if module not in self.schemas:
                 self._fail(f"{where}: RECORDS before the module's SCHEMA")
-            if self.version >= 2:  # encoded columns: sizes are checked when decoded
-                return
             _, n_int, n_float, _ = self.schemas[module]
+            self._records_fit(module, count, ulen - 8 * _present_words(n_int + n_float), where)
+            if self.version >= 2:  # encoded columns: their sizes are checked when decoded
+                return
             words, ncnt = _present_words(n_int + n_float), n_int + n_float
             body = ulen - 8 * words - 16 * count
             if body < 0 or (count and (body % (8 * count) or body // (8 * count) > ncnt)) \
@@ -543,8 +550,11 @@ class _Part:
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
             if self.version >= 2:
+                # the bound is the file's, for all its NAMES sections together
                 ids, flat, starts, lens = self._decoded(
-                    lambda b, c, w: codec.decode_names_flat(b, c, w, self.cap), buf, count, where)
+                    lambda b, c, w: codec.decode_names_flat(b, c, w, self.cap - self._names_size),
+                    buf, count, where)
+                self._names_size += len(flat)
                 self.names.append(_names_checked(ids, flat, starts, lens, f"{self.name}: {where}"))
             else:
                 self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
@@ -569,10 +579,6 @@ class _Part:
                            f"{stored // count} stored")
             if not count and present.any():
                 self._fail(f"{where}: columns marked present in an empty section")
-            total = sum(c[0] for c in self.records.get(module, [])) + count
-            if 8 * total * (n_int + n_float + 3) > self.cap:
-                self._fail(f"{where}: {total} records x {n_int + n_float} counters would "
-                           f"take more than {self.cap} bytes, the bound for this file")
             self.records.setdefault(module, []).append((count, present, buf))
         elif kind == "SERIES":
             width, nbins, _ = struct.unpack_from("<dII", buf)
@@ -605,6 +611,20 @@ class _Part:
             return fn(*args[:-1], f"{self.name}: {args[-1]}")
         except codec.CodecError as e:
             raise LogError(str(e)) from None
+
+    def _records_fit(self, module, count, body, where):
+        """A RECORDS header's count against its bytes (formats 2-3: each record takes
+        at least a byte of the `body` after the bitmap; format 1's exact size is
+        checked by the caller) and the module's records so far against the file's
+        bound (records x counters cells), before anything is inflated."""
+        if self.version >= 2 and count > max(body, 0):
+            self._fail(f"{where}: {count} records cannot fit in {max(body, 0)} bytes of "
+                       "columns")
+        ncnt = len(self.schemas[module][3])
+        total = self._declared[module] = self._declared.get(module, 0) + count
+        if 8 * total * (ncnt + 3) > self.cap:
+            self._fail(f"{where}: {total} records x {ncnt} counters would take more than "
+                       f"{self.cap} bytes, the bound for this file")
 
     def _records_v2(self, module, count, buf, where):
         """Format 2 RECORDS: presence bitmap, then encoded columns, decoded now
