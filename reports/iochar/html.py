@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from . import flags as F
 from . import html_observed, plots
 from . import summary as S
 from .safetext import TRUNCATED_NOTE, escape, object_strings, when
@@ -52,6 +53,7 @@ def job_section(job: dict) -> str:
     if job.get("partial"):
         folded = job.get("folded_files", 0)
         rows.append(("partial log", f"flags {job['partial']}, {folded} files folded"))
+    rows += [("partial", why) for why in F.reasons(job)]
     if job.get("truncated_paths"):
         rows.append(("truncated names", f"{job['truncated_paths']} file names longer than the "
                      "path limit were recorded cut"))

@@ -879,8 +879,9 @@ class Log:
                     if topk_tables(cols):  # per-rank logs carry whole tables (TOPK)
                         tables = whole_tables(df, cols, self._topk_parts(module, cols, frames))
                     df = reduce_records(df, cols, tables)
-                except ValueError as e:
-                    raise LogError(f"{self.files[0]}: {module}: {e}") from None
+                except ValueError as e:  # the set's problem, not one file's
+                    raise LogError(f"merging the {module} records of {len(self.files)} "
+                                   f"logs ({self.files[0]}...): {e}") from None
             self._frames[module] = df
         return self._frames[module].copy(deep=False)  # copy-on-write keeps the cache intact
 
@@ -969,13 +970,13 @@ def open(path_or_list, job: str | None = None) -> Log:
     if job is None and not any(Path(it).is_dir() for it in items):
         return Log([_read(p) for p in jobs.expand(items)])
     found, bad = jobs.find(items, job)
-    if bad:  # a log that does not read is an error here, as it is when named alone
+    if bad:  # a log that is no job's and does not read is an error, as when named alone
         raise LogError(bad[0][1])
     if len(found) > 1:
         raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one with "
                        f"job= (ids: {', '.join(g.id for g in found[:5])}"
                        f"{', ...' if len(found) > 5 else ''})")
-    return Log([_read(Path(p)) for p in found[0].files])
+    return found[0].open()  # per-rank logs: from those that read (jobs.open_ranks)
 
 
 

@@ -87,18 +87,22 @@ def text(rep: dict) -> str:
 def _many(args, cfg) -> int:
     """Logs of several jobs (or --list/--job): the job list, then each job's report."""
     jobs, bad = cj.find(args.logs, args.job)
-    rows, reps, datas = [], [], []
+    rows, reps, datas, skipped = [], [], [], []
     for j in jobs:
         try:
-            data = load_log(j.open())
+            log = j.open()
+            data = load_log(log)
             rep = build(data, cfg)
         except LogError as e:
             bad.append((j.files[0], str(e)))
             continue
+        skipped += getattr(log, "unreadable", [])  # named in the report too
         rows.append(cj.listing(j, rep))
         reps.append(rep)
         datas.append(data)
-    cj.warn_bad("iochar-report", bad)
+    if not reps:
+        raise cj.nothing_read(bad)
+    cj.warn_bad("iochar-report", bad + skipped)
     if args.html:
         if len(reps) != 1:
             raise LogError(f"{len(reps)} jobs: pick one with --job to write HTML "
