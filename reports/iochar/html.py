@@ -83,6 +83,12 @@ def module_table(modules: dict) -> str:
                      f"{sl.get('rank')} ({S.human_time(sl.get('time'))})",
                      f"{100 * (s['share_of_runtime']['io'] or 0):.1f}%",
                      S.human_bytes(s["bandwidth"]["total"]) + "/s"])
+    unknown = [(m, c, f"{n:,}") for m, s in modules.items()
+               for c, n in (s.get("unknown") or {}).items()]
+    if unknown:  # Darshan's -1 and negative times: in no total above
+        return table(head, rows) + "<p class='muted'>Values the log did not know (-1, a " \
+            "negative time), left out of the totals:</p>" + \
+            table(["module", "counter", "records"], unknown, left=2)
     return table(head, rows)
 
 

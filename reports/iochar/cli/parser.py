@@ -42,7 +42,11 @@ def _lines(log, modules):
             vals = np.empty((len(part), len(names)), dtype=object)
             for cols in blocks:
                 if cols:
-                    vals[:, cols] = part[[names[j] for j in cols]].to_numpy().astype(str)
+                    block = part[[names[j] for j in cols]].to_numpy()
+                    text = block.astype(str)
+                    if block.dtype.kind == "f":  # NaN: a value the log did not know
+                        text[np.isnan(block)] = "unknown"
+                    vals[:, cols] = text
             out = []
             for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
                                             part["path"].tolist(), vals.tolist()):

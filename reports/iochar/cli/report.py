@@ -48,6 +48,10 @@ def _module_lines(name: str, s: dict) -> list:
     if s["top_sizes"]:
         lines.append("  common  " + ", ".join(f"{S.human_bytes(t['size'])} x{t['count']:,}"
                                               for t in s["top_sizes"]))
+    if s.get("unknown"):
+        lines.append("  unknown " + ", ".join(f"{c} in {n:,} record(s)"
+                                              for c, n in s["unknown"].items())
+                     + ": not known to the log (-1, a negative time), left out of the totals")
     for i, f in enumerate(s["top_files"][:3]):
         lines.append(f"  {'top' if i == 0 else '':<7} {S.human_time(f['time']):>9}  {f['path']}"
                      + (TRUNCATED_NOTE if f.get("truncated") else "")
