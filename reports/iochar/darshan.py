@@ -167,8 +167,9 @@ class DarshanLog:
         try:
             topk_tables(out)
         except ValueError:  # tables not laid out as iochar's (H5D: lengths between
-            # values and counts): no table merging, values and counts summed as counts
-            out = [(n, OP["SUM"] if op in (OP["TOPK_VAL"], OP["TOPK_CNT"]) else op)
+            # values and counts): no table merging; a value combines as a maximum, a
+            # count as a sum
+            out = [(n, {OP["TOPK_VAL"]: OP["MAX"], OP["TOPK_CNT"]: OP["SUM"]}.get(op, op))
                    for n, op in out]
         return out
 
