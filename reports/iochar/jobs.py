@@ -115,14 +115,21 @@ def open_ranks(files: list, unreadable=()):
     apart) beside the files in `unreadable` already known bad; the ranks it held are
     then missing (`missing_ranks`, partial bit 16). Raises one LogError when none
     reads. The Log's `unreadable` lists [(file, reason)]."""
-    from .log import Log, _read
+    from .log import _read
     parts, bad = [], list(unreadable)
     for f in files:
         try:
             parts.append(_read(Path(f)))
         except LogError as e:
             bad.append((f, str(e)))
-    log = None
+    return merge_readable(parts, bad)
+
+
+def merge_readable(parts: list, bad: list):
+    """The Log of the parts (log._Part) that read whole, the others moved to `bad`
+    [(name, reason)] (open_ranks)."""
+    from .log import Log
+    parts, log = list(parts), None
     while parts:
         try:
             log = Log(parts)
@@ -130,7 +137,7 @@ def open_ranks(files: list, unreadable=()):
                 log.records(m), log.series(m), log.ranks(m)
             break
         except LogError as e:
-            culprit = _blamed(parts, str(e))
+            log, culprit = None, _blamed(parts, str(e))
             if culprit is None:  # a problem of the set, not of one file
                 raise
             parts.remove(culprit)

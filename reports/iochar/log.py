@@ -951,8 +951,15 @@ def _read(path: Path) -> _Part:
 def from_bytes(data, name: str = "<bytes>") -> Log:
     """A Log from the bytes of one file, or from a list of the bytes of several per-rank
     files of one job (tests, fuzzing)."""
-    if isinstance(data, (list, tuple)):
-        return Log([_Part(bytes(d), f"{name}[{i}]") for i, d in enumerate(data)])
+    if isinstance(data, (list, tuple)):  # as a directory of them: from those that read
+        from .jobs import merge_readable
+        parts, bad = [], []
+        for i, d in enumerate(data):
+            try:
+                parts.append(_Part(bytes(d), f"{name}[{i}]"))
+            except LogError as e:
+                bad.append((f"{name}[{i}]", str(e)))
+        return merge_readable(parts, bad)
     return Log([_Part(bytes(data), name)])
 
 
