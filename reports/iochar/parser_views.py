@@ -30,7 +30,8 @@ def filter_records(df: pd.DataFrame, rank: int | None = None, path: str | None =
     if rank is not None:
         keep &= df["rank"].to_numpy() == rank
     if path is not None:
-        paths = df["path"].astype(str)
+        # object dtype: a name that is not UTF-8 (surrogateescape) cannot be a pandas str
+        paths = pd.Series(S.objects(df, "path"), dtype=object).astype(object)
         if any(c in path for c in "*?["):
             keep &= paths.map(lambda p: fnmatch.fnmatchcase(p, path)).to_numpy(dtype=bool)
         else:
@@ -94,7 +95,7 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     """One row per record: ranks (the rank, or -1 for a record reduced over several
     ranks), bytes read/written, max byte, type and sharing."""
     f = pd.DataFrame({
-        "record_id": df["record_id"].to_numpy(), "path": df["path"].astype(str).to_numpy(),
+        "record_id": df["record_id"].to_numpy(), "path": pd.Series(S.objects(df, "path"), dtype=object),
         "rank": df["rank"].to_numpy(),
         "reads": S.concept(df, module, "reads"), "writes": S.concept(df, module, "writes"),
         "bytes_read": S.concept(df, module, "bytes_read").astype(np.int64),
