@@ -35,7 +35,9 @@ import numpy as np
 import pandas as pd
 
 import iochar
-from iochar import codec, log as L, writer as W
+from iochar import codec
+from iochar import log as L
+from iochar import writer as W
 from iochar.cli import parser, report
 from iochar.schema import OP, ROLE
 
@@ -81,7 +83,7 @@ def gen_records(rng, schema: list, ids: np.ndarray, nprocs: int, rank) -> pd.Dat
     n = len(ids)
     cols = {"record_id": ids,
             "rank": np.full(n, rank if rank is not None else -1, np.int64)}
-    for name, op, _ in schema:
+    for name, _, _ in schema:
         if rng.random() < 0.6:
             continue  # absent: 0
         if "_F_" in name:
@@ -165,7 +167,7 @@ def rebuild(data: bytes, i: int, payload: bytes | None = None, count: int | None
     """The log with section i's payload (or count) replaced, every CRC and size right."""
     version, secs = sections(data)
     parts = [data[:L.HEADER.size]]
-    for j, (off, start, clen, kind, mod, cnt, ulen) in enumerate(secs):
+    for j, (_, start, clen, kind, mod, cnt, ulen) in enumerate(secs):
         comp = data[start:start + clen]
         if j == i:
             if payload is None:

@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import iochar  # noqa: E402
 from iochar import (  # noqa: E402
     callsites,
+    codec,  # noqa: E402
     html,
     jobreport,  # noqa: E402
 )
@@ -41,7 +42,6 @@ from iochar import summary as S  # noqa: E402
 from iochar.callsites import ENTRY_DTYPE, TRACE_DTYPE  # noqa: E402
 from iochar.cli import diff, parser, report  # noqa: E402
 from iochar.cli.common import write_atomic  # noqa: E402
-from iochar import codec  # noqa: E402
 from iochar.log import HEADER, from_bytes, section_at, section_head  # noqa: E402
 from iochar.safetext import sanitize  # noqa: E402
 
@@ -442,10 +442,11 @@ def m_head(secs, rng):
     """A section header (any format), its CRC fixed afterwards."""
     sec = rng.choice(secs)
     if secs.version >= 3:
-        sec[5] = lambda h, r=random.Random(rng.random()): _varint_edit(h, r)
+        own = random.Random(rng.random())  # the edit runs later, in join
+        sec[5] = lambda h: _varint_edit(h, own)
     else:
-        i = rng.randrange(44)
-        sec[5] = lambda h, i=i, b=rng.randrange(8): h[:i] + bytes([h[i] ^ (1 << b)]) + h[i + 1:]
+        i, bit = rng.randrange(44), 1 << rng.randrange(8)
+        sec[5] = lambda h: h[:i] + bytes([h[i] ^ bit]) + h[i + 1:]
     return f"section header of {sec[0]!r} edited"
 
 

@@ -36,7 +36,7 @@ def test_directory_with_one_bad_rank_reports_the_others(tmp_path):
     bad = f"{ONE_BAD}/rank2.iochar: section 6 (NAMES): path 0 holds a NUL byte"
     code, out, err = cli(report.main, ONE_BAD)
     assert code == 0
-    assert f"  PARTIAL: no readable log or live file for ranks 2\n" in out
+    assert "  PARTIAL: no readable log or live file for ranks 2\n" in out
     assert f"  PARTIAL: left out, unreadable: {bad}\n" in out
     assert err == f"iochar-report: warning: skipped {bad}\n"
     code, out, _ = cli(report.main, ONE_BAD, "--json")

@@ -23,8 +23,8 @@ import crashcorpus
 import iochar
 import readerfuzz as F
 from iochar import html_observed, jobreport, plots
-from iochar.flags import PARTIAL
 from iochar.cli import diff, parser, report
+from iochar.flags import PARTIAL
 
 HERE = Path(__file__).resolve().parent
 HELPERS = HERE.parent / "helpers"
