@@ -97,10 +97,11 @@ def _frame(be, dmod: str, recs: list, names: dict) -> pd.DataFrame:
 def unknown_as_nan(body: pd.DataFrame) -> pd.DataFrame:
     """Values Darshan did not know, as NaN: its -1 (and any negative value) in a counter
     that cannot be negative (every one but the top-4 tables' values, strides among
-    them, and the ids of _SIGNED), and a floating counter that is negative, NaN or infinite (all of Darshan's
-    are times or variances: a negative time is a broken clock, e.g. -2662.7 s of
-    STDIO_F_WRITE_TIME in the wheel's example.darshan). Such a column becomes float64;
-    NaN reaches no total (summary.col reads it as 0) and shows as unknown."""
+    them, and the ids of _SIGNED), and a floating counter that is negative, NaN or
+    infinite (all of Darshan's are times or variances: a negative time is a broken
+    clock, e.g. -2662.7 s of STDIO_F_WRITE_TIME in the wheel's example.darshan). Such a
+    column becomes float64; NaN reaches no total (summary.col reads it as 0) and shows
+    as unknown."""
     out = {}
     for name in body.columns:
         v = body[name].to_numpy()
