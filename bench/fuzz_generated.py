@@ -247,6 +247,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", metavar="DIR", help="copy each failing case here")
+    ap.add_argument("--progress", metavar="FILE", help="rewrite the counts here every 50 cases")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     sch = schemas()
@@ -310,6 +311,10 @@ def main(argv=None) -> int:
             if i % 500 == 0:
                 print(f"case {i}: {len(stats['failures'])} failures, "
                       f"{time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
+            if args.progress and i % 50 == 49:
+                tmp_file = Path(args.progress + ".tmp")
+                tmp_file.write_text(json.dumps(stats))
+                tmp_file.replace(args.progress)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     use = resource.getrusage(resource.RUSAGE_SELF)
