@@ -20,6 +20,10 @@ RAW, CONST, PLAIN, DELTA, SAME, DIFF = range(6)
 NS = 0x80  # flag: a floating column stored as whole nanoseconds
 DIFF_WINDOW = 8  # DIFF may refer to one of the 8 stored columns before it
 NS_LIMIT = 9.0e9  # |seconds| below which n / 1e9 is exact for every integer n
+# The runtime's path limit (4095 bytes) plus the truncation marker "\0TRUNCATED": no
+# writer stores a longer name, and a reader that hashes names byte by byte need not
+# take one (docs/log-format.md, NAMES).
+MAX_NAME = 4095 + 10
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
@@ -345,6 +349,10 @@ def decode_names_flat(buf: bytes, count: int, what: str, limit: int | None = Non
     if len(bad):
         i = int(bad[0])
         c.fail(f"entry {i} shares {int(shared[i])} bytes with a {int(prev[i])}-byte path")
+    long = np.flatnonzero(full > MAX_NAME)
+    if len(long):
+        i = int(long[0])
+        c.fail(f"path {i} is {int(full[i])} bytes, more than the {MAX_NAME} a name may hold")
     size = int(full.sum()) + count
     if limit is not None and size > limit:
         c.fail(f"paths of {size} bytes exceed the bound of {limit} for this file")
@@ -363,18 +371,25 @@ def decode_names_flat(buf: bytes, count: int, what: str, limit: int | None = Non
 def _front_columns(shared, full, sufstart, starts, text, flat, h):
     """Fill flat and hash h column by column (see decode_names_flat). rows holds the
     entries at least j + 1 bytes long, in entry order: an entry that inherits byte j
-    has its predecessor among them, right before it."""
+    has its predecessor among them, right before it. A column costs a few numpy calls
+    whatever its rows: once the rows left are few for the columns left, the rest is
+    done row by row (_front_rows), so the cost stays linear in the bytes decoded."""
     rows = None  # every entry
     sh, sf, st = shared, sufstart, starts
     shortest = int(full.min()) if len(full) else 0
+    longest = int(full.max()) if len(full) else 0
     at = np.empty(len(full), np.int64)
     with np.errstate(over="ignore"):
-        for j in range(int(full.max()) if len(full) else 0):
+        for j in range(longest):
             if j >= shortest:  # drop the entries that end before byte j
                 keep = (full if rows is None else full[rows]) > j
                 rows = np.flatnonzero(keep) if rows is None else rows[keep]
                 sh, sf, st = shared[rows], sufstart[rows], starts[rows]
                 shortest = int(full[rows].min())
+            if len(sh) * ROW_COST < (longest - j) * COLUMN_COST:
+                left = np.arange(len(full)) if rows is None else rows
+                _front_rows(left, j, shared, full, sufstart, starts, text, flat, h)
+                return
             writers = np.flatnonzero(sh <= j)
             if len(writers) == len(sh):
                 vals = text[sf + (j - sh)]
@@ -389,6 +404,37 @@ def _front_columns(shared, full, sufstart, starts, text, flat, h):
                 h *= _FNV_PRIME
             else:
                 h[rows] = (h[rows] ^ vals) * _FNV_PRIME
+
+
+# Relative costs of the two ways of decoding front-coded names: a column (byte j of
+# every entry still that long) is a few numpy calls; a row in Python costs about as
+# much as this many columns, plus a Python step per byte of its own suffix.
+COLUMN_COST, ROW_COST = 1, 8
+
+
+def _front_rows(rows, j, shared, full, sufstart, starts, text, flat, h):
+    """Bytes j.. of the entries `rows` (in entry order, each longer than j) and their
+    hashes, row by row. An entry that inherits bytes past j takes them from the row
+    before it, and its hash there from that row's hash after each of its bytes (kept
+    in `trail`), so Python steps only over suffix bytes: linear in the payload."""
+    mask, prime = (1 << 64) - 1, int(_FNV_PRIME)
+    data = text.tobytes()
+    tail, trail = b"", []  # the previous row's bytes j.. and its hash after each
+    for r in rows.tolist():
+        sh, end, at = int(shared[r]), int(full[r]), int(sufstart[r])
+        if sh > j:  # inherits bytes j..sh from the row before
+            keep = sh - j
+            own, state = data[at:at + end - sh], trail[keep - 1]
+            tail, trail = tail[:keep], trail[:keep]
+        else:
+            own, state = data[at + j - sh:at + end - sh], int(h[r])
+            tail, trail = b"", []
+        for b in own:
+            state = ((state ^ b) * prime) & mask
+            trail.append(state)
+        tail += own
+        flat[starts[r] + j:starts[r] + end] = np.frombuffer(tail, np.uint8)
+        h[r] = state
 
 
 def decompressor():

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .log import LogError
-from .schema import OP
+from .schema import OP, topk_tables
 
 # Darshan module name -> iochar module name (only these are read; DXT, HEATMAP,
 # APMPI and the like have no iochar counterpart).
@@ -47,6 +47,8 @@ _OPS = [(re.compile(r"_F_.*_START_TIMESTAMP$"), "TS_START"),
         (re.compile(r"_MAX_BYTE_|_ALIGNMENT$|_NDIMS$|_NPOINTS$|_DATATYPE_SIZE$|_CHUNK_SIZE_|"
                     r"_LENGTH_D\d$|_STRIDE_D\d$|_HINT_|_USE_|_IS_|_FORMAT$"), "MAX"),
         (re.compile(r"_MODE$"), "ANY")]
+# Integer counters whose negative values are values: a record id (a 64-bit hash).
+_SIGNED = re.compile(r"_RENAMED_FROM$")
 LUSTRE_COLUMNS = ("LUSTRE_STRIPE_SIZE", "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS")
 
 
@@ -89,7 +91,29 @@ def _frame(be, dmod: str, recs: list, names: dict) -> pd.DataFrame:
     body = pd.concat(parts, axis=1)
     body.columns = [_rename(n) for n in body.columns]
     unrecorded = [n for n in body.columns if (body[n] == -1).all()]
-    return pd.concat([head, body.drop(columns=unrecorded)], axis=1)
+    return pd.concat([head, unknown_as_nan(body.drop(columns=unrecorded))], axis=1)
+
+
+def unknown_as_nan(body: pd.DataFrame) -> pd.DataFrame:
+    """Values Darshan did not know, as NaN: its -1 (and any negative value) in a counter
+    that cannot be negative (every one but the top-4 tables' values, strides among
+    them, and the ids of _SIGNED), and a floating counter that is negative, NaN or
+    infinite (all of Darshan's are times or variances: a negative time is a broken
+    clock, e.g. -2662.7 s of STDIO_F_WRITE_TIME in the wheel's example.darshan). Such a
+    column becomes float64; NaN reaches no total (summary.col reads it as 0) and shows
+    as unknown."""
+    out = {}
+    for name in body.columns:
+        v = body[name].to_numpy()
+        if v.dtype.kind == "f":
+            bad = ~np.isfinite(v) | (v < 0)
+        elif op_of(name) != OP["TOPK_VAL"] and not _SIGNED.search(name):
+            bad = v < 0
+        else:
+            continue
+        if bad.any():
+            out[name] = np.where(bad, np.nan, v.astype(np.float64))
+    return body.assign(**out) if out else body
 
 
 def _lustre(recs: list, names: dict) -> pd.DataFrame:
@@ -144,7 +168,15 @@ class DarshanLog:
         return self._get(module).copy(deep=False)
 
     def schema(self, module: str) -> list:
-        return [(n, op_of(n)) for n in self._get(module).columns[3:]]
+        out = [(n, op_of(n)) for n in self._get(module).columns[3:]]
+        try:
+            topk_tables(out)
+        except ValueError:  # tables not laid out as iochar's (H5D: lengths between
+            # values and counts): no table merging; a value combines as a maximum, a
+            # count as a sum
+            out = [(n, {OP["TOPK_VAL"]: OP["MAX"], OP["TOPK_CNT"]: OP["SUM"]}.get(op, op))
+                   for n, op in out]
+        return out
 
     def schema_version(self, module: str) -> int:
         self._get(module)

@@ -51,7 +51,9 @@ def reasons(job: dict) -> list:
         out.append("counters recovered from live files of processes that wrote no log "
                    f"(this one: {how}); a call in flight at the end may be counted in part")
     if bits & PARTIAL["MISSING_RANKS"]:
-        out.append(f"no log or live file for ranks {job.get('missing_ranks', '?')}")
+        out.append(f"no readable log or live file for ranks {job.get('missing_ranks', '?')}")
+    if job.get("unreadable_logs"):  # per-rank logs left out (jobs.open_ranks)
+        out.append(f"left out, unreadable: {job['unreadable_logs']}")
     if bits & PARTIAL["IO_URING"]:
         out.append("a process used io_uring: its reads and writes are in no counter")
     if bits & PARTIAL["SHARED_MMAP"]:

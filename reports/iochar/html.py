@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from . import flags as F
 from . import html_observed, plots
 from . import summary as S
 from .safetext import TRUNCATED_NOTE, escape, object_strings, when
@@ -52,6 +53,7 @@ def job_section(job: dict) -> str:
     if job.get("partial"):
         folded = job.get("folded_files", 0)
         rows.append(("partial log", f"flags {job['partial']}, {folded} files folded"))
+    rows += [("partial", why) for why in F.reasons(job)]
     if job.get("truncated_paths"):
         rows.append(("truncated names", f"{job['truncated_paths']} file names longer than the "
                      "path limit were recorded cut"))
@@ -81,6 +83,12 @@ def module_table(modules: dict) -> str:
                      f"{sl.get('rank')} ({S.human_time(sl.get('time'))})",
                      f"{100 * (s['share_of_runtime']['io'] or 0):.1f}%",
                      S.human_bytes(s["bandwidth"]["total"]) + "/s"])
+    unknown = [(m, c, f"{n:,}") for m, s in modules.items()
+               for c, n in (s.get("unknown") or {}).items()]
+    if unknown:  # Darshan's -1 and negative times: in no total above
+        return table(head, rows) + "<p class='muted'>Values the log did not know (-1, a " \
+            "negative time), left out of the totals:</p>" + \
+            table(["module", "counter", "records"], unknown, left=2)
     return table(head, rows)
 
 

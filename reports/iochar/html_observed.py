@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection
 
 from . import plots
 from . import summary as S
@@ -13,6 +14,10 @@ from .safetext import escape
 
 COLORS = {"read": "#4C72B0", "write": "#DD8452", "meta": "#55A868"}
 MAX_FILES = 6  # offset-vs-time panels
+
+
+def _floats(col) -> np.ndarray:
+    return col.to_numpy(dtype=np.float64)
 
 
 @plots.literal_text
@@ -36,10 +41,18 @@ def offset_vs_time(trace) -> str:
         for op in ("read", "write"):
             x = d[d["op"] == op]
             if len(x):
-                mid = (x["offset"] + x["length"] / 2).to_numpy()
-                ax.errorbar(x["start"].to_numpy(), mid, yerr=(x["length"] / 2).to_numpy(),
-                            fmt="none", ecolor=COLORS[op], elinewidth=2, label=op)
-                ax.hlines(mid, x["start"], np.maximum(x["end"], x["start"]), colors=COLORS[op])
+                # two collections per op (the span of bytes, the span of time): drawing
+                # costs the same for 10 segments or 150,000
+                t0, t1 = _floats(x["start"]), _floats(x["end"])
+                lo, n = _floats(x["offset"]), _floats(x["length"])
+                mid = lo + n / 2
+                ax.add_collection(LineCollection(
+                    np.stack([np.c_[t0, lo], np.c_[t0, lo + n]], axis=1),
+                    colors=COLORS[op], linewidths=2, label=op))
+                ax.add_collection(LineCollection(
+                    np.stack([np.c_[t0, mid], np.c_[np.maximum(t1, t0), mid]], axis=1),
+                    colors=COLORS[op]))
+        ax.autoscale_view()
         ax.set_title(escape(path), fontsize=9, loc="left")
         ax.set_ylabel("offset")
         plots.binary_axis(ax.yaxis, float((d["offset"] + d["length"]).max()))
@@ -57,11 +70,14 @@ def rank_vs_time(trace) -> str:
     fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * min(max(len(ranks), 1), 32)))
     for op in ("read", "write", "meta"):
         x = trace[trace["op"] == op]
-        if len(x):
-            y = x["rank"].to_numpy()
-            width = np.maximum((x["end"] - x["start"]).to_numpy(), 1e-6)
-            ax.barh(y, width, left=x["start"].to_numpy(), height=0.7, color=COLORS[op],
-                    label=op)
+        if len(x):  # one collection of rectangles per op, not a patch per segment
+            y, t0 = _floats(x["rank"]), _floats(x["start"])
+            t1 = t0 + np.maximum(_floats(x["end"]) - t0, 1e-6)
+            box = np.stack([np.c_[t0, y - 0.35], np.c_[t1, y - 0.35], np.c_[t1, y + 0.35],
+                            np.c_[t0, y + 0.35]], axis=1)
+            ax.add_collection(PolyCollection(box, facecolors=COLORS[op], edgecolors="none",
+                                             label=op))
+    ax.autoscale_view()
     plots.integer_ticks(ax.yaxis)
     ax.set_ylabel("rank")
     ax.set_xlabel("seconds since job start")

@@ -71,6 +71,7 @@ class Job:
     job: dict
     ranks: list = field(default_factory=list)
     id: str = ""
+    unreadable: list = field(default_factory=list)  # [(path, reason)] taken as this job's
 
     @property
     def jobid(self) -> str:
@@ -100,8 +101,69 @@ class Job:
             self.job = job
 
     def open(self):
-        """The iochar.Log of this job (per-rank logs merged as if reduced)."""
-        return open_log(self.files if len(self.files) > 1 else self.files[0])
+        """The iochar.Log of this job: per-rank logs merged as if reduced, from those
+        that read (open_ranks)."""
+        if len(self.files) == 1 and not self.unreadable:
+            return open_log(self.files[0])
+        return open_ranks(self.files, self.unreadable)
+
+
+def open_ranks(files: list, unreadable=()):
+    """One job's per-rank logs merged from those that read: a log that does not
+    (its own error, found reading it whole: framing, sections, records, merging) is
+    left out and named in the JOB (`unreadable_logs`, one "file: reason" each, "; "
+    apart) beside the files in `unreadable` already known bad; the ranks it held are
+    then missing (`missing_ranks`, partial bit 16). Raises one LogError when none
+    reads. The Log's `unreadable` lists [(file, reason)]."""
+    from .log import _read
+    parts, bad = [], list(unreadable)
+    for f in files:
+        try:
+            parts.append(_read(Path(f)))
+        except LogError as e:
+            bad.append((f, str(e)))
+    return merge_readable(parts, bad)
+
+
+def merge_readable(parts: list, bad: list):
+    """The Log of the parts (log._Part) that read whole, the others moved to `bad`
+    [(name, reason)] (open_ranks)."""
+    from .log import Log
+    parts, log = list(parts), None
+    while parts:
+        try:
+            log = Log(parts)
+            for m in log.modules:  # everything a report reads, so errors surface here
+                log.records(m), log.series(m), log.ranks(m)
+            break
+        except LogError as e:
+            log, culprit = None, _blamed(parts, str(e))
+            if culprit is None:  # a problem of the set, not of one file
+                raise
+            parts.remove(culprit)
+            bad.append((culprit.name, str(e)))
+    if log is None:
+        if len(bad) == 1:
+            raise LogError(bad[0][1])
+        raise LogError(f"none of the {len(bad)} logs of this job reads: "
+                       + "; ".join(_named(f, why) for f, why in bad[:3])
+                       + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
+    log.unreadable = bad
+    if bad:
+        log.job["unreadable_logs"] = "; ".join(_named(f, why) for f, why in bad)
+    return log
+
+
+def _named(path, why: str) -> str:
+    """A reader's error names its file; others get it in front."""
+    return why if why.startswith(f"{path}: ") or str(path) in why else f"{path}: {why}"
+
+
+def _blamed(parts: list, msg: str):
+    """The part an error is about: the reader's errors start with its name, merging's
+    say `cannot merge NAME:`."""
+    return next((p for p in parts if msg.startswith(f"{p.name}: ")
+                 or msg.startswith(f"cannot merge {p.name}: ")), None)
 
 
 def expand(paths) -> list:
@@ -201,7 +263,11 @@ def find(paths, want: str | None = None) -> tuple[list, list]:
             raise LogError(f"{e}; {len(bad)} unreadable file(s) skipped, e.g. {bad[0][1]}") \
                 from None
     if not jobs:
-        raise LogError(bad[0][1] if len(bad) == 1 else f"no readable log among {len(bad)} files")
+        raise LogError(bad[0][1] if len(bad) == 1 else f"no readable log among {len(bad)} "
+                       f"files (e.g. {bad[0][1]})")
+    if bad and len(jobs) == 1 and jobs[0].ranks != [None]:
+        # one job's per-rank logs and files that do not read: taken as its lost ranks
+        jobs[0].unreadable, bad = bad, []
     return jobs, bad
 
 

@@ -320,6 +320,10 @@ def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: 
                 bad = min(bad, r)
                 break
             cut[r] = True
+    long = np.flatnonzero(lens > codec.MAX_NAME)
+    if len(long):
+        raise LogError(f"{what}: path {int(long[0])} is {int(lens[long[0]])} bytes, more than "
+                       f"the {codec.MAX_NAME} a name may hold")
     empty = np.flatnonzero(lens - cut * len(TRUNCATED_MARK) <= 0)
     if len(empty) and empty[0] < bad:
         raise LogError(f"{what}: path {int(empty[0])} is empty")
@@ -413,6 +417,8 @@ class _Part:
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
         self.ranks = {}  # module -> [structured array]
         self.extra = []  # (kind, module, count, payload bytes)
+        self._declared = {}  # module -> records its RECORDS headers declare so far
+        self._names_size = 0  # bytes the format-2 NAMES sections rebuilt so far
         self._parse(data)
 
     def _fail(self, msg):
@@ -517,9 +523,10 @@ class _Part:
         if kind == "RECORDS":
             if module not in self.schemas:
                 self._fail(f"{where}: RECORDS before the module's SCHEMA")
-            if self.version >= 2:  # encoded columns: sizes are checked when decoded
-                return
             _, n_int, n_float, _ = self.schemas[module]
+            self._records_fit(module, count, ulen - 8 * _present_words(n_int + n_float), where)
+            if self.version >= 2:  # encoded columns: their sizes are checked when decoded
+                return
             words, ncnt = _present_words(n_int + n_float), n_int + n_float
             body = ulen - 8 * words - 16 * count
             if body < 0 or (count and (body % (8 * count) or body // (8 * count) > ncnt)) \
@@ -543,8 +550,11 @@ class _Part:
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
             if self.version >= 2:
+                # the bound is the file's, for all its NAMES sections together
                 ids, flat, starts, lens = self._decoded(
-                    lambda b, c, w: codec.decode_names_flat(b, c, w, self.cap), buf, count, where)
+                    lambda b, c, w: codec.decode_names_flat(b, c, w, self.cap - self._names_size),
+                    buf, count, where)
+                self._names_size += len(flat)
                 self.names.append(_names_checked(ids, flat, starts, lens, f"{self.name}: {where}"))
             else:
                 self.names.append(_parse_names(buf, count, f"{self.name}: {where}"))
@@ -569,10 +579,6 @@ class _Part:
                            f"{stored // count} stored")
             if not count and present.any():
                 self._fail(f"{where}: columns marked present in an empty section")
-            total = sum(c[0] for c in self.records.get(module, [])) + count
-            if 8 * total * (n_int + n_float + 3) > self.cap:
-                self._fail(f"{where}: {total} records x {n_int + n_float} counters would "
-                           f"take more than {self.cap} bytes, the bound for this file")
             self.records.setdefault(module, []).append((count, present, buf))
         elif kind == "SERIES":
             width, nbins, _ = struct.unpack_from("<dII", buf)
@@ -605,6 +611,20 @@ class _Part:
             return fn(*args[:-1], f"{self.name}: {args[-1]}")
         except codec.CodecError as e:
             raise LogError(str(e)) from None
+
+    def _records_fit(self, module, count, body, where):
+        """A RECORDS header's count against its bytes (formats 2-3: each record takes
+        at least a byte of the `body` after the bitmap; format 1's exact size is
+        checked by the caller) and the module's records so far against the file's
+        bound (records x counters cells), before anything is inflated."""
+        if self.version >= 2 and count > max(body, 0):
+            self._fail(f"{where}: {count} records cannot fit in {max(body, 0)} bytes of "
+                       "columns")
+        ncnt = len(self.schemas[module][3])
+        total = self._declared[module] = self._declared.get(module, 0) + count
+        if 8 * total * (ncnt + 3) > self.cap:
+            self._fail(f"{where}: {total} records x {ncnt} counters would take more than "
+                       f"{self.cap} bytes, the bound for this file")
 
     def _records_v2(self, module, count, buf, where):
         """Format 2 RECORDS: presence bitmap, then encoded columns, decoded now
@@ -917,8 +937,9 @@ class Log:
                     if topk_tables(cols):  # per-rank logs carry whole tables (TOPK)
                         tables = whole_tables(df, cols, self._topk_parts(module, cols, frames))
                     df = reduce_records(df, cols, tables)
-                except ValueError as e:
-                    raise LogError(f"{self.files[0]}: {module}: {e}") from None
+                except ValueError as e:  # the set's problem, not one file's
+                    raise LogError(f"merging the {module} records of {len(self.files)} "
+                                   f"logs ({self.files[0]}...): {e}") from None
             self._frames[module] = df
         return self._frames[module].copy(deep=False)  # copy-on-write keeps the cache intact
 
@@ -987,8 +1008,15 @@ def _read(path: Path) -> _Part:
 def from_bytes(data, name: str = "<bytes>") -> Log:
     """A Log from the bytes of one file, or from a list of the bytes of several per-rank
     files of one job (tests, fuzzing)."""
-    if isinstance(data, (list, tuple)):
-        return Log([_Part(bytes(d), f"{name}[{i}]") for i, d in enumerate(data)])
+    if isinstance(data, (list, tuple)):  # as a directory of them: from those that read
+        from .jobs import merge_readable
+        parts, bad = [], []
+        for i, d in enumerate(data):
+            try:
+                parts.append(_Part(bytes(d), f"{name}[{i}]"))
+            except LogError as e:
+                bad.append((f"{name}[{i}]", str(e)))
+        return merge_readable(parts, bad)
     return Log([_Part(bytes(data), name)])
 
 
@@ -1006,13 +1034,13 @@ def open(path_or_list, job: str | None = None) -> Log:
     if job is None and not any(Path(it).is_dir() for it in items):
         return Log([_read(p) for p in jobs.expand(items)])
     found, bad = jobs.find(items, job)
-    if bad:  # a log that does not read is an error here, as it is when named alone
+    if bad:  # a log that is no job's and does not read is an error, as when named alone
         raise LogError(bad[0][1])
     if len(found) > 1:
         raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one with "
                        f"job= (ids: {', '.join(g.id for g in found[:5])}"
                        f"{', ...' if len(found) > 5 else ''})")
-    return Log([_read(Path(p)) for p in found[0].files])
+    return found[0].open()  # per-rank logs: from those that read (jobs.open_ranks)
 
 
 

@@ -30,7 +30,8 @@ def filter_records(df: pd.DataFrame, rank: int | None = None, path: str | None =
     if rank is not None:
         keep &= df["rank"].to_numpy() == rank
     if path is not None:
-        paths = df["path"].astype(str)
+        # object dtype: a name that is not UTF-8 (surrogateescape) cannot be a pandas str
+        paths = pd.Series(S.objects(df, "path"), dtype=object).astype(object)
         if any(c in path for c in "*?["):
             keep &= paths.map(lambda p: fnmatch.fnmatchcase(p, path)).to_numpy(dtype=bool)
         else:
@@ -39,7 +40,9 @@ def filter_records(df: pd.DataFrame, rank: int | None = None, path: str | None =
 
 
 def _fmt(v) -> str:
-    return repr(float(v)) if isinstance(v, (float, np.floating)) else str(int(v))
+    if isinstance(v, (float, np.floating)):  # NaN: unknown to the log (Darshan's -1)
+        return "unknown" if np.isnan(v) else repr(float(v))
+    return str(int(v))
 
 
 def totals(df: pd.DataFrame, schema: list) -> list:
@@ -51,7 +54,11 @@ def totals(df: pd.DataFrame, schema: list) -> list:
     VAR_* (variances across ranks of one file) do not combine across files: left out."""
     if len(df) == 0:
         return [(n, 0.0 if "_F_" in n else 0) for n, op in schema if op not in _VAR]
-    red = reduce_group_rows(df.sort_values("rank", kind="stable").reset_index(drop=True),
+    # unknown values (NaN: a Darshan log's -1) are in no total; rank-valued counters
+    # are taken from one record below and stay unknown if it is
+    known = df.fillna({n: 0 for n, op in schema if op not in (*_FAST, *_SLOW)
+                       and df[n].dtype.kind == "f"})
+    red = reduce_group_rows(known.sort_values("rank", kind="stable").reset_index(drop=True),
                             np.array([len(df)]), schema).iloc[0]
     out = {n: red[n] for n, _ in schema}
     fast_t = [n for n, op in schema if op == OP["FAST_TIME"]]
@@ -59,7 +66,7 @@ def totals(df: pd.DataFrame, schema: list) -> list:
     for ops, tcol, pick in ((_FAST, fast_t, "min"), (_SLOW, slow_t, "max")):
         if not tcol:
             continue
-        t = df[tcol[0]].to_numpy(dtype=float)
+        t = np.nan_to_num(df[tcol[0]].to_numpy(dtype=float), nan=0.0)
         if pick == "min":  # a record untouched by time has 0: the fastest among timed ones
             cand = np.where(t > 0, t, np.inf)
             i = int(np.argmin(cand)) if np.isfinite(cand).any() else 0
@@ -79,7 +86,8 @@ def _max_byte(df: pd.DataFrame, module: str) -> np.ndarray:
     out = np.full(len(df), -1, dtype=np.int64)
     for c in (f"{module}_MAX_BYTE_READ", f"{module}_MAX_BYTE_WRITTEN"):
         if c in df.columns:
-            out = np.maximum(out, df[c].to_numpy(dtype=np.int64))
+            v = np.nan_to_num(df[c].to_numpy(dtype=np.float64), nan=-1.0)  # NaN: unknown
+            out = np.maximum(out, v.astype(np.int64))
     return out
 
 
@@ -87,7 +95,7 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     """One row per record: ranks (the rank, or -1 for a record reduced over several
     ranks), bytes read/written, max byte, type and sharing."""
     f = pd.DataFrame({
-        "record_id": df["record_id"].to_numpy(), "path": df["path"].astype(str).to_numpy(),
+        "record_id": df["record_id"].to_numpy(), "path": pd.Series(S.objects(df, "path"), dtype=object),
         "rank": df["rank"].to_numpy(),
         "reads": S.concept(df, module, "reads"), "writes": S.concept(df, module, "writes"),
         "bytes_read": S.concept(df, module, "bytes_read").astype(np.int64),

@@ -87,7 +87,8 @@ def binary_axis(axis, vmax: float):
     vmax = max(float(vmax), 1.0) if math.isfinite(float(vmax)) else 1.0
     step = 2.0 ** max(math.ceil(math.log2(vmax / 6)), 0)
     axis.set_major_locator(MultipleLocator(step))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: S.human_bytes(v)))
+    # a tick below 0 (the axes' margin under offset 0) is no amount of bytes
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: S.human_bytes(v) if v >= 0 else ""))
 
 
 def _empty(ax, text="no data"):

@@ -376,7 +376,24 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
          "bytes_written": _int(row.bytes_written)}
         for row in topf.itertuples()] if topf is not None and len(topf) else []
     s["counters"] = totals(df, module, schema)
+    unknown = unknown_counts(df)
+    if unknown:
+        s["unknown"] = unknown
     return s
+
+
+def unknown_counts(df: pd.DataFrame) -> dict:
+    """{counter: records} of the values a log did not know (NaN: Darshan's -1 and
+    negative times, darshan.unknown_as_nan); col() reads them as 0, so they are in
+    no total. An iochar log has none (its reader rejects non-finite values)."""
+    out = {}
+    for name in df.columns[3:]:
+        v = column(df, name)
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            n = int(np.isnan(v).sum())
+            if n:
+                out[name] = n
+    return out
 
 
 def summarize(job: dict, records: dict[str, pd.DataFrame],
@@ -412,8 +429,19 @@ def gather(log) -> dict:
             "schemas": schemas, "mounts": mounts}
 
 
+def _unknown(v) -> bool:
+    """A value that is no amount: NaN, infinite or negative (Darshan's unknowns)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return not math.isfinite(f) or f < 0
+
+
 def human_bytes(n) -> str:
     """1536 -> '1.5 KiB' (binary units, as block and stripe sizes are)."""
+    if _unknown(n):
+        return "unknown"
     n = float(n or 0)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
@@ -423,6 +451,8 @@ def human_bytes(n) -> str:
 
 
 def human_time(s) -> str:
+    if _unknown(s):
+        return "unknown"
     s = float(s or 0)
     if s >= 3600:
         return f"{s / 3600:.2f} h"

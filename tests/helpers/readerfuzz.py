@@ -16,8 +16,10 @@ import contextlib
 import io
 import json
 import random
+import shutil
 import struct
 import sys
+import time
 import traceback
 import warnings
 import zlib
@@ -32,6 +34,7 @@ import numpy as np  # noqa: E402
 import iochar  # noqa: E402
 from iochar import (  # noqa: E402
     callsites,
+    codec,  # noqa: E402
     html,
     jobreport,  # noqa: E402
 )
@@ -39,7 +42,7 @@ from iochar import summary as S  # noqa: E402
 from iochar.callsites import ENTRY_DTYPE, TRACE_DTYPE  # noqa: E402
 from iochar.cli import diff, parser, report  # noqa: E402
 from iochar.cli.common import write_atomic  # noqa: E402
-from iochar.log import HEADER, SECTION, from_bytes  # noqa: E402
+from iochar.log import HEADER, from_bytes, section_at, section_head  # noqa: E402
 from iochar.safetext import sanitize  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -56,26 +59,45 @@ STRS = [b"\x1b[31mred\x1b[0m", b"a\nforged line", b"\xff\xfe\x80", b"$\\foo$", b
 
 # ---- framing ------------------------------------------------------------------
 
-def split(data: bytes) -> list:
-    """[kind, module, count, payload, ulen override] per section of a valid log."""
-    _, _, hsize, _, nsec, _ = HEADER.unpack_from(data)
-    off, secs = hsize, []
+class Sections(list):
+    """[kind, module, count, payload, ulen override, header edit] per section, and the
+    log's format version (1: 48-byte headers, zlib; 2: 48-byte headers, raw deflate
+    against the dictionary, encoded NAMES and RECORDS; 3: as 2 with varint headers)."""
+
+    version = 1
+
+
+def split(data: bytes) -> Sections:
+    """The sections of a valid log of any format, payloads inflated."""
+    _, version, hsize, _, nsec, _ = HEADER.unpack_from(data)
+    off, secs = hsize, Sections()
+    secs.version = version
     for _ in range(nsec):
-        kind, mod, count, _, ulen, clen, _ = SECTION.unpack_from(data, off)
-        payload = zlib.decompress(data[off + 48:off + 48 + clen])
-        secs.append([kind.rstrip(b"\0"), mod.rstrip(b"\0"), count, payload, None])
-        off += 48 + clen
+        kind, mod, count, _, _, clen, start = section_at(data, off, version)
+        comp = data[start:start + clen]
+        payload = zlib.decompress(comp) if version < 2 else \
+            codec.decompressor().decompress(comp)
+        secs.append([kind.rstrip(b"\0"), mod.rstrip(b"\0"), count, payload, None, None])
+        off = start + clen
     return secs
 
 
-def join(secs: list, version: int = 1, nsec: int | None = None, extra: bytes = b"",
-         level: int = 1) -> bytes:
-    """A log around the sections, every CRC and length consistent (unless overridden)."""
+def join(secs: list, version: int | None = None, nsec: int | None = None,
+         extra: bytes = b"", level: int = 1) -> bytes:
+    """A log around the sections, every CRC and length consistent (unless overridden:
+    a section's ulen, or its header edit, a function of the header's bytes before its
+    CRC, whose CRC is then fixed)."""
+    version = getattr(secs, "version", 1) if version is None else version
     out = []
-    for kind, mod, count, payload, ulen in secs:
-        comp = zlib.compress(payload, level)
-        head = SECTION.pack(kind[:8], mod[:16], count & 0xFFFFFFFF, zlib.crc32(comp),
-                            len(payload) if ulen is None else ulen, len(comp), 0)[:44]
+    for kind, mod, count, payload, ulen, *edit in secs:
+        comp = zlib.compress(payload, level) if version < 2 else \
+            codec.compress(payload, None if level == 1 else level)
+        head = section_head(kind[:8], mod[:16], count & 0xFFFFFFFF, zlib.crc32(comp),
+                            len(payload) if ulen is None else ulen, len(comp),
+                            version if version in (1, 2, 3) else 3)[:-4]
+        if edit and edit[0] is not None:
+            with contextlib.suppress(IndexError):  # made for another version's header
+                head = edit[0](head)
         out.append(head + struct.pack("<I", zlib.crc32(head)) + comp)
     total = HEADER.size + sum(map(len, out)) + len(extra)
     head = HEADER.pack(b"IOCHARLG", version, HEADER.size, total,
@@ -121,7 +143,10 @@ def job_value(rng: random.Random):
     return 3, rng.choice(STRS)
 
 
-def names_entries(payload: bytes) -> list:
+def names_entries(payload: bytes, version: int = 1, count: int = 0) -> list:
+    if version >= 2:
+        ids, paths = codec.decode_names(payload, count, "seed")
+        return [[int(i), p] for i, p in zip(ids.tolist(), paths)]
     out, off = [], 0
     while off < len(payload):
         rid, n = struct.unpack_from("<QI", payload, off)
@@ -130,7 +155,10 @@ def names_entries(payload: bytes) -> list:
     return out
 
 
-def names_payload(entries: list) -> bytes:
+def names_payload(entries: list, version: int = 1) -> bytes:
+    if version >= 2:
+        return codec.encode_names(np.array([e[0] for e in entries], np.uint64),
+                                  [e[1] for e in entries])
     return b"".join(struct.pack("<QI", rid, len(p)) + p for rid, p in entries)
 
 
@@ -196,7 +224,7 @@ def m_names(secs, rng):
     sec = _pick(secs, rng, b"NAMES")
     if sec is None:
         return "no NAMES"
-    ents = names_entries(sec[3])
+    ents = names_entries(sec[3], secs.version, sec[2])
     if not ents:
         return "empty NAMES"
     e = rng.choice(ents)
@@ -209,7 +237,7 @@ def m_names(secs, rng):
         e[0] = rng.choice([0, 2**64 - 1, rng.getrandbits(64)])
     else:
         ents.append(list(e))  # a repeated id
-    sec[2], sec[3] = len(ents), names_payload(ents)
+    sec[2], sec[3] = len(ents), names_payload(ents, secs.version)
     return f"NAMES {e[1][:24]!r}"
 
 
@@ -217,6 +245,8 @@ def m_records(secs, rng):
     sec = _pick(secs, rng, b"RECORDS")
     if sec is None or not sec[2]:
         return "no RECORDS"
+    if secs.version >= 2:
+        return m_columns(secs, sec, rng)
     count, buf = sec[2], bytearray(sec[3])
     schema = next((x for x in secs if x[0] == b"SCHEMA" and x[1] == sec[1]), None)
     words = (schema[2] + 63) // 64 if schema else 1
@@ -232,6 +262,193 @@ def m_records(secs, rng):
         buf[rng.randrange(8 * words)] ^= 1 << rng.randrange(8)  # presence bits
     sec[3] = bytes(buf)
     return f"RECORDS col {col} row {row} = {v}"
+
+
+# ---- format 2-3 encodings: RECORDS columns, front-coded NAMES, varint headers ------
+
+def _bitmap_words(secs, sec) -> int:
+    schema = next((x for x in secs if x[0] == b"SCHEMA" and x[1] == sec[1]), None)
+    return (schema[2] + 63) // 64 if schema else 1
+
+
+def columns(payload: bytes, words: int) -> tuple[bytes, list]:
+    """RECORDS (formats 2-3) -> (presence bitmap, [each column's bytes]), lenient."""
+    c = codec._Cursor(payload, "seed")
+    c.at = 8 * words
+    cols = []
+    while c.at < len(payload):
+        start = c.at
+        enc = c.take(1)[0] & 0x7F
+        if enc in (codec.CONST, codec.SAME):
+            c.varint()
+        else:
+            c.at += c.varint()
+        cols.append(payload[start:min(c.at, len(payload))])
+    return payload[:8 * words], cols
+
+
+def _column(rng, count: int, k: int) -> bytes:
+    """A fresh column of any encoding (some inconsistent on purpose)."""
+    enc = rng.choice([codec.RAW, codec.CONST, codec.PLAIN, codec.DELTA, codec.SAME, codec.DIFF,
+                      6, 127])
+    flag = codec.NS if rng.random() < 0.15 else 0
+    count = min(count, 4096)  # a count made huge by an earlier mutation: a short column
+    vals = [rng.choice(I64) for _ in range(min(count, 64))] + [0] * max(count - 64, 0)
+    zz = codec.zz(np.array(vals, np.int64)) if count else np.empty(0, np.uint64)
+    if enc == codec.CONST:
+        return bytes([enc | flag]) + codec.varint(int(codec.zz(np.array([rng.choice(I64)]))[0]))
+    if enc == codec.SAME:
+        return bytes([enc | flag]) + codec.varint(rng.choice([0, max(k - 1, 0), k, k + 5]))
+    if enc == codec.RAW:
+        data = np.array(vals, "<i8").view(np.uint8).reshape(-1, 8).T.tobytes()
+    elif enc == codec.DIFF:
+        data = codec.varint(rng.choice([0, max(k - 1, 0), k])) + codec.varints(zz)
+    else:
+        data = codec.varints(zz)
+    n = len(data) + rng.choice([0, 0, 0, 1, -1, 2**40])
+    return bytes([enc | flag]) + codec.varint(max(n, 0)) + data
+
+
+def m_columns(secs, sec, rng):
+    """RECORDS columns (formats 2-3): encodings, lengths, references, NS flags, counts."""
+    words = _bitmap_words(secs, sec)
+    bitmap, cols = columns(sec[3], words)
+    r = rng.random()
+    if r < 0.35 and cols:
+        k = rng.randrange(len(cols))
+        cols[k] = _column(rng, sec[2], k)
+        what = f"column {k} replaced ({cols[k][0]:#x})"
+    elif r < 0.5 and cols:
+        k = rng.randrange(len(cols))
+        cols[k] = bytes([rng.choice([0, 1, 2, 3, 4, 5, 0x80, 0x81, 0x84, 0xFF])]) + cols[k][1:]
+        what = f"column {k} encoding byte {cols[k][0]:#x}"
+    elif r < 0.6 and cols:
+        k = rng.randrange(len(cols))
+        cols.insert(k, cols[k]) if rng.random() < 0.5 else cols.pop(k)
+        what = f"column {k} repeated or dropped"
+    elif r < 0.75:  # a count the columns do not hold; all CONST: a few bytes, many records
+        sec[2] = rng.choice([sec[2] + 1, 10**6, 10**7, 2**32 - 1])
+        if rng.random() < 0.6:
+            cols = [bytes([codec.CONST]) + codec.varint(rng.choice([2, 4, 0]))
+                    for _ in cols]
+        what = f"count {sec[2]}"
+    elif r < 0.85:
+        b = bytearray(bitmap)
+        if b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        bitmap = bytes(b)
+        what = "presence bit"
+    else:
+        k = rng.randrange(max(len(cols), 1))
+        cols[k:k + 1] = [m_bytes_raw(cols[k] if cols else b"", rng)]
+        what = f"column {k} bytes"
+    sec[3] = bitmap + b"".join(cols)
+    return f"RECORDS {what}"
+
+
+def m_bytes_raw(buf: bytes, rng) -> bytes:
+    b = bytearray(buf or b"\0")
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(b))
+        b[i] = rng.choice([0, 0xFF, 0x7F, 0x80, b[i] ^ (1 << rng.randrange(8))])
+    return bytes(b)
+
+
+def m_front(secs, rng):
+    """NAMES front coding (formats 2-3): shared prefixes, suffix lengths, explicit ids,
+    names up to and past the path limit, many long names sharing a prefix."""
+    sec = _pick(secs, rng, b"NAMES")
+    if sec is None or secs.version < 2:
+        return m_names(secs, rng)
+    r = rng.random()
+    if r < 0.35:  # long names: at the limit, past it, megabytes (compressible)
+        n = rng.choice([4095, 4105, 4106, 1 << 16, 4 << 20])
+        k = rng.choice([1, 2, 64, 300])
+        pat = rng.choice([b"a", b"/x/", bytes([0xFF])])
+        first = (pat * (n // len(pat) + 1))[:n]
+        # front-coded by hand (the writer's encoder is not built for such names): each
+        # later name shares all but the last byte, ids given explicitly
+        shared = codec.varints(np.array([0] + [n - 1] * (k - 1), np.uint64))
+        lens = codec.varints(np.array([n] + [1] * (k - 1), np.uint64))
+        ids = b"".join(codec.varint(i) + struct.pack("<Q", rng.getrandbits(64))
+                       for i in range(k))
+        sec[2] = k
+        sec[3] = (codec.varint(len(shared)) + shared + codec.varint(len(lens)) + lens
+                  + codec.varint(k) + ids + first + bytes(65 + i % 26 for i in range(1, k)))
+        return f"NAMES {k} names of {n} bytes"
+    c = codec._Cursor(sec[3], "seed")
+    shared = c.varints(c.varint(), sec[2]).astype(np.int64)
+    lens = c.varints(c.varint(), sec[2]).astype(np.int64)
+    rest = sec[3][c.at:]
+    if not len(shared):
+        return "NAMES empty"
+    i = rng.randrange(len(shared))
+    if r < 0.55:
+        shared[i] = rng.choice([shared[i] + 1, 2**31, 2**62, 4106])
+        what = f"shared[{i}] = {shared[i]}"
+    elif r < 0.75:
+        lens[i] = rng.choice([lens[i] + 1, max(lens[i] - 1, 0), 0, 2**40])
+        what = f"suffix length[{i}] = {lens[i]}"
+    else:  # explicit ids: count and indexes
+        rest = codec.varint(rng.choice([1, len(shared) + 1, 2**32])) + codec.varint(
+            rng.choice([0, i, len(shared), 2**40])) + struct.pack("<Q", rng.getrandbits(64)) \
+            + rest[1:]
+        what = "explicit ids"
+    a, b = codec.varints(shared.astype(np.uint64)), codec.varints(lens.astype(np.uint64))
+    sec[3] = codec.varint(len(a)) + a + codec.varint(len(b)) + b + rest
+    return f"NAMES {what}"
+
+
+def m_roles(secs, rng):
+    sec = _pick(secs, rng, b"ROLES")
+    if sec is None:
+        return "no ROLES"
+    buf = bytearray(sec[3])
+    r = rng.random()
+    if r < 0.5 and buf:
+        buf[rng.randrange(len(buf))] = rng.choice([11, 12, 255, 0, 9])
+    elif r < 0.75:
+        buf = buf[:-1] if rng.random() < 0.5 else buf + b"\0"
+        if rng.random() < 0.5:
+            sec[2] = len(buf)
+    else:
+        secs.insert(secs.index(sec) + 1, [sec[0], sec[1], sec[2], bytes(reversed(buf)), None,
+                                           None])  # a second, different ROLES
+        return "ROLES repeated, different"
+    sec[3] = bytes(buf)
+    return "ROLES bytes"
+
+
+def _varint_edit(head: bytes, rng) -> bytes:
+    """A format-3 section header's fields, bytes before its CRC: lengths of kind and
+    module, overlong or out-of-range varints."""
+    h = bytearray(head)
+    r = rng.random()
+    if r < 0.3:
+        h[0] = rng.choice([0, 9, 255])
+    elif r < 0.5:
+        k = h[0]
+        h[1 + k] = rng.choice([17, 255, 16])
+    elif r < 0.8:  # the count (or a length) as an overlong or 70-bit varint
+        at = 2 + h[0] + h[1 + h[0]]
+        h[at:at] = rng.choice([b"\x80\x80", b"\xff" * 9 + b"\x01", b"\xff\xff\xff\xff\x7f",
+                               b"\x80" * 10])
+    else:
+        i = rng.randrange(len(h))
+        h[i] ^= 1 << rng.randrange(8)
+    return bytes(h)
+
+
+def m_head(secs, rng):
+    """A section header (any format), its CRC fixed afterwards."""
+    sec = rng.choice(secs)
+    if secs.version >= 3:
+        own = random.Random(rng.random())  # the edit runs later, in join
+        sec[5] = lambda h: _varint_edit(h, own)
+    else:
+        i, bit = rng.randrange(44), 1 << rng.randrange(8)
+        sec[5] = lambda h: h[:i] + bytes([h[i] ^ bit]) + h[i + 1:]
+    return f"section header of {sec[0]!r} edited"
 
 
 def m_schema(secs, rng):
@@ -434,21 +651,22 @@ def m_inflate_bomb(secs, rng):
 MUTATORS = [(m_job, 8), (m_names, 3), (m_records, 6), (m_schema, 3), (m_series, 3),
             (m_trace, 3), (m_callsite, 2), (m_loadmap, 1), (m_payload_bytes, 2),
             (m_section, 3), (lambda s, r: m_rows(s, r, b"RANKS", 64), 2), (m_topk, 2),
-            (m_inflate_bomb, 0.05)]
+            (m_inflate_bomb, 0.05), (m_front, 3), (m_roles, 1.5), (m_head, 2)]
 _FNS, _WEIGHTS = zip(*MUTATORS)
 
 
 def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     secs = split(data)
+    version = secs.version
     notes = []
     for fn in rng.choices(_FNS, _WEIGHTS, k=rng.randint(1, 3)):
         try:
             notes.append(fn(secs, rng))
         except (IndexError, struct.error, ValueError, OverflowError, ZeroDivisionError):
             notes.append("(a later mutation found its section already garbled)")
-    version, nsec, extra = 1, None, b""
+    nsec, extra = None, b""
     if rng.random() < 0.02:
-        version = rng.choice([0, 2, 2**31])
+        version = rng.choice([0, 1, 2, 3, 2**31])
         notes.append(f"version {version}")
     if rng.random() < 0.02:
         nsec = rng.choice([0, len(secs) + 1, 2**32 - 1])
@@ -511,7 +729,7 @@ def entry_points(data, name: str, ctx: Context, with_html: bool = True, base: st
 
 
 def run_clis(paths: list, base_path: str, tmpdir: Path, with_html: bool = True) -> list:
-    """The console entry points in process: [(argv, status, stdout, stderr)]."""
+    """The console entry points in process: [(argv, status, stdout, stderr, cpu s)]."""
     out = []
     runs = [(report.main, paths), (report.main, paths + ["--json"]), (parser.main, paths)]
     if with_html:
@@ -520,45 +738,83 @@ def run_clis(paths: list, base_path: str, tmpdir: Path, with_html: bool = True) 
         runs.append((diff.main, [base_path, paths[0]]))
     for fn, argv in runs:
         o, e = io.StringIO(), io.StringIO()
+        t0 = time.process_time()
         with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
             try:
                 code = fn(argv)
             except SystemExit as x:
                 code = x.code
-        out.append((argv, code, o.getvalue(), e.getvalue()))
+        out.append((argv, code, o.getvalue(), e.getvalue(), time.process_time() - t0))
     return out
 
 
-def cli_problem(argv, code, stdout, stderr) -> str | None:
-    """Why a CLI run breaks the contract (exit 0/1/2, one line on error), or None."""
+MAX_CPU = 15.0  # seconds of CPU any one call may take on any log (issue 31)
+
+
+def cli_problem(argv, code, stdout, stderr, cpu: float = 0.0) -> str | None:
+    """Why a CLI run breaks the contract (exit 0/1/2, one line on error, nothing but
+    one error line when it printed nothing, bounded CPU), or None."""
     if code not in (0, 1, 2):
         return f"exit status {code}"
     if "Traceback" in stderr:
         return "traceback"
+    if cpu > MAX_CPU:
+        return f"{cpu:.1f} s of CPU"
     lines = stderr.splitlines()
     errors = [ln for ln in lines if ": error: " in ln]
     if len(errors) > 1 or any(": error: " not in ln and ": warning: " not in ln for ln in lines):
         return f"stderr is not one error line (and warnings): {stderr!r}"
     if code == 2 and not lines:
         return "exit status 2 without a word on stderr"
+    if code == 2 and not stdout and (len(lines) != 1 or not errors):
+        return f"nothing printed, and stderr is not one error line: {stderr!r}"
     if "cannot read the log (" in stderr:  # the guard's catch-all: a reader bug
         return f"unexpected exception: {stderr.strip()}"
     return None
 
 
 _SEEDS: dict = {}
+SEED_DIRS = ("", "v3/")  # format 1 (an older runtime's), format 3 (today's: make_seeds.sh)
 
 
 def seed_bytes(name: str):
+    """A seed's bytes; `ranks` and `v3/ranks`: the list of a job's per-rank logs."""
     if name not in _SEEDS:
-        _SEEDS[name] = [(CORPUS / n).read_bytes() for n in RANK_LOGS] if name == "ranks" \
+        d = CORPUS / name.removesuffix("ranks")
+        _SEEDS[name] = [(d / n).read_bytes() for n in RANK_LOGS] if name.endswith("ranks") \
             else (CORPUS / name).read_bytes()
     return _SEEDS[name]
 
 
 def seed_names() -> list:
-    return sorted(p.name for p in CORPUS.glob("*.iochar") if p.name not in RANK_LOGS) + \
-        (["ranks"] if all((CORPUS / n).exists() for n in RANK_LOGS) else [])
+    out = []
+    for sub in SEED_DIRS:
+        d = CORPUS / sub
+        out += sorted(sub + p.name for p in d.glob("*.iochar") if p.name not in RANK_LOGS)
+        if all((d / n).exists() for n in RANK_LOGS):
+            out.append(sub + "ranks")
+    return out
+
+
+def mutate_ranks(orig: list, rng: random.Random) -> tuple[list, str]:
+    """A job's per-rank logs: one mutated (mostly), several, all, or one dropped or
+    given twice."""
+    data, r = list(orig), rng.random()
+    if r < 0.06:
+        k = rng.randrange(len(data))
+        del data[k]
+        return data, f"rank log {k} dropped"
+    if r < 0.1:
+        k = rng.randrange(len(data))
+        data.append(data[k])
+        return data, f"rank log {k} twice"
+    which = [rng.randrange(len(data))] if r < 0.75 else \
+        rng.sample(range(len(data)), rng.randint(2, len(data)))
+    notes = []
+    for k in which:
+        data[k], note = mutate(orig[k], rng)
+        notes.append(f"rank log {k}: {note}")
+    return data, " | ".join(notes)
 
 
 @contextlib.contextmanager
@@ -578,7 +834,7 @@ def fuzz(cases: int, seed: int, tmpdir: Path, report_every: int = 12, html_every
     ctx = Context(tmpdir)
     names = seed_names()
     stats = {"cases": 0, "opened": 0, "rejected": 0, "report": 0, "html": 0, "cli": 0,
-             "crashes": []}
+             "max_case_cpu": 0.0, "crashes": []}
 
     def crash(i, name, note, error, **kw):
         stats["crashes"].append({"case": i, "seed": seed, "log": name, "mutation": note,
@@ -592,18 +848,15 @@ def fuzz(cases: int, seed: int, tmpdir: Path, report_every: int = 12, html_every
         for i in range(cases):
             name = names[i % len(names)]
             orig = seed_bytes(name)
-            if name == "ranks":
-                k = rng.randrange(len(orig))
-                blob, note = mutate(orig[k], rng)
-                data = list(orig)
-                data[k] = blob
-                note = f"rank log {k}: {note}"
+            if isinstance(orig, list):
+                data, note = mutate_ranks(orig, rng)
             else:
                 data, note = mutate(orig, rng)
             stats["cases"] += 1
             # the report tier (and the page) go to the next case that opens once due
             due_report |= i % report_every == 0
             due_html |= i % html_every == 0
+            t0 = time.process_time()
             try:
                 log = open_all(data, name)
                 stats["opened"] += 1
@@ -617,19 +870,36 @@ def fuzz(cases: int, seed: int, tmpdir: Path, report_every: int = 12, html_every
             except Exception as e:  # noqa: BLE001 -- a crash: record it, go on
                 crash(i, name, note, f"{type(e).__name__}: {e}",
                       where=traceback.format_exc().strip().splitlines()[-3:])
-            if i % cli_every == 0:
+            cpu = time.process_time() - t0
+            stats["max_case_cpu"] = round(max(stats["max_case_cpu"], cpu), 2)
+            if cpu > MAX_CPU:
+                crash(i, name, note, f"{cpu:.1f} s of CPU")
+            # per-rank sets go through the CLIs as a directory ten times as often
+            if i % cli_every == 0 or isinstance(orig, list) and i % max(cli_every // 10, 1) == 0:
                 stats["cli"] += 1
-                paths = []
-                for j, blob in enumerate(data if isinstance(data, list) else [data]):
-                    p = Path(tmpdir) / f"case{j}.iochar"
-                    p.write_bytes(blob)
-                    paths.append(str(p))
-                base = CORPUS / (name if name != "ranks" else RANK_LOGS[0])
-                for argv, code, out, err in run_clis(paths, str(base), Path(tmpdir)):
-                    why = cli_problem(argv, code, out, err)
+                paths = case_files(data, Path(tmpdir))
+                base = CORPUS / (name.removesuffix("ranks") + RANK_LOGS[0]
+                                 if isinstance(orig, list) else name)
+                for argv, code, out, err, cpu in run_clis(paths, str(base), Path(tmpdir)):
+                    why = cli_problem(argv, code, out, err, cpu)
                     if why:
                         crash(i, name, note, why, cli=argv[-1:])
     return stats
+
+
+def case_files(data, tmpdir: Path) -> list:
+    """One case on disk: a file, or (per-rank logs) a directory of them, as a user
+    gives it to the CLIs."""
+    if not isinstance(data, list):
+        p = tmpdir / "case.iochar"
+        p.write_bytes(data)
+        return [str(p)]
+    d = tmpdir / "case_ranks"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    for j, blob in enumerate(data):
+        (d / f"job.rank{j}.iochar").write_bytes(blob)
+    return [str(d)]
 
 
 def main(argv=None) -> int:

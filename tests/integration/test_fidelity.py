@@ -144,10 +144,15 @@ def test_per_rank_topk_merged_whole(tmp_path):
                                      struct.pack("<II", 16, 2) + bytes(8 + 512),
                                      struct.pack("<II", 0, 1) + bytes(8)])
 def test_bad_topk_section_is_a_clear_error(tmp_path, payload):
+    """The rank with the bad section is left out, named with its error (issue 31)."""
     (tmp_path / "r0.iochar").write_bytes(per_rank(0, {1: 1}))
     (tmp_path / "r1.iochar").write_bytes(per_rank(1, {1: 1}, topk_payload=payload))
     with pytest.raises(LogError, match="TOPK"):
-        iochar.open(str(tmp_path)).records("POSIX")
+        iochar.open([str(tmp_path / "r0.iochar"), str(tmp_path / "r1.iochar")]).records("POSIX")
+    log = iochar.open(str(tmp_path))
+    assert log.job["unreadable_logs"].startswith(f"{tmp_path / 'r1.iochar'}: ")
+    assert "TOPK" in log.job["unreadable_logs"] and log.job["missing_ranks"] == "1"
+    assert log.records("POSIX")["rank"].tolist() == [0]
 
 
 # ---- timestamps: origin explicit, conversion in the reader -----------------

@@ -74,9 +74,13 @@ def test_python_open_of_a_directory_of_many_jobs(tmp_path):
         if iochar.jobs.read_job(f).get("pid", 0) in (220, 221, 222, 223):
             shutil.copy(f, one / f.name)
     assert iochar.open(one).job["merged_logs"] == 4  # one job: no job= needed
-    (one / "zz.iochar").write_bytes(b"junk")  # a bad log fails the open, as alone
-    with pytest.raises(iochar.LogError, match="zz.iochar"):
-        iochar.open(one)
+    (one / "zz.iochar").write_bytes(b"junk")  # a bad file beside one job's rank logs:
+    log = iochar.open(one)  # named with its error, no rank missing (issue 31)
+    assert log.job["merged_logs"] == 4 and "missing_ranks" not in log.job
+    assert log.job["unreadable_logs"] == f"{one / 'zz.iochar'}: truncated file or not an " \
+        "iochar log"
+    with pytest.raises(iochar.LogError, match="zz.iochar"):  # named alone: its error
+        iochar.open(one / "zz.iochar")
 
 
 def test_report_lists_and_reports_each_job(tmp_path, capsys):

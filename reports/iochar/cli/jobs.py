@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import jobs as J
 from .. import summary as S
+from ..log import LogError
 from .textsafe import esc
 
 # Layers that reach the file system; MPI-IO, HDF5 and NetCDF sit on top of POSIX, so
@@ -36,6 +37,14 @@ def warn_bad(prog: str, bad: list):
     for p, why in bad:
         what = why if str(p) in why else f"{p}: {why}"  # the reader's errors name the file
         print(f"{prog}: warning: skipped {esc(what)}", file=sys.stderr)
+
+
+def nothing_read(bad: list) -> LogError:
+    """The one error when no job given could be read: the reason when one, else the
+    count and the first."""
+    if len(bad) == 1:
+        return LogError(bad[0][1])
+    return LogError(f"no job could be read from {len(bad)} logs or jobs; first: {bad[0][1]}")
 
 
 def listing(job: J.Job, rep: dict) -> dict:

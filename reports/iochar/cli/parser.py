@@ -42,7 +42,11 @@ def _lines(log, modules):
             vals = np.empty((len(part), len(names)), dtype=object)
             for cols in blocks:
                 if cols:
-                    vals[:, cols] = part[[names[j] for j in cols]].to_numpy().astype(str)
+                    block = part[[names[j] for j in cols]].to_numpy()
+                    text = block.astype(str)
+                    if block.dtype.kind == "f":  # NaN: a value the log did not know
+                        text[np.isnan(block)] = "unknown"
+                    vals[:, cols] = text
             out = []
             for rank, rid, path, row in zip(part["rank"].tolist(), part["record_id"].tolist(),
                                             part["path"].tolist(), vals.tolist()):
@@ -176,16 +180,20 @@ def _main(argv) -> int:
     else:
         jobs, bad = cj.find(args.logs, args.job)
         logs = [(j.id if len(jobs) > 1 else None, j) for j in jobs]
+    skipped, shown = [], 0
     for jid, log in logs:
-        if jid is not None:  # several jobs: each introduced by its id
+        if not hasattr(log, "modules"):  # a job: read one at a time
             try:
                 log = log.open()
             except LogError as e:
+                if jid is None:  # the only job: its error is the command's
+                    raise
                 bad.append((log.files[0], str(e)))
                 continue
+            skipped += getattr(log, "unreadable", [])  # named in the header too
+        if jid is not None:  # several jobs: each introduced by its id
             sys.stdout.write(f"# job: {escape(jid)}\n")
-        elif not hasattr(log, "modules"):
-            log = log.open()
+        shown += 1
         modules = args.module or log.modules
         for m in modules:
             if m not in log.modules:
@@ -195,7 +203,9 @@ def _main(argv) -> int:
         for line in _dump(log, modules, args):
             sys.stdout.write(line + "\n")
     sys.stdout.flush()
-    cj.warn_bad("iochar-parser", bad)
+    if not shown:  # nothing printed: one error, not a warning per job
+        raise cj.nothing_read(bad)
+    cj.warn_bad("iochar-parser", bad + skipped)
     return 2 if bad else 0
 
 

@@ -48,6 +48,10 @@ def _module_lines(name: str, s: dict) -> list:
     if s["top_sizes"]:
         lines.append("  common  " + ", ".join(f"{S.human_bytes(t['size'])} x{t['count']:,}"
                                               for t in s["top_sizes"]))
+    if s.get("unknown"):
+        lines.append("  unknown " + ", ".join(f"{c} in {n:,} record(s)"
+                                              for c, n in s["unknown"].items())
+                     + ": not known to the log (-1, a negative time), left out of the totals")
     for i, f in enumerate(s["top_files"][:3]):
         lines.append(f"  {'top' if i == 0 else '':<7} {S.human_time(f['time']):>9}  {f['path']}"
                      + (TRUNCATED_NOTE if f.get("truncated") else "")
@@ -86,18 +90,22 @@ def text(rep: dict, verbose: bool = False) -> str:
 def _many(args, cfg) -> int:
     """Logs of several jobs (or --list/--job): the job list, then each job's report."""
     jobs, bad = cj.find(args.logs, args.job)
-    rows, reps, datas = [], [], []
+    rows, reps, datas, skipped = [], [], [], []
     for j in jobs:
         try:
-            data = load_log(j.open())
+            log = j.open()
+            data = load_log(log)
             rep = build(data, cfg)
         except LogError as e:
             bad.append((j.files[0], str(e)))
             continue
+        skipped += getattr(log, "unreadable", [])  # named in the report too
         rows.append(cj.listing(j, rep))
         reps.append(rep)
         datas.append(data)
-    cj.warn_bad("iochar-report", bad)
+    if not reps:
+        raise cj.nothing_read(bad)
+    cj.warn_bad("iochar-report", bad + skipped)
     if args.html:
         if len(reps) != 1:
             raise LogError(f"{len(reps)} jobs: pick one with --job to write HTML "
