@@ -289,3 +289,43 @@ def test_a_read_only_job_gets_read_remedies():
            "POSIX_F_READ_TIME": 1.0}
     (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
     assert "start each read()/pread()" in a.recommendation and "write" not in a.recommendation
+
+
+def test_stripe_size_against_the_access_size():
+    """16 ranks write a shared Lustre file independently in 3 MiB pieces on 4 MiB
+    stripes: two ranks write in one stripe. The stripe-size finding names -S 3M and the
+    striping_unit hint, and folds the misalignment it causes; 3 MiB stripes, or the same
+    writes made collectively, are quiet. 4 MiB reads on 64 KiB stripes are cut into 64
+    pieces each: -S 4M."""
+    row = {"path": "/lus/run/s.dat", "rank": -1, "POSIX_OPENS": 16, "POSIX_WRITES": 4000,
+           "POSIX_BYTES_WRITTEN": 4000 * 3 * MiB, "POSIX_SIZE_WRITE_1M_4M": 4000,
+           "POSIX_ACCESS1_ACCESS": 3 * MiB, "POSIX_ACCESS1_COUNT": 4000,
+           "POSIX_FILE_NOT_ALIGNED": 3000, "POSIX_FILE_ALIGNMENT": 4096,
+           "POSIX_LUSTRE_STRIPE_COUNT": 8, "POSIX_LUSTRE_STRIPE_SIZE": 4 * MiB,
+           "POSIX_F_WRITE_TIME": 40.0}
+    got = run_advice(run_job(16, run=10.0), {"POSIX": frame([row])})
+    (a,) = got["stripe-size"]
+    assert set(got) == {"stripe-size"} and a.severity == "high"
+    assert a.evidence == {"LUSTRE_STRIPE_SIZE": 4 * MiB, "common_size": 3 * MiB,
+                          "writes": 4000, "kind": "straddle",
+                          "suggested_stripe_size": 3 * MiB}
+    assert "lfs setstripe -S 3M" in a.recommendation
+    assert a.example == 'lfs setstripe -S 3M /lus/run\nMPI_Info_set(info, "striping_unit", ' \
+        '"3145728");'
+    assert [f["id"] for f in a.folded] == ["misaligned"] and a.cost["seconds"] == 40.0
+    row["POSIX_LUSTRE_STRIPE_SIZE"] = 3 * MiB
+    assert "stripe-size" not in run_advice(run_job(16, run=10.0), {"POSIX": frame([row])})
+    row["POSIX_LUSTRE_STRIPE_SIZE"] = 4 * MiB
+    mp = frame([{"path": "/lus/run/s.dat", "rank": -1, "MPIIO_COLL_OPENS": 16,
+                 "MPIIO_COLL_WRITES": 4000, "MPIIO_BYTES_WRITTEN": 4000 * 3 * MiB}])
+    assert "stripe-size" not in run_advice(run_job(16, run=10.0),
+                                           {"POSIX": frame([row]), "MPIIO": mp})
+    rd = {"path": "/lus/run/in.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 2000,
+          "POSIX_BYTES_READ": 2000 * 4 * MiB, "POSIX_SIZE_READ_4M_10M": 2000,
+          "POSIX_CONSEC_READS": 1999, "POSIX_SEQ_READS": 1999,
+          "POSIX_ACCESS1_ACCESS": 4 * MiB, "POSIX_ACCESS1_COUNT": 2000,
+          "POSIX_LUSTRE_STRIPE_COUNT": 1, "POSIX_LUSTRE_STRIPE_SIZE": 64 * KiB,
+          "POSIX_F_READ_TIME": 5.0}
+    (a,) = run_advice(run_job(1, run=10.0), {"POSIX": frame([rd])})["stripe-size"]
+    assert a.evidence["kind"] == "large" and "cut into 64 stripe pieces" in a.message
+    assert "lfs setstripe -S 4M" in a.recommendation and a.severity == "high"

@@ -42,7 +42,9 @@ RULES = (lustre, hdf5_chunking, netcdf_record_vars, hints, data_sieving, strided
 # cause -> the symptoms it explains when they concern the same files. A symptom
 # folded under its cause is not listed on its own; the cause carries its message.
 FOLDS = {
-    "lustre": {"rank-imbalance", "misaligned", "hints", "small-io", "layer-amplification"},
+    "lustre": {"rank-imbalance", "misaligned", "hints", "small-io", "layer-amplification",
+               "stripe-size"},
+    "stripe-size": {"misaligned", "small-io", "rank-imbalance", "layer-amplification"},
     "hdf5-chunking": {"misaligned", "small-io", "random-access", "many-seeks", "rw-switches",
                       "layer-amplification"},
     "netcdf-record-vars": {"small-io", "random-access", "rw-switches", "many-seeks",

@@ -70,7 +70,10 @@ DEFAULTS: dict[str, dict] = {
     # ranks; an OST `factor` times slower per byte than the median of min_osts or more
     # (files of min_file_bytes or more, at least min_files of them)
     "lustre": {"enabled": True, "min_bytes": 1 * GiB, "factor": 8.0, "min_osts": 4,
-               "min_files": 8, "min_file_bytes": 1 * MiB},
+               "min_files": 8, "min_file_bytes": 1 * MiB,
+               # stripe-size: one access size in stripe_share of a row's accesses,
+               # stripe_ratio stripes or more per access, stripe_min_ops such accesses
+               "stripe_share": 0.5, "stripe_ratio": 4.0, "stripe_min_ops": 1000},
     # HDF5 chunk bytes, and chunk vs access size with filters
     "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
                           "amplification": 16.0},
