@@ -55,7 +55,7 @@ FOLDS = {
                      "misaligned"},
     "strided-shared": {"small-io", "random-access", "misaligned", "no-collective",
                        "many-seeks"},
-    "no-collective": {"small-io", "misaligned"},
+    "no-collective": {"small-io", "misaligned", "random-access"},
     "metadata-heavy": {"small-io"},
     "file-per-process": {"small-io"},
     "redundant-reads": {"small-io", "random-access", "many-seeks"},
