@@ -363,3 +363,34 @@ def test_random_small_reads_under_independent_mpiio():
     assert {f["id"] for f in a.folded} == {"random-access", "small-io"}
     rnd = next(f for f in a.folded if f["id"] == "random-access")
     assert rnd["message"].startswith("MPIIO (independent calls)")
+
+
+def test_hdf5_metadata_writes_and_chunk_rereads_get_the_hdf5_calls():
+    """A Darshan-like log without the H5 module: 5000 independent writes of 512 bytes by
+    4 ranks to out.h5 are HDF5's metadata flushes (H5Pset_coll_metadata_write first);
+    a .h5 file read 8x over needs a larger chunk cache (H5Pset_chunk_cache)."""
+    mp = frame([{"path": "/s/out.h5", "rank": -1, "MPIIO_INDEP_OPENS": 4,
+                 "MPIIO_INDEP_WRITES": 5000, "MPIIO_BYTES_WRITTEN": 5000 * 512,
+                 "MPIIO_SIZE_WRITE_100_1K": 5000, "MPIIO_ACCESS1_ACCESS": 512,
+                 "MPIIO_ACCESS1_COUNT": 5000, "MPIIO_F_WRITE_TIME": 4.0}])
+    (a,) = run_advice(job(4), {"MPIIO": mp})["no-collective"]  # shared: the root cause
+    assert a.message.startswith("HDF5 (by the file name): 5,000 independent operations")
+    assert a.recommendation.startswith("HDF5 metadata") and a.module == "H5D"
+    assert "H5Pset_dxpl_mpio" in a.recommendation
+    assert "H5Pset_coll_metadata_write(fapl, 1)" in a.recommendation
+    assert a.example.startswith("H5Pset_coll_metadata_write(fapl, 1);")
+    assert a.folded[0]["message"].startswith("MPIIO on an HDF5 file (by its name)")
+    mp["rank"] = 0  # one rank's file: the small writes stand, no collective remedy
+    (a,) = run_advice(job(4), {"MPIIO": mp})["small-io"]
+    assert a.message.startswith("MPIIO on an HDF5 file (by its name): 100% of writes")
+    assert "H5P" not in a.recommendation
+    mp["path"], mp["rank"] = "/s/out.dat", -1  # not HDF5: the MPI-IO remedy as before
+    (a,) = run_advice(job(4), {"MPIIO": mp})["no-collective"]
+    assert "H5P" not in a.recommendation and a.message.startswith("MPIIO: 5,000")
+    px = frame([{"path": "/s/grid.h5", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 4000,
+                 "POSIX_BYTES_READ": 512 * MiB, "POSIX_MAX_BYTE_READ": 64 * MiB - 1,
+                 "POSIX_SIZE_READ_100K_1M": 4000, "POSIX_F_READ_TIME": 2.0}])
+    (a,) = run_advice(job(1), {"POSIX": px})["redundant-reads"]
+    assert a.recommendation.startswith("HDF5: a chunk cache") and \
+        "H5Pset_chunk_cache(dapl" in a.recommendation and "H5Pset_cache" in a.recommendation
+    assert a.example.startswith("H5Pset_chunk_cache(dapl,")
