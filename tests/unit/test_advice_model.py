@@ -331,38 +331,41 @@ def test_stripe_size_against_the_access_size():
     assert "lfs setstripe -S 4M" in a.recommendation and a.severity == "high"
 
 
-def random_indep(rank):
-    """8000 independent MPI-IO reads of 4 KiB at random offsets; POSIX sees the same."""
+def random_indep(rank, size=4 * KiB, bins="1K_10K"):
+    """8000 independent MPI-IO reads at random offsets; POSIX sees the same."""
     mp = {"path": "/s/db.dat", "rank": rank, "MPIIO_INDEP_OPENS": 4, "MPIIO_INDEP_READS": 8000,
-          "MPIIO_BYTES_READ": 8000 * 4 * KiB, "MPIIO_SIZE_READ_1K_10K": 8000,
-          "MPIIO_ACCESS1_ACCESS": 4 * KiB, "MPIIO_ACCESS1_COUNT": 8000,
+          "MPIIO_BYTES_READ": 8000 * size, f"MPIIO_SIZE_READ_{bins}": 8000,
+          "MPIIO_ACCESS1_ACCESS": size, "MPIIO_ACCESS1_COUNT": 8000,
           "MPIIO_F_READ_TIME": 4.0}
     px = {"path": "/s/db.dat", "rank": rank, "POSIX_OPENS": 4, "POSIX_READS": 8000,
-          "POSIX_BYTES_READ": 8000 * 4 * KiB, "POSIX_SIZE_READ_1K_10K": 8000,
-          "POSIX_ACCESS1_ACCESS": 4 * KiB, "POSIX_ACCESS1_COUNT": 8000,
+          "POSIX_BYTES_READ": 8000 * size, f"POSIX_SIZE_READ_{bins}": 8000,
+          "POSIX_ACCESS1_ACCESS": size, "POSIX_ACCESS1_COUNT": 8000,
           "POSIX_SEQ_READS": 4000, "POSIX_CONSEC_READS": 100, "POSIX_FILE_ALIGNMENT": 4096,
           "POSIX_F_READ_TIME": 3.5}
     return {"MPIIO": frame([mp]), "POSIX": frame([px])}
 
 
-def test_random_small_reads_under_independent_mpiio():
+def test_random_reads_under_independent_mpiio():
     """The jumps POSIX sees under independent MPI-IO are named at MPI-IO (file view,
-    collective read) and fold the small reads; on a file all 4 ranks share, under the
-    missing collective calls, never dropped."""
-    got = run_advice(run_job(1, run=10.0), random_indep(0))
+    collective read), never dropped: on their own when the reads are large (256 KiB),
+    folded under the small requests when small (4 KiB: one remedy, bigger requests),
+    under the missing collective calls on a file all 4 ranks share."""
+    got = run_advice(run_job(1, run=10.0), random_indep(0, 256 * KiB, "100K_1M"))
     (a,) = got["random-access"]
     assert set(got) == {"random-access"} and a.module == "MPIIO" and a.severity == "high"
-    assert a.message.startswith("MPIIO (independent calls): 99% of reads of 4 KiB (7,899")
+    assert a.message.startswith("MPIIO (independent calls): 99% of reads of 256 KiB (7,899")
     assert a.evidence["random_reads"] == 7899 and a.evidence["backward_reads"] == 3999
     assert "MPI_File_read_at call" in a.recommendation and "write" not in a.recommendation
     assert "MPI_File_read_all" in a.example
-    assert [f["id"] for f in a.folded] == ["small-io"]
+    got = run_advice(run_job(1, run=10.0), random_indep(0))
+    (a,) = got["small-io"]
+    assert set(got) == {"small-io"} and a.module == "MPIIO"
+    assert [f["id"] for f in a.folded] == ["random-access"]
+    assert a.folded[0]["message"].startswith("MPIIO (independent calls): 99% of reads of 4 KiB")
     got = run_advice(run_job(4, run=10.0), random_indep(-1))
     (a,) = got["no-collective"]
     assert set(got) == {"no-collective"} and "MPI_File_read_at_all" in a.recommendation
     assert {f["id"] for f in a.folded} == {"random-access", "small-io"}
-    rnd = next(f for f in a.folded if f["id"] == "random-access")
-    assert rnd["message"].startswith("MPIIO (independent calls)")
 
 
 def test_hdf5_metadata_writes_and_chunk_rereads_get_the_hdf5_calls():

@@ -63,6 +63,11 @@ FOLDS = {
     "misaligned": {"small-io"},
     "fsync-storm": {"small-io", "metadata-heavy"},
     "rank-imbalance": set(),
+    # per (cause, layer judged), over the cause's entry: at MPI-IO, small requests are
+    # the cause the jumps POSIX sees under them go with (one remedy: bigger requests
+    # through a file view), not the other way round
+    ("small-io", "MPIIO"): {"random-access"},
+    ("random-access", "MPIIO"): {"many-seeks"},
 }
 # Rules that name a symptom more than a cause: listed after causes of equal severity.
 SYMPTOMS = {"small-io", "random-access", "rw-switches", "many-seeks", "layer-amplification"}
@@ -131,7 +136,8 @@ def fold(found: list) -> list:
         if id(c) in gone:
             continue
         for s in order:
-            if s is c or id(s) in gone or s.id not in FOLDS.get(c.id, ()):
+            if s is c or id(s) in gone or \
+                    s.id not in FOLDS.get((c.id, c.module), FOLDS.get(c.id, ())):
                 continue
             if overlap(c, s):
                 c.folded.append({"id": s.id, "severity": s.severity, "message": s.message})
