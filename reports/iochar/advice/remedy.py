@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 # Collective transfers, per layer; "{d}" is read or write.
 COLLECTIVE = {
     "MPIIO": "MPI_File_{d}_at_all (or MPI_File_set_view + MPI_File_{d}_all) instead of "
@@ -80,8 +82,9 @@ def is_hdf5(ctx, paths) -> tuple:
 
     if not paths:
         return False, False
-    h5 = ctx.paths_in("H5F") | ctx.paths_in("H5D")
-    if set(paths) & h5 or any(str(p).split(":", 1)[0] in h5 for p in paths):
+    h5 = ctx.paths_in("H5F")  # dataset names (`<file>:<name>`) are judged as their file
+    if h5 and (h5 & set(paths) or any(str(p).split(":", 1)[0] in h5 for p in paths)):
         return True, False
-    named = L.by_name(list(paths)[:64], ["POSIX"] * min(len(paths), 64))
+    sample = list(itertools.islice(paths, 64))  # a rule may name 10^6 files
+    named = L.by_name(sample, ["POSIX"] * len(sample))
     return bool((named == "HDF5").any()), True
