@@ -14,6 +14,15 @@ ID = "data-sieving"
 ENABLE = 1  # MPIIO_HINT_ROMIO_*: 0 unknown, 1 enable, 2 disable, 3 automatic
 
 
+def library_bytes(ctx: Context, path) -> float:
+    """Bytes the program gave HDF5's datasets in this file (H5D records), 0 if none."""
+    h5 = ctx.frame("H5D")
+    if h5 is None or "path" not in h5.columns:
+        return 0.0
+    files = L.file_of(S.objects(h5), ctx.paths_in("H5F"))
+    return float(S.concept(h5, "H5D", "bytes_written")[files == path].sum())
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     mp, px = ctx.frame("MPIIO"), ctx.frame("POSIX")
     if mp is None or px is None or "path" not in px.columns:
@@ -40,7 +49,25 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         # two-phase's read of a file domain shows as many 0-byte or short reads
         tiny = float(S.col(p, "POSIX_SIZE_READ_0_100").sum())
         example = ""
-        if indep >= coll:
+        # the program gave HDF5's datasets `given` bytes (H5D records): MPI-IO writing
+        # well above that is the library's own fill; without them, POSIX writing well
+        # above MPI-IO's bytes under collective writes
+        given = library_bytes(ctx, path) if owner == "HDF5" else 0.0
+        extra, asked = (wrote, given) if given else (written, wrote)
+        if hdf5 and extra >= cfg["fill_factor"] * asked and (given or coll > indep):
+            # HDF5 writes a chunked dataset's fill values when it allocates the space
+            # (parallel HDF5 allocates early), then the data: POSIX writes well above
+            # what the program passed, and two-phase reads the filled domains back
+            rec = ("the library writes fill values when it allocates the datasets, then "
+                   "two-phase reads them back to merge the data: do not write fill values "
+                   "(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)) and allocate late where "
+                   "the driver allows (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE)); "
+                   "NetCDF-4: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)")
+            how = (f"writes over fill values ({S.human_bytes(extra)} written for "
+                   f"{S.human_bytes(asked)} the program passed)")
+            example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
+                       "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
+        elif indep >= coll:
             rec = ("ROMIO data sieving reads, locks and rewrites the span around each "
                    "noncontiguous independent write: "
                    + ("make the transfers collective, H5Pset_dxpl_mpio(dxpl, "
@@ -52,19 +79,6 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             how = f"{int(indep):,} independent noncontiguous writes"
             example = ("H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);" if hdf5 else
                        "MPI_File_write_at_all(fh, offset, buf, count, type, &status);")
-        elif hdf5 and written >= cfg["fill_factor"] * wrote:
-            # HDF5 writes a chunked dataset's fill values when it allocates the space
-            # (parallel HDF5 allocates early), then the data: POSIX writes well above
-            # what the program passed, and two-phase reads the filled domains back
-            rec = ("the library writes fill values when it allocates the datasets, then "
-                   "two-phase reads them back to merge the data: do not write fill values "
-                   "(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)) and allocate late where "
-                   "the driver allows (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE)); "
-                   "NetCDF-4: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)")
-            how = (f"{int(coll):,} collective writes over fill values ({S.human_bytes(written)} "
-                   f"written at POSIX for {S.human_bytes(wrote)})")
-            example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
-                       "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
         else:
             rec = ("ROMIO two-phase reads each aggregator's file domain before writing it "
                    "because the collective writes leave holes in it: write every byte of the "
