@@ -5,6 +5,7 @@ holes in the file domains of collective writes)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .. import summary as S
 from . import layers as L
@@ -14,13 +15,13 @@ ID = "data-sieving"
 ENABLE = 1  # MPIIO_HINT_ROMIO_*: 0 unknown, 1 enable, 2 disable, 3 automatic
 
 
-def library_bytes(ctx: Context, path) -> float:
-    """Bytes the program gave HDF5's datasets in this file (H5D records), 0 if none."""
+def library_bytes(ctx: Context) -> dict:
+    """{file: bytes the program gave HDF5's datasets in it} (H5D records)."""
     h5 = ctx.frame("H5D")
     if h5 is None or "path" not in h5.columns:
-        return 0.0
+        return {}
     files = L.file_of(S.objects(h5), ctx.paths_in("H5F"))
-    return float(S.concept(h5, "H5D", "bytes_written")[files == path].sum())
+    return pd.Series(S.concept(h5, "H5D", "bytes_written")).groupby(files).sum().to_dict()
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
@@ -28,6 +29,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if mp is None or px is None or "path" not in px.columns:
         return []
     out = []
+    h5_given = library_bytes(ctx)
     for path, rows in mp.groupby("path", sort=False):
         if (S.concept(rows, "MPIIO", "reads").sum() or
                 S.concept(rows, "MPIIO", "bytes_read").sum()):
@@ -35,11 +37,17 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         wrote = float(S.concept(rows, "MPIIO", "bytes_written").sum())
         p = px[px["path"] == path]
         read = float(S.col(p, "POSIX_BYTES_READ").sum())
-        if not wrote or read < cfg["min_bytes"] or read / wrote < cfg["share"]:
+        # the program gave HDF5's datasets `given` bytes (H5D records): MPI-IO writing
+        # well above that is the library's own fill, whatever two-phase read back
+        given = float(h5_given.get(path, 0.0))
+        filled = given and wrote >= cfg["fill_factor"] * given and \
+            wrote - given >= cfg["min_bytes"]
+        if not wrote or not filled and (read < cfg["min_bytes"] or read / wrote < cfg["share"]):
             continue
         written = float(S.col(p, "POSIX_BYTES_WRITTEN").sum())
         # the bytes moved beyond those asked for, as a share of the file's I/O time
-        secs = ctx.time_of([path]) * max(read + written - wrote, 0.0) / (read + written)
+        excess = read + written - wrote + (wrote - given if filled else 0.0)
+        secs = ctx.time_of([path]) * min(max(excess, 0.0) / (read + written), 1.0)
         indep = float(S.expr(rows, "MPIIO_INDEP_WRITES+MPIIO_NB_WRITES").sum())
         coll = float(S.expr(rows, "MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES").sum())
         ds = S.col(rows, "MPIIO_HINT_ROMIO_DS_WRITE")
@@ -49,12 +57,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         # two-phase's read of a file domain shows as many 0-byte or short reads
         tiny = float(S.col(p, "POSIX_SIZE_READ_0_100").sum())
         example = ""
-        # the program gave HDF5's datasets `given` bytes (H5D records): MPI-IO writing
-        # well above that is the library's own fill; without them, POSIX writing well
-        # above MPI-IO's bytes under collective writes
-        given = library_bytes(ctx, path) if owner == "HDF5" else 0.0
+        # without H5D records: POSIX writing well above MPI-IO's bytes under
+        # collective writes to an HDF5/NetCDF file
         extra, asked = (wrote, given) if given else (written, wrote)
-        if hdf5 and extra >= cfg["fill_factor"] * asked and (given or coll > indep):
+        if filled or hdf5 and extra >= cfg["fill_factor"] * asked and coll > indep:
             # HDF5 writes a chunked dataset's fill values when it allocates the space
             # (parallel HDF5 allocates early), then the data: POSIX writes well above
             # what the program passed, and two-phase reads the filled domains back
