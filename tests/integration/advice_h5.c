@@ -36,8 +36,10 @@ int main(int argc, char **argv) {
   if (coll) CHECK(H5Pset_alignment(fapl, 65536, 1 << 20));
   hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
   CHECK(H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT));
-  hid_t f = H5Fcreate(fill ? "fill.h5" : coll ? "coll.h5" : "indep.h5", H5F_ACC_TRUNC,
-                      H5P_DEFAULT, fapl);
+  hid_t f = H5Fcreate(fill   ? "fill.h5"
+                      : coll ? "coll.h5"
+                             : "indep.h5",
+                      H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   CHECK(f);
   hsize_t dims[2] = {coll ? (hsize_t)size : 256 * (hsize_t)size, coll ? SLAB : ROW};
   hid_t space = H5Screate_simple(2, dims, NULL);

@@ -7,8 +7,8 @@ import pandas as pd
 
 from .. import schema as R
 from .. import summary as S
-from .base import Advice, Context, least, num, pct
 from . import layers as L
+from .base import Advice, Context, least, num, pct
 from .remedy import HDF5_META, HDF5_META_EXAMPLE, collective
 from .small_io import small_counts
 
