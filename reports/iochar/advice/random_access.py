@@ -87,7 +87,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                    f"MPI_File_{d}_all (or MPI_File_{d}_at_all): ROMIO sorts and merges "
                    f"them into large contiguous accesses; else sort the offsets and {d} "
                    f"larger regions per independent MPI_File_{d}_at call")
-            if ctx.nprocs < 2:
+            if not ctx.parallel(paths):  # one rank's file: no collective remedy
                 rec = (f"sort the offsets and {d} larger contiguous regions per "
                        f"MPI_File_{d}_at call (a file view with an indexed filetype lets "
                        f"one call {d} them all)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from . import layers as L
+
 # Collective transfers, per layer; "{d}" is read or write.
 COLLECTIVE = {
     "MPIIO": "MPI_File_{d}_at_all (or MPI_File_set_view + MPI_File_{d}_all) instead of "
@@ -78,8 +80,6 @@ HDF5_CACHE_EXAMPLE = ("H5Pset_chunk_cache(dapl, 12421, 64 << 20, 1.0);  /* 64 Mi
 
 def is_hdf5(ctx, paths) -> tuple:
     """(these files are HDF5, known by name only: the log has no HDF5 module)."""
-    from . import layers as L
-
     if not paths:
         return False, False
     h5 = ctx.paths_in("H5F")  # dataset names (`<file>:<name>`) are judged as their file
