@@ -27,9 +27,9 @@ def stride_counts(df, module: str) -> np.ndarray:
 def independent_mpiio_rows(ctx: Context) -> np.ndarray:
     """POSIX rows of files MPI-IO owns and accessed with independent calls only."""
     df = ctx.frame("POSIX")
-    keep = (S.column(df, "record_id") != S.AGGREGATE_ID) & ctx.regular_rows("POSIX")
     if "MPIIO" not in ctx.records or "path" not in df.columns:
         return np.zeros(len(df), bool)
+    keep = (S.column(df, "record_id") != S.AGGREGATE_ID) & ctx.regular_rows("POSIX")
     paths = S.objects(df)
     keep &= ctx.owner_of(paths, "POSIX") == "MPIIO"
     if ctx.collective_paths and keep.any():
@@ -41,7 +41,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     for module, layer in (("POSIX", "POSIX"), ("STDIO", "STDIO"), ("POSIX", "MPIIO")):
         df = ctx.frame(module)
-        if df is None or f"{module}_CONSEC_READS" not in df.columns:
+        if df is None or f"{module}_CONSEC_READS" not in df.columns or \
+                layer == "MPIIO" and "MPIIO" not in ctx.records:
             continue
         df = S.rows(df, ctx.own_rows(module) if layer != "MPIIO" else
                     independent_mpiio_rows(ctx))
