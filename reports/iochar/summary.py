@@ -454,6 +454,9 @@ def human_time(s) -> str:
     if _unknown(s):
         return "unknown"
     s = float(s or 0)
+    if s >= 86400:  # "13711.79 h" reads as a typo: whole days and hours
+        d, h = divmod(round(s / 3600), 24)
+        return f"{d:,} d {h} h"
     if s >= 3600:
         return f"{s / 3600:.2f} h"
     if s >= 60:

@@ -3,7 +3,10 @@
  *          i*nranks+rank (256 each) with independent H5Dwrite calls: small
  *          interleaved pieces that collective transfers would merge
  *   coll   alignment 1 MiB; a contiguous dataset, every rank writes its 4 MiB slab
- *          with one collective H5Dwrite (H5FD_MPIO_COLLECTIVE) and reads it back */
+ *          with one collective H5Dwrite (H5FD_MPIO_COLLECTIVE) and reads it back
+ *   fill   a chunked dataset (1 MiB chunks) created with the default fill value
+ *          (parallel HDF5 allocates early and writes the fill at creation), then
+ *          every rank writes its 4 MiB slab collectively: the data written twice */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -24,7 +27,8 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int coll = argc > 1 && !strcmp(argv[1], "coll");
+  int fill = argc > 1 && !strcmp(argv[1], "fill");
+  int coll = fill || (argc > 1 && !strcmp(argv[1], "coll"));
   for (int i = 0; i < SLAB; i++) data[i] = rank + i;
 
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -32,11 +36,17 @@ int main(int argc, char **argv) {
   if (coll) CHECK(H5Pset_alignment(fapl, 65536, 1 << 20));
   hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
   CHECK(H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT));
-  hid_t f = H5Fcreate(coll ? "coll.h5" : "indep.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t f = H5Fcreate(fill   ? "fill.h5"
+                      : coll ? "coll.h5"
+                             : "indep.h5",
+                      H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   CHECK(f);
   hsize_t dims[2] = {coll ? (hsize_t)size : 256 * (hsize_t)size, coll ? SLAB : ROW};
   hid_t space = H5Screate_simple(2, dims, NULL);
-  hid_t d = H5Dcreate2(f, "field", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {1, SLAB / 4};
+  if (fill) CHECK(H5Pset_chunk(dcpl, 2, chunk));
+  hid_t d = H5Dcreate2(f, "field", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   CHECK(d);
   hsize_t count[2] = {1, dims[1]};
   hid_t mem = H5Screate_simple(2, count, NULL);
@@ -45,7 +55,8 @@ int main(int argc, char **argv) {
     CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
     CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, space, dxpl, data));
   }
-  if (coll) CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, mem, space, dxpl, data));
+  if (coll && !fill) CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, mem, space, dxpl, data));
+  CHECK(H5Pclose(dcpl));
   CHECK(H5Sclose(mem));
   CHECK(H5Dclose(d));
   CHECK(H5Sclose(space));

@@ -18,6 +18,7 @@ from test_advice_real import report_json
 from tool import logs_in, mpiexec, run, workload
 
 ALARM = ("high", "warn")
+MiB = 1 << 20
 # A remedy names what to change: a function call, an MPI-IO hint, or a property.
 CALL = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\(|\bromio_\w+|\bcb_\w+|\bstriping_\w+|"
                   r"\bnc_\w+|\bH5\w+|\bMPI_\w+|\bncmpi_\w+")
@@ -111,3 +112,20 @@ def test_corpus(tmp_path):
     print(summary)
     assert not problems, summary + "\n" + "\n".join(problems)
     assert precision == recall == 1.0
+
+
+def test_hdf5_fill_values_named_at_hdf5(tmp_path):
+    """Parallel HDF5, 4 ranks: a chunked dataset created with the default fill (written
+    at allocation), then each rank's 4 MiB written collectively. MPI-IO writes 32 MiB for
+    the 16 MiB the program passed H5Dwrite, and two-phase reads some back: the finding
+    is the fill, at H5D, and its first call is HDF5's (not an MPI-IO remedy)."""
+    if not available("h5", "fill"):
+        pytest.skip("needs mpiexec.mpich and the advice_h5 workload")
+    rep = report_of("fill", "h5", "fill", tmp_path)
+    a = rep["advice"][0]
+    assert a["id"] == "data-sieving" and a["module"] == "H5D", rep["advice"]
+    # the fill, the data, and a few KiB of HDF5's own metadata
+    assert 32 * MiB <= a["evidence"]["MPIIO_BYTES_WRITTEN"] < 32 * MiB + (64 << 10)
+    assert "writes over fill values (32.0 MiB written for 16 MiB" in a["message"]
+    assert CALL.search(a["recommendation"]).group(0) == "H5Pset_fill_time("
+    assert a["example"].startswith("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);")

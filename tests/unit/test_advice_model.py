@@ -289,3 +289,111 @@ def test_a_read_only_job_gets_read_remedies():
            "POSIX_F_READ_TIME": 1.0}
     (a,) = run_advice(job(1), {"POSIX": frame([row])})["misaligned"]
     assert "start each read()/pread()" in a.recommendation and "write" not in a.recommendation
+
+
+def test_stripe_size_against_the_access_size():
+    """16 ranks write a shared Lustre file independently in 3 MiB pieces on 4 MiB
+    stripes: two ranks write in one stripe. The stripe-size finding names -S 3M and the
+    striping_unit hint, and folds the misalignment it causes; 3 MiB stripes, or the same
+    writes made collectively, are quiet. 4 MiB reads on 64 KiB stripes are cut into 64
+    pieces each: -S 4M."""
+    row = {"path": "/lus/run/s.dat", "rank": -1, "POSIX_OPENS": 16, "POSIX_WRITES": 4000,
+           "POSIX_BYTES_WRITTEN": 4000 * 3 * MiB, "POSIX_SIZE_WRITE_1M_4M": 4000,
+           "POSIX_ACCESS1_ACCESS": 3 * MiB, "POSIX_ACCESS1_COUNT": 4000,
+           "POSIX_FILE_NOT_ALIGNED": 3000, "POSIX_FILE_ALIGNMENT": 4096,
+           "POSIX_LUSTRE_STRIPE_COUNT": 8, "POSIX_LUSTRE_STRIPE_SIZE": 4 * MiB,
+           "POSIX_F_WRITE_TIME": 40.0}
+    got = run_advice(run_job(16, run=10.0), {"POSIX": frame([row])})
+    (a,) = got["stripe-size"]
+    assert set(got) == {"stripe-size"} and a.severity == "high"
+    assert a.evidence == {"LUSTRE_STRIPE_SIZE": 4 * MiB, "common_size": 3 * MiB,
+                          "writes": 4000, "kind": "straddle",
+                          "suggested_stripe_size": 3 * MiB}
+    assert "lfs setstripe -S 3M" in a.recommendation
+    assert a.example == 'lfs setstripe -S 3M /lus/run\nMPI_Info_set(info, "striping_unit", ' \
+        '"3145728");'
+    assert [f["id"] for f in a.folded] == ["misaligned"] and a.cost["seconds"] == 40.0
+    row["POSIX_LUSTRE_STRIPE_SIZE"] = 3 * MiB
+    assert "stripe-size" not in run_advice(run_job(16, run=10.0), {"POSIX": frame([row])})
+    row["POSIX_LUSTRE_STRIPE_SIZE"] = 4 * MiB
+    mp = frame([{"path": "/lus/run/s.dat", "rank": -1, "MPIIO_COLL_OPENS": 16,
+                 "MPIIO_COLL_WRITES": 4000, "MPIIO_BYTES_WRITTEN": 4000 * 3 * MiB}])
+    assert "stripe-size" not in run_advice(run_job(16, run=10.0),
+                                           {"POSIX": frame([row]), "MPIIO": mp})
+    rd = {"path": "/lus/run/in.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 2000,
+          "POSIX_BYTES_READ": 2000 * 4 * MiB, "POSIX_SIZE_READ_4M_10M": 2000,
+          "POSIX_CONSEC_READS": 1999, "POSIX_SEQ_READS": 1999,
+          "POSIX_ACCESS1_ACCESS": 4 * MiB, "POSIX_ACCESS1_COUNT": 2000,
+          "POSIX_LUSTRE_STRIPE_COUNT": 1, "POSIX_LUSTRE_STRIPE_SIZE": 64 * KiB,
+          "POSIX_F_READ_TIME": 5.0}
+    (a,) = run_advice(run_job(1, run=10.0), {"POSIX": frame([rd])})["stripe-size"]
+    assert a.evidence["kind"] == "large" and "cut into 64 stripe pieces" in a.message
+    assert "lfs setstripe -S 4M" in a.recommendation and a.severity == "high"
+
+
+def random_indep(rank, size=4 * KiB, bins="1K_10K"):
+    """8000 independent MPI-IO reads at random offsets; POSIX sees the same."""
+    mp = {"path": "/s/db.dat", "rank": rank, "MPIIO_INDEP_OPENS": 4, "MPIIO_INDEP_READS": 8000,
+          "MPIIO_BYTES_READ": 8000 * size, f"MPIIO_SIZE_READ_{bins}": 8000,
+          "MPIIO_ACCESS1_ACCESS": size, "MPIIO_ACCESS1_COUNT": 8000,
+          "MPIIO_F_READ_TIME": 4.0}
+    px = {"path": "/s/db.dat", "rank": rank, "POSIX_OPENS": 4, "POSIX_READS": 8000,
+          "POSIX_BYTES_READ": 8000 * size, f"POSIX_SIZE_READ_{bins}": 8000,
+          "POSIX_ACCESS1_ACCESS": size, "POSIX_ACCESS1_COUNT": 8000,
+          "POSIX_SEQ_READS": 4000, "POSIX_CONSEC_READS": 100, "POSIX_FILE_ALIGNMENT": 4096,
+          "POSIX_F_READ_TIME": 3.5}
+    return {"MPIIO": frame([mp]), "POSIX": frame([px])}
+
+
+def test_random_reads_under_independent_mpiio():
+    """The jumps POSIX sees under independent MPI-IO are named at MPI-IO (file view,
+    collective read), never dropped: on their own when the reads are large (256 KiB),
+    folded under the small requests when small (4 KiB: one remedy, bigger requests),
+    under the missing collective calls on a file all 4 ranks share."""
+    got = run_advice(run_job(1, run=10.0), random_indep(0, 256 * KiB, "100K_1M"))
+    (a,) = got["random-access"]
+    assert set(got) == {"random-access"} and a.module == "MPIIO" and a.severity == "high"
+    assert a.message.startswith("MPIIO (independent calls): 99% of reads of 256 KiB (7,899")
+    assert a.evidence["random_reads"] == 7899 and a.evidence["backward_reads"] == 3999
+    assert "MPI_File_read_at call" in a.recommendation and "write" not in a.recommendation
+    assert "MPI_File_read_all" in a.example
+    got = run_advice(run_job(1, run=10.0), random_indep(0))
+    (a,) = got["small-io"]
+    assert set(got) == {"small-io"} and a.module == "MPIIO"
+    assert [f["id"] for f in a.folded] == ["random-access"]
+    assert a.folded[0]["message"].startswith("MPIIO (independent calls): 99% of reads of 4 KiB")
+    got = run_advice(run_job(4, run=10.0), random_indep(-1))
+    (a,) = got["no-collective"]
+    assert set(got) == {"no-collective"} and "MPI_File_read_at_all" in a.recommendation
+    assert {f["id"] for f in a.folded} == {"random-access", "small-io"}
+
+
+def test_hdf5_metadata_writes_and_chunk_rereads_get_the_hdf5_calls():
+    """A Darshan-like log without the H5 module: 5000 independent writes of 512 bytes by
+    4 ranks to out.h5 are HDF5's metadata flushes (H5Pset_coll_metadata_write first);
+    a .h5 file read 8x over needs a larger chunk cache (H5Pset_chunk_cache)."""
+    mp = frame([{"path": "/s/out.h5", "rank": -1, "MPIIO_INDEP_OPENS": 4,
+                 "MPIIO_INDEP_WRITES": 5000, "MPIIO_BYTES_WRITTEN": 5000 * 512,
+                 "MPIIO_SIZE_WRITE_100_1K": 5000, "MPIIO_ACCESS1_ACCESS": 512,
+                 "MPIIO_ACCESS1_COUNT": 5000, "MPIIO_F_WRITE_TIME": 4.0}])
+    (a,) = run_advice(job(4), {"MPIIO": mp})["no-collective"]  # shared: the root cause
+    assert a.message.startswith("HDF5 (by the file name): 5,000 independent operations")
+    assert a.recommendation.startswith("HDF5 metadata") and a.module == "H5D"
+    assert "H5Pset_dxpl_mpio" in a.recommendation
+    assert "H5Pset_coll_metadata_write(fapl, 1)" in a.recommendation
+    assert a.example.startswith("H5Pset_coll_metadata_write(fapl, 1);")
+    assert a.folded[0]["message"].startswith("MPIIO on an HDF5 file (by its name)")
+    mp["rank"] = 0  # one rank's file: the small writes stand, no collective remedy
+    (a,) = run_advice(job(4), {"MPIIO": mp})["small-io"]
+    assert a.message.startswith("MPIIO on an HDF5 file (by its name): 100% of writes")
+    assert "H5P" not in a.recommendation
+    mp["path"], mp["rank"] = "/s/out.dat", -1  # not HDF5: the MPI-IO remedy as before
+    (a,) = run_advice(job(4), {"MPIIO": mp})["no-collective"]
+    assert "H5P" not in a.recommendation and a.message.startswith("MPIIO: 5,000")
+    px = frame([{"path": "/s/grid.h5", "rank": 0, "POSIX_OPENS": 1, "POSIX_READS": 4000,
+                 "POSIX_BYTES_READ": 512 * MiB, "POSIX_MAX_BYTE_READ": 64 * MiB - 1,
+                 "POSIX_SIZE_READ_100K_1M": 4000, "POSIX_F_READ_TIME": 2.0}])
+    (a,) = run_advice(job(1), {"POSIX": px})["redundant-reads"]
+    assert a.recommendation.startswith("HDF5: a chunk cache") and \
+        "H5Pset_chunk_cache(dapl" in a.recommendation and "H5Pset_cache" in a.recommendation
+    assert a.example.startswith("H5Pset_chunk_cache(dapl,")

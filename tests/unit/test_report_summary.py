@@ -101,3 +101,12 @@ def test_million_records_summarize_exactly():
     assert s["files"] == n
     assert (s["reads"], s["writes"]) == (int(df["POSIX_READS"].sum()), int(df["POSIX_WRITES"].sum()))
     assert s["bytes_written"] == int(df["POSIX_BYTES_WRITTEN"].sum())
+
+
+def test_human_time_renders_days_past_a_day():
+    assert S.human_time(0.0123) == "12.3 ms"
+    assert S.human_time(90) == "1.5 min"
+    assert S.human_time(3 * 3600) == "3.00 h"
+    assert S.human_time(13711.79 * 3600) == "571 d 8 h"  # not "13711.79 h"
+    assert S.human_time(86400) == "1 d 0 h"
+    assert S.human_time(2000 * 86400 + 7 * 3600) == "2,000 d 7 h"

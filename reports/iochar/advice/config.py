@@ -30,9 +30,10 @@ DEFAULTS: dict[str, dict] = {
     # run grows with the problem size
     "severity": {"high": 0.25, "warn": 0.05, "info_below": 0.01, "rank_seconds": 0.5,
                  "short_share": 0.10, "short_seconds": 0.05},
-    # ops below `size` bytes (the MPI-IO striping_unit when smaller and use_stripe_unit)
+    # ops below `size` bytes (the MPI-IO striping_unit when smaller and use_stripe_unit);
+    # writes to a parallel HDF5 file mostly of hdf5_metadata_size or less: its metadata
     "small-io": {"enabled": True, "size": 64 * KiB, "use_stripe_unit": True, "min_ops": 1000,
-                     "share": 0.10},
+                     "share": 0.10, "hdf5_metadata_size": 4 * KiB},
     # accesses that are not consecutive and follow no regular stride (top-4 STRIDE table)
     "random-access": {"enabled": True, "min_ops": 1000, "share": 0.20, "regular": 0.50},
     # offsets not a multiple of the block size (FILE_ALIGNMENT, MOUNTS) or stripe unit
@@ -70,7 +71,10 @@ DEFAULTS: dict[str, dict] = {
     # ranks; an OST `factor` times slower per byte than the median of min_osts or more
     # (files of min_file_bytes or more, at least min_files of them)
     "lustre": {"enabled": True, "min_bytes": 1 * GiB, "factor": 8.0, "min_osts": 4,
-               "min_files": 8, "min_file_bytes": 1 * MiB},
+               "min_files": 8, "min_file_bytes": 1 * MiB,
+               # stripe-size: one access size in stripe_share of a row's accesses,
+               # stripe_ratio stripes or more per access, stripe_min_ops such accesses
+               "stripe_share": 0.5, "stripe_ratio": 4.0, "stripe_min_ops": 1000},
     # HDF5 chunk bytes, and chunk vs access size with filters
     "hdf5-chunking": {"enabled": True, "tiny_chunk": 64 * KiB, "min_chunks": 1000, "min_ops": 100,
                           "amplification": 16.0},

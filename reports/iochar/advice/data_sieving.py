@@ -5,6 +5,7 @@ holes in the file domains of collective writes)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .. import summary as S
 from . import layers as L
@@ -14,11 +15,21 @@ ID = "data-sieving"
 ENABLE = 1  # MPIIO_HINT_ROMIO_*: 0 unknown, 1 enable, 2 disable, 3 automatic
 
 
+def library_bytes(ctx: Context) -> dict:
+    """{file: bytes the program gave HDF5's datasets in it} (H5D records)."""
+    h5 = ctx.frame("H5D")
+    if h5 is None or "path" not in h5.columns:
+        return {}
+    files = L.file_of(S.objects(h5), ctx.paths_in("H5F"))
+    return pd.Series(S.concept(h5, "H5D", "bytes_written")).groupby(files).sum().to_dict()
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     mp, px = ctx.frame("MPIIO"), ctx.frame("POSIX")
     if mp is None or px is None or "path" not in px.columns:
         return []
     out = []
+    h5_given = library_bytes(ctx)
     for path, rows in mp.groupby("path", sort=False):
         if (S.concept(rows, "MPIIO", "reads").sum() or
                 S.concept(rows, "MPIIO", "bytes_read").sum()):
@@ -26,11 +37,17 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         wrote = float(S.concept(rows, "MPIIO", "bytes_written").sum())
         p = px[px["path"] == path]
         read = float(S.col(p, "POSIX_BYTES_READ").sum())
-        if not wrote or read < cfg["min_bytes"] or read / wrote < cfg["share"]:
+        # the program gave HDF5's datasets `given` bytes (H5D records): MPI-IO writing
+        # well above that is the library's own fill, whatever two-phase read back
+        given = float(h5_given.get(path, 0.0))
+        filled = given and wrote >= cfg["fill_factor"] * given and \
+            wrote - given >= cfg["min_bytes"]
+        if not wrote or not filled and (read < cfg["min_bytes"] or read / wrote < cfg["share"]):
             continue
         written = float(S.col(p, "POSIX_BYTES_WRITTEN").sum())
         # the bytes moved beyond those asked for, as a share of the file's I/O time
-        secs = ctx.time_of([path]) * max(read + written - wrote, 0.0) / (read + written)
+        excess = read + written - wrote + (wrote - given if filled else 0.0)
+        secs = ctx.time_of([path]) * min(max(excess, 0.0) / (read + written), 1.0)
         indep = float(S.expr(rows, "MPIIO_INDEP_WRITES+MPIIO_NB_WRITES").sum())
         coll = float(S.expr(rows, "MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES").sum())
         ds = S.col(rows, "MPIIO_HINT_ROMIO_DS_WRITE")
@@ -40,7 +57,23 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         # two-phase's read of a file domain shows as many 0-byte or short reads
         tiny = float(S.col(p, "POSIX_SIZE_READ_0_100").sum())
         example = ""
-        if indep >= coll:
+        # without H5D records: POSIX writing well above MPI-IO's bytes under
+        # collective writes to an HDF5/NetCDF file
+        extra, asked = (wrote, given) if given else (written, wrote)
+        if filled or hdf5 and extra >= cfg["fill_factor"] * asked and coll > indep:
+            # HDF5 writes a chunked dataset's fill values when it allocates the space
+            # (parallel HDF5 allocates early), then the data: POSIX writes well above
+            # what the program passed, and two-phase reads the filled domains back
+            rec = ("the library writes fill values when it allocates the datasets, then "
+                   "two-phase reads them back to merge the data: do not write fill values "
+                   "(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)) and allocate late where "
+                   "the driver allows (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE)); "
+                   "NetCDF-4: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)")
+            how = (f"writes over fill values ({S.human_bytes(extra)} written for "
+                   f"{S.human_bytes(asked)} the program passed)")
+            example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
+                       "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
+        elif indep >= coll:
             rec = ("ROMIO data sieving reads, locks and rewrites the span around each "
                    "noncontiguous independent write: "
                    + ("make the transfers collective, H5Pset_dxpl_mpio(dxpl, "
@@ -52,19 +85,6 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             how = f"{int(indep):,} independent noncontiguous writes"
             example = ("H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);" if hdf5 else
                        "MPI_File_write_at_all(fh, offset, buf, count, type, &status);")
-        elif hdf5 and written >= cfg["fill_factor"] * wrote:
-            # HDF5 writes a chunked dataset's fill values when it allocates the space
-            # (parallel HDF5 allocates early), then the data: POSIX writes well above
-            # what the program passed, and two-phase reads the filled domains back
-            rec = ("the library writes fill values when it allocates the datasets, then "
-                   "two-phase reads them back to merge the data: do not write fill values "
-                   "(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER)) and allocate late where "
-                   "the driver allows (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE)); "
-                   "NetCDF-4: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)")
-            how = (f"{int(coll):,} collective writes over fill values ({S.human_bytes(written)} "
-                   f"written at POSIX for {S.human_bytes(wrote)})")
-            example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
-                       "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
         else:
             rec = ("ROMIO two-phase reads each aggregator's file domain before writing it "
                    "because the collective writes leave holes in it: write every byte of the "

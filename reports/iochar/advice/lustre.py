@@ -1,7 +1,10 @@
 """lustre: storage-level causes from the Lustre layout of the files (Darshan's LUSTRE
 module, iochar's POSIX_LUSTRE_* counters): a large shared file on one stripe (ROMIO
 then writes it through one aggregator, every other rank waits), and a slow OST (the
-files one OST holds take many times as long per byte as the files on the others)."""
+files one OST holds take many times as long per byte as the files on the others);
+and, as the finding `stripe-size`, a stripe size that does not fit the accesses (each
+access cut into many small stripe pieces, or ranks' writes straddling stripes so two
+ranks write in one stripe and take turns for its lock)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import summary as S
-from .base import Advice, Context, num
+from .base import Advice, Context, least, num
 
 ID = "lustre"
 
@@ -144,8 +147,85 @@ def slow_ost(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
                 + "\nlfs find DIR --ost " + str(worst) + "   # which files sit on it")]
 
 
+def lfs_size(n: float) -> str:
+    """A stripe size as lfs setstripe -S takes it (a multiple of 64 KiB)."""
+    n = int(n)
+    return f"{n >> 20}M" if n % (1 << 20) == 0 else f"{n >> 10}K"
+
+
+def stripe_size(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
+    """The most common access size of each Lustre file against its stripe size, per
+    POSIX row (a rank's or the shared record): `large` accesses of stripe_ratio stripes
+    or more on a stripe under 1 MiB (each is cut into that many small RPCs), `straddle`
+    independent writes by several ranks of a stripeable size (a multiple of 64 KiB)
+    that is not a multiple of the stripe (pieces of two ranks share stripes and their
+    locks). Collective files are left out of `straddle`: aggregators write stripes."""
+    px = ctx.frame("POSIX")
+    if px is None or "POSIX_ACCESS1_ACCESS" not in px.columns:
+        return []
+    lay = lay[S.column(lay, "stripe_size") > 0]
+    keep = ctx.regular_rows("POSIX") & (S.column(px, "record_id") != S.AGGREGATE_ID) & \
+        np.isin(S.column(px, "record_id"), S.column(lay, "record_id"))
+    if not len(lay) or not keep.any():
+        return []
+    sub = px[keep]
+    rid = S.column(sub, "record_id")
+    unit = pd.Series(S.column(lay, "stripe_size"), index=S.column(lay, "record_id"))
+    stripe = unit[~unit.index.duplicated()].reindex(rid).to_numpy(np.float64)
+    size, cnt = S.col(sub, "POSIX_ACCESS1_ACCESS"), S.col(sub, "POSIX_ACCESS1_COUNT")
+    reads, writes = S.concept(sub, "POSIX", "reads"), S.concept(sub, "POSIX", "writes")
+    ops = reads + writes
+    secs = (S.concept(sub, "POSIX", "time_read") + S.concept(sub, "POSIX", "time_write")) * \
+        cnt / np.maximum(ops, 1)
+    common = (size > 0) & (cnt >= cfg["stripe_share"] * ops)
+    f = ctx.files("POSIX")
+    shared = np.isin(rid, S.column(f, "record_id")[S.column(f, "shared").astype(bool)])
+    coll = np.isin(S.objects(sub), list(ctx.collective_paths))
+    kinds = {
+        "large": common & (stripe < 1 << 20) & (size >= cfg["stripe_ratio"] * stripe),
+        "straddle": common & shared & ~coll & (writes >= reads) & (size % (64 << 10) == 0)
+        & (size % np.maximum(stripe, 1) != 0)}
+    out = []
+    for kind, hit in kinds.items():
+        n = float(cnt[hit].sum())
+        if n < cfg["stripe_min_ops"]:
+            continue
+        worst = int(np.flatnonzero(hit)[np.argmax(secs[hit])])
+        c, st = float(size[worst]), float(stripe[worst])
+        paths = set(S.objects(sub)[hit].tolist())
+        d = "write" if writes[hit].sum() >= reads[hit].sum() else "read"
+        if kind == "large":
+            want = min(max(c // (64 << 10) * (64 << 10), 1 << 20), 4 << 20)
+            what = (f"{num(n)} {d}s of {S.human_bytes(c)} on a {S.human_bytes(st)} stripe: "
+                    f"each is cut into {c / st:.0f} stripe pieces (small RPCs)")
+            why = f"a stripe size of {S.human_bytes(want)} or more"
+        else:
+            want = c
+            what = (f"{num(n)} {d}s of {S.human_bytes(c)} by several ranks into "
+                    f"{S.human_bytes(st)} stripes of a shared file: {S.human_bytes(c)} is "
+                    f"not a multiple of the stripe, so two ranks write in one stripe and "
+                    "take turns for its lock")
+            why = f"the stripe size each rank writes ({S.human_bytes(want)})"
+        top = least(paths, 1)[0]
+        dirname = str(top).rsplit("/", 1)[0] or "/"
+        out.append(Advice(
+            "stripe-size", "high", f"Lustre: {what}",
+            f"create the file with {why}: lfs setstripe -S {lfs_size(want)} on its "
+            f"directory, or the MPI-IO hint striping_unit={int(want)} at MPI_File_open with "
+            "MPI_MODE_CREATE" + ("" if kind == "large" else
+                                 "; or write collectively (aggregators write whole stripes)"),
+            {"LUSTRE_STRIPE_SIZE": st, "common_size": c, f"{d}s": n, "kind": kind,
+             "suggested_stripe_size": want},
+            "POSIX", least(paths), seconds=float(secs[hit].sum()),
+            layers=ctx.layers_of(paths), paths=paths,
+            example=f"lfs setstripe -S {lfs_size(want)} {dirname}\n"
+                    f"MPI_Info_set(info, \"striping_unit\", \"{int(want)}\");"))
+    return out
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     lay = layouts(ctx)
     if not len(lay):
         return []
-    return single_stripe(ctx, cfg, lay) + slow_ost(ctx, cfg, lay)
+    return single_stripe(ctx, cfg, lay) + slow_ost(ctx, cfg, lay) + \
+        stripe_size(ctx, cfg, lay)

@@ -7,8 +7,9 @@ import pandas as pd
 
 from .. import schema as R
 from .. import summary as S
+from . import layers as L
 from .base import Advice, Context, least, num, pct
-from .remedy import collective
+from .remedy import HDF5_META, HDF5_META_EXAMPLE, collective
 from .small_io import small_counts
 
 ID = "no-collective"
@@ -62,8 +63,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     files = least(paths)
     secs = ctx.time_of(paths)
     lay = ctx.layers_of(paths)
-    owners = {ctx.owner.get(p, "MPIIO") for p in paths}
+    traced = [ctx.owner.get(p, "MPIIO") for p in paths]
+    owners = set(L.by_name(list(paths), traced))  # a library's file seen by name only
     owner = next((o for o in ("NetCDF", "PnetCDF", "HDF5") if o in owners), "MPIIO")
+    label = owner if owner in traced or owner == "MPIIO" else f"{owner} (by the file name)"
     module = {"HDF5": "H5D", "NetCDF": "NC_VAR", "PnetCDF": "PNETCDF_VAR"}.get(owner, "MPIIO")
     wr = float(S.col(sub, "MPIIO_INDEP_WRITES").sum() + S.col(sub, "MPIIO_NB_WRITES").sum())
     d = "write" if wr >= n - wr else "read"
@@ -76,10 +79,14 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             "collective calls, romio_cb_write=disable (and romio_cb_read=disable) can be "
             "faster for such a pattern than two-phase I/O", evidence, module, files,
             seconds=secs, layers=lay, paths=paths)]
+    rec = collective(owner, d) + f", with cb_nodes about the number of nodes ({ctx.nnodes})"
+    example = ""
+    if owner == "HDF5" and d == "write" and top and top[0]["size"] <= 4096:
+        rec = HDF5_META + "; and " + rec  # metadata-sized writes: the metadata cache's
+        example = HDF5_META_EXAMPLE
     return [Advice(
         ID, "high",
-        f"{owner}: {num(n)} independent operations and no collective ones on {len(paths)} "
+        f"{label}: {num(n)} independent operations and no collective ones on {len(paths)} "
         f"shared file(s) ({pct(1 - large_share)} smaller than "
         f"{S.human_bytes(cfg['large_size'])})",
-        collective(owner, d) + f", with cb_nodes about the number of nodes ({ctx.nnodes})",
-        evidence, module, files, seconds=secs, layers=lay, paths=paths)]
+        rec, evidence, module, files, seconds=secs, layers=lay, paths=paths, example=example)]

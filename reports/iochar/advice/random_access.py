@@ -1,6 +1,9 @@
 """random-access: reads or writes that jump around the file with no regular stride,
-on files the application accesses itself (POSIX/STDIO; a library's own pattern under
-HDF5/NetCDF/MPI-IO files is judged by that library's rules)."""
+on files the application accesses itself (POSIX/STDIO), and on files it accesses with
+independent MPI-IO calls only: there POSIX sees the application's own offsets (no
+two-phase aggregator reorders them), so the jumps are named at the MPI-IO layer with
+its remedy. A library's own pattern under HDF5/NetCDF files, and ROMIO's under
+collective calls, is judged by those rules."""
 
 from __future__ import annotations
 
@@ -21,13 +24,28 @@ def stride_counts(df, module: str) -> np.ndarray:
     return n
 
 
+def independent_mpiio_rows(ctx: Context) -> np.ndarray:
+    """POSIX rows of files MPI-IO owns and accessed with independent calls only."""
+    df = ctx.frame("POSIX")
+    if "MPIIO" not in ctx.records or "path" not in df.columns:
+        return np.zeros(len(df), bool)
+    keep = (S.column(df, "record_id") != S.AGGREGATE_ID) & ctx.regular_rows("POSIX")
+    paths = S.objects(df)
+    keep &= ctx.owner_of(paths, "POSIX") == "MPIIO"
+    if ctx.collective_paths and keep.any():
+        keep &= ~np.isin(paths, list(ctx.collective_paths))
+    return keep
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
-    for module in ("POSIX", "STDIO"):
+    for module, layer in (("POSIX", "POSIX"), ("STDIO", "STDIO"), ("POSIX", "MPIIO")):
         df = ctx.frame(module)
-        if df is None or f"{module}_CONSEC_READS" not in df.columns:
+        if df is None or f"{module}_CONSEC_READS" not in df.columns or \
+                layer == "MPIIO" and "MPIIO" not in ctx.records:
             continue
-        df = S.rows(df, ctx.own_rows(module))
+        df = S.rows(df, ctx.own_rows(module) if layer != "MPIIO" else
+                    independent_mpiio_rows(ctx))
         shared = df["rank"].to_numpy() == -1
         best = None
         for key in ("READS", "WRITES"):
@@ -62,6 +80,33 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                f"call (then pick the pieces in memory)" if d == "read" else
                f"sort the records by offset before the {call} calls, or stage them in "
                "memory and write contiguous blocks")
+        if layer == "MPIIO":
+            top = S.top_sizes(df[rnd > 0], "POSIX")
+            size = f" of {S.human_bytes(top[0]['size'])}" if top else ""
+            rec = (f"describe each rank's pieces with a file view (MPI_File_set_view with an "
+                   f"indexed or subarray filetype) and {d} them with one collective "
+                   f"MPI_File_{d}_all (or MPI_File_{d}_at_all): ROMIO sorts and merges "
+                   f"them into large contiguous accesses; else sort the offsets and {d} "
+                   f"larger regions per independent MPI_File_{d}_at call")
+            if not ctx.parallel(paths):  # one rank's file: no collective remedy
+                rec = (f"sort the offsets and {d} larger contiguous regions per "
+                       f"MPI_File_{d}_at call (a file view with an indexed filetype lets "
+                       f"one call {d} them all)")
+            example = ("MPI_Type_create_indexed_block(n, len, offsets, MPI_BYTE, &ft); "
+                       "MPI_Type_commit(&ft);\nMPI_File_set_view(fh, 0, MPI_BYTE, ft, "
+                       f"\"native\", MPI_INFO_NULL);\nMPI_File_{d}_all(fh, buf, total, "
+                       "MPI_BYTE, &status);")
+            out.append(Advice(
+                ID, "high",
+                f"MPIIO (independent calls): {pct(r / n)} of {d}s{size} ({num(r)} of "
+                f"{num(n)}) jump to an irregular offset ({num(back)} backwards; POSIX "
+                "sees the calls' own offsets)",
+                rec,
+                {f"POSIX_{key}": n, f"POSIX_SEQ_{key}": seq, f"POSIX_CONSEC_{key}": con,
+                 f"random_{d}s": r, f"backward_{d}s": back, "MPIIO_COLL_ops": 0},
+                "MPIIO", files, seconds=secs, layers=ctx.layers_of(paths), paths=paths,
+                example=example))
+            continue
         if ctx.nprocs > 1:
             rec += ("; with MPI, MPI_File_read_at_all/MPI_File_write_at_all over an indexed "
                     "file view lets ROMIO sort and merge them")

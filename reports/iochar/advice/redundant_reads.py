@@ -7,6 +7,7 @@ import pandas as pd
 
 from .. import summary as S
 from .base import Advice, Context, num
+from .remedy import HDF5_CACHE, HDF5_CACHE_EXAMPLE, is_hdf5
 
 ID = "redundant-reads"
 
@@ -52,6 +53,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                if many else
                "read the file once and keep it in memory (or mmap it) instead of reading it "
                "again on every pass")
+        example = ""
+        if is_hdf5(ctx, files)[0]:  # re-read chunks: HDF5's chunk cache is too small
+            rec = HDF5_CACHE + "; else " + rec
+            example = HDF5_CACHE_EXAMPLE
         out.append(Advice(
             ID, "high",
             f"{module}: {num(hit.sum())} file(s) read {float(factor[worst]):.1f}x over "
@@ -67,5 +72,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             # priced by bytes: a page cache makes local re-reads look free, a shared
             # file system serves every byte again (and there its seconds are the price)
             module, files, nbytes=float(np.sum(excess[hit])), seconds=secs,
-            layers=ctx.layers_of(allp), paths=allp))
+            layers=ctx.layers_of(allp), paths=allp, example=example))
     return out

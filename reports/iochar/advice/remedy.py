@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+
+from . import layers as L
+
 # Collective transfers, per layer; "{d}" is read or write.
 COLLECTIVE = {
     "MPIIO": "MPI_File_{d}_at_all (or MPI_File_set_view + MPI_File_{d}_all) instead of "
@@ -57,3 +61,30 @@ BIGGER_EXAMPLE = {
 def bigger_example(layer: str, d: str) -> str:
     pg = "put" if d == "write" else "get"
     return BIGGER_EXAMPLE.get(layer, BIGGER_EXAMPLE["POSIX"]).format(d=d, pg=pg)
+
+
+# HDF5's own causes of small writes and re-reads, named by its calls.
+HDF5_META = ("HDF5 metadata (object headers, B-tree nodes) is flushed in small pieces "
+             "by each rank: H5Pset_coll_metadata_write(fapl, 1) and "
+             "H5Pset_all_coll_metadata_ops(fapl, 1) on the file access property list make "
+             "them collective, few and large")
+HDF5_META_EXAMPLE = ("H5Pset_coll_metadata_write(fapl, 1);\n"
+                     "H5Pset_all_coll_metadata_ops(fapl, 1);  /* before H5Fcreate/H5Fopen */")
+HDF5_CACHE = ("HDF5: a chunk cache that holds the chunks being re-read: "
+              "H5Pset_chunk_cache(dapl, nslots, nbytes, 1.0) on the dataset access property "
+              "list (or H5Pset_cache(fapl, 0, nslots, nbytes, 1.0) for every dataset of the "
+              "file); the default holds 1 MiB")
+HDF5_CACHE_EXAMPLE = ("H5Pset_chunk_cache(dapl, 12421, 64 << 20, 1.0);  /* 64 MiB, "
+                      "before H5Dopen2(file, name, dapl) */")
+
+
+def is_hdf5(ctx, paths) -> tuple:
+    """(these files are HDF5, known by name only: the log has no HDF5 module)."""
+    if not paths:
+        return False, False
+    h5 = ctx.paths_in("H5F")  # dataset names (`<file>:<name>`) are judged as their file
+    if h5 and (h5 & set(paths) or any(str(p).split(":", 1)[0] in h5 for p in paths)):
+        return True, False
+    sample = list(itertools.islice(paths, 64))  # a rule may name 10^6 files
+    named = L.by_name(sample, ["POSIX"] * len(sample))
+    return bool((named == "HDF5").any()), True

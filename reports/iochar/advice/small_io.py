@@ -9,7 +9,7 @@ from .. import schema as R
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, num, pct
-from .remedy import bigger, bigger_example, collective
+from .remedy import HDF5_META, HDF5_META_EXAMPLE, bigger, bigger_example, collective, is_hdf5
 
 ID = "small-io"
 SKIP = ("STDIO",)  # libc buffers small STDIO calls; stdio-heavy covers that module
@@ -120,15 +120,26 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         rec = bigger(layer, d, S.human_bytes(size))
         if layer in ("MPIIO", "HDF5", "NetCDF", "PnetCDF") and ctx.parallel(fpaths):
             rec += "; or let collective buffering merge them: " + collective(layer, d)
+        example = bigger_example(layer, d)
+        label = layer
+        h5, by_name = is_hdf5(ctx, fpaths) if layer in ("HDF5", "MPIIO", "POSIX") \
+            else (False, False)
+        # metadata-sized writes to a parallel HDF5 file: its metadata cache's flushes
+        if h5 and layer != "HDF5":
+            label = f"{layer} on an HDF5 file" + (" (by its name)" if by_name else "")
+        if h5 and d == "write" and typical and typical <= cfg["hdf5_metadata_size"] and \
+                ctx.parallel(fpaths):
+            rec = HDF5_META + "; else " + rec
+            example = HDF5_META_EXAMPLE
         evidence = {f"{module}_{key.upper()}": ops, f"small_{key}": small,
                     "small_size": size, **{k: v for k, v in used.items() if v}}
         if typical:
             evidence["common_size"] = typical
         out.append(Advice(
             ID, "high",
-            f"{layer}: {pct(small / ops)} of {key} ({num(small)} of {num(ops)}) are smaller "
+            f"{label}: {pct(small / ops)} of {key} ({num(small)} of {num(ops)}) are smaller "
             f"than {S.human_bytes(size)}"
             + (f"; most common size {S.human_bytes(typical)}" if typical else ""),
             rec, evidence, module, files, seconds=secs, layers=ctx.layers_of(fpaths),
-            paths=fpaths, example=bigger_example(layer, d)))
+            paths=fpaths, example=example))
     return out
