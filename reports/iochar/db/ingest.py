@@ -16,7 +16,7 @@ from multiprocessing import get_context
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import advice
+from .. import advice, jobs as J
 from . import extract
 from .store import Store
 
@@ -280,20 +280,30 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
     known = store.known_hashes()
     bar = Progress(len(files), sys.stderr.isatty() if progress is None else progress)
     chunks = _chunks(files, max(1, min(chunk, -(-len(files) // (2 * workers)))))
-    if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
-        results = engine.run(chunks, cfg, known)
-    else:
-        results = (extract.chunk(c, cfg, known) for c in chunks)
+
+    def run(chunks):
+        if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
+            return engine.run(chunks, cfg, known)
+        return (extract.chunk(c, cfg, known) for c in chunks)
+
     # batches of at most `flush` logs, and at least four over the run, so that the
     # last one (written after the last result) is a small part of the work
     flush = max(min(flush, -(-len(files) // 4)), chunk)
-    batch, writer = _Batch(), _Writer(store)
+    batch, writer, ranked = _Batch(), _Writer(store), []
     try:
-        for res in results:
+        for res in run(chunks):
             batch.add(res, stats)
-            bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"])
+            ranked += res["ranked"]
+            bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"]
+                    + len(res["ranked"]))
             if batch.logs >= flush:
                 writer.submit(batch.take())
+        # per-rank logs (a job whose MPI reduction did not run): one job per set, as
+        # iochar-report groups them, parsed once all of them are known
+        groups = [tuple(str(p) for _, p in sorted(zip(g.ranks, g.files)))
+                  for g in J.group_heads(ranked)]
+        for res in run(_chunks(groups, chunk)):
+            batch.add(res, stats)
         if batch.parts:
             writer.submit(batch.take())
     finally:
