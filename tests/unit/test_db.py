@@ -251,6 +251,7 @@ def test_per_rank_logs_are_one_job(tmp_path):
     import contextlib
     import io
     import shutil
+
     from iochar.cli import report
     logs = tmp_path / "logs"
     logs.mkdir()

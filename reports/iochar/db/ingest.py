@@ -16,7 +16,8 @@ from multiprocessing import get_context
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import advice, jobs as J
+from .. import advice
+from .. import jobs as J
 from . import extract
 from .store import Store
 
@@ -66,25 +67,11 @@ def discover(paths: list) -> list:
     return out
 
 
-class Progress:
-    """A one-line progress bar on stderr (only when asked or stderr is a terminal)."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.enabled = total, 0, enabled
-        self.t0, self.last = time.monotonic(), 0.0
-
-    def add(self, n: int):
-        self.done += n
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
-            self.last = now
-            frac = self.done / self.total if self.total else 1.0
-            rate = self.done / max(now - self.t0, 1e-9)
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} logs {rate:,.0f}/s")
-            if self.done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+def progress_bar(total: int, enabled: bool):
+    """A progress bar on stderr (tqdm), drawn only when asked or stderr is a terminal."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit="log", file=sys.stderr, disable=not enabled,
+                mininterval=0.2, dynamic_ncols=True)
 
 
 class _Batch:
@@ -278,7 +265,7 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
     files = discover(paths)
     stats.found = len(files)
     known = store.known_hashes()
-    bar = Progress(len(files), sys.stderr.isatty() if progress is None else progress)
+    bar = progress_bar(len(files), sys.stderr.isatty() if progress is None else progress)
     chunks = _chunks(files, max(1, min(chunk, -(-len(files) // (2 * workers)))))
 
     def run(chunks):
@@ -294,8 +281,8 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
         for res in run(chunks):
             batch.add(res, stats)
             ranked += res["ranked"]
-            bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"]
-                    + len(res["ranked"]))
+            bar.update(len(res["hashes"]) + res["skipped"] + res["duplicates"]
+                       + len(res["ranked"]))
             if batch.logs >= flush:
                 writer.submit(batch.take())
         # per-rank logs (a job whose MPI reduction did not run): one job per set, as
@@ -307,4 +294,5 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
         if batch.parts:
             writer.submit(batch.take())
     finally:
+        bar.close()
         writer.close()
