@@ -273,3 +273,5 @@ def test_per_rank_logs_are_one_job(tmp_path):
     assert sums == [(m, s["reads"], s["writes"], s["bytes_written"])
                     for m, s in sorted(rep["modules"].items())]
     assert q(store, "SELECT count(DISTINCT rank) FROM posix WHERE rank >= 0") == [(4,)]
+    finds = q(store, "SELECT id, severity, module, message FROM findings")
+    assert finds == [(a["id"], a["severity"], a["module"], a["message"]) for a in rep["advice"]]
