@@ -289,7 +289,7 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
         # iochar-report groups them, parsed once all of them are known
         groups = [tuple(str(p) for _, p in sorted(zip(g.ranks, g.files)))
                   for g in J.group_heads(ranked)]
-        for res in run(_chunks(groups, chunk)):
+        for res in run(_chunks(groups, chunk)) if groups else ():
             batch.add(res, stats)
         if batch.parts:
             writer.submit(batch.take())
