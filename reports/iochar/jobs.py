@@ -198,6 +198,15 @@ def group(files: list) -> tuple[list, list]:
             heads.append((p, read_job(p)))
         except LogError as e:
             bad.append((p, str(e)))
+    jobs = group_heads(heads)
+    _name(jobs)
+    return jobs, bad
+
+
+def group_heads(heads: list) -> list:
+    """Jobs (sorted by start time) from [(path, JOB dict)] of readable logs: per-rank
+    logs of one run together, every other log a job of its own (iochar-db ingest
+    groups the logs it has read already with this)."""
     jobs = []
 
     def key_of(j):
@@ -219,8 +228,7 @@ def group(files: list) -> tuple[list, list]:
             open_groups.append(g)
             jobs.append(g)
     jobs.sort(key=lambda g: (g.start, g.jobid, str(g.files[0])))
-    _name(jobs)
-    return jobs, bad
+    return jobs
 
 
 def _name(jobs: list):

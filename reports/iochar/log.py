@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import os
 import re
@@ -340,21 +341,23 @@ def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: 
     return ids, paths, truncated
 
 
-_SCHEMAS: dict = {}  # SCHEMA payload -> parsed schema: the logs of one tool version share it
-SCHEMA_CACHE = 256  # payloads kept (each a few KiB)
+SCHEMA_CACHE = 256  # payloads kept (each a few KiB): the logs of one tool version share one
+_WHAT = "\0SCHEMA\0"  # the section's name in a cached check's messages, put back on error
+
+
+@functools.lru_cache(maxsize=SCHEMA_CACHE)
+def _checked_schema(buf: bytes, count: int):
+    """_check_schema, once per distinct payload (a failed check is not cached)."""
+    return _check_schema(buf, count, _WHAT)
 
 
 def _parse_schema(buf: bytes, count: int, what: str):
     """A SCHEMA payload, parsed and checked; an identical payload seen before (same
     bytes and count, so the same checks pass) is taken from the cache."""
-    key = (bytes(buf), count)
-    got = _SCHEMAS.get(key)
-    if got is None:
-        got = _check_schema(buf, count, what)
-        if len(_SCHEMAS) >= SCHEMA_CACHE:
-            _SCHEMAS.clear()
-        _SCHEMAS[key] = got
-    version, n_int, n_float, cols = got
+    try:
+        version, n_int, n_float, cols = _checked_schema(bytes(buf), count)
+    except LogError as e:
+        raise LogError(str(e).replace(_WHAT, what)) from None
     return version, n_int, n_float, list(cols)
 
 
@@ -729,16 +732,10 @@ def text_column(values, index=None) -> pd.Series:
 # per schema; their contents, dtypes and column names are what the plain
 # constructors give.
 
-_INDEXES: dict = {}  # column names -> pd.Index (the logs of one tool version share them)
-
-
+@functools.lru_cache(maxsize=SCHEMA_CACHE)
 def _columns(names: tuple) -> pd.Index:
-    got = _INDEXES.get(names)
-    if got is None:
-        if len(_INDEXES) >= SCHEMA_CACHE:
-            _INDEXES.clear()
-        got = _INDEXES[names] = pd.Index(list(names))
-    return got
+    """column names -> pd.Index (the logs of one tool version share them)."""
+    return pd.Index(list(names))
 
 
 def records_frame(ranks: np.ndarray, ids: np.ndarray, paths, ints: np.ndarray,
@@ -770,21 +767,17 @@ def ranks_frame(arr: np.ndarray) -> pd.DataFrame:
     return df
 
 
-_MOUNTS: dict = {}  # MOUNTS rows -> frame: the jobs of one cluster share their table
+@functools.lru_cache(maxsize=SCHEMA_CACHE)
+def _mounts(rows: tuple) -> pd.DataFrame:
+    """MOUNTS rows -> frame: the jobs of one cluster share their table."""
+    return pd.DataFrame({"mount_point": text_column([r[0] for r in rows]),
+                         "fs_type": text_column([r[1] for r in rows]),
+                         "block_size": np.array([r[2] for r in rows], dtype=np.int64)})
 
 
 def mounts_frame(rows: list) -> pd.DataFrame:
     """mount_point, fs_type (str objects), block_size (int64): one row per mount."""
-    key = tuple(rows)
-    got = _MOUNTS.get(key)
-    if got is None:
-        if len(_MOUNTS) >= SCHEMA_CACHE:
-            _MOUNTS.clear()
-        got = _MOUNTS[key] = pd.DataFrame({
-            "mount_point": text_column([r[0] for r in rows]),
-            "fs_type": text_column([r[1] for r in rows]),
-            "block_size": np.array([r[2] for r in rows], dtype=np.int64)})
-    return got.copy(deep=False)  # copy-on-write: a caller's change stays its own
+    return _mounts(tuple(rows)).copy(deep=False)  # copy-on-write: a caller's change stays its own
 
 
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:

@@ -14,6 +14,7 @@ settings). Every report asks `role()`, nothing else; a hand-built (name, op) wor
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -94,13 +95,18 @@ def bin_bounds(label: str) -> tuple[float, float]:
 def size_bins(names, module: str) -> list[str]:
     """Labels of the module's access-size bins named in `names` (a schema's counter
     names or a frame's columns), smallest first; read and write bins together."""
+    return list(_size_bins(tuple(names), module))
+
+
+@functools.lru_cache(maxsize=256)  # per schema: the logs of one tool version share it
+def _size_bins(names: tuple, module: str) -> tuple:
     labels = set()
     for n in names:
         for d in ("READ", "WRITE"):
             prefix = f"{module}_SIZE_{d}_"
             if n.startswith(prefix) and _BIN_NAME.search(n):
                 labels.add(n[len(prefix):])
-    return sorted(labels, key=bin_bounds)
+    return tuple(sorted(labels, key=bin_bounds))
 
 
 def topk_tables(schema: list) -> list:

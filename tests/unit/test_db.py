@@ -223,3 +223,55 @@ def test_bench_generator_scales_seeds_consistently(site, tmp_path):
     store = Store(tmp_path / "s", create=True)
     st = ingest(store, [tmp_path / "g"], jobs=1, progress=False)
     assert (st.ingested, st.errors) == (12, 0)
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def test_names_not_utf8_stored_and_escaped(tmp_path, capsys):
+    """tests/corpus/names.iochar (control characters, bytes that are not UTF-8): stored,
+    every name as extract.text_path gives it (\\xNN for a bad byte), printed escaped."""
+    from iochar import log as L
+    from iochar.db.extract import text_path
+    store = Store(tmp_path / "s", create=True)
+    st = ingest(store, [CORPUS / "names.iochar"], jobs=1, progress=False)
+    assert (st.ingested, st.errors) == (1, 0)
+    want = sorted(text_path(p) for p in L.open(CORPUS / "names.iochar").records("POSIX")["path"])
+    assert sorted(r[0] for r in q(store, "SELECT path FROM posix")) == want
+    assert "/tmp/bad\\xff\\xfe.dat" in want
+    rc, out, _ = run(capsys, "--store", str(store.root), "sql", "SELECT path FROM posix")
+    assert rc == 0 and "\x1b" not in out and "/tmp/bad\\\\xff\\\\xfe.dat" in out
+    assert "/tmp/two\\nlines.dat" in out.splitlines()
+
+
+def test_per_rank_logs_are_one_job(tmp_path):
+    """The per-rank logs of one 4-rank job (tests/corpus/rank0..3) are one job, as
+    iochar-report groups them: its numbers are the report's on the set; ingested
+    again, the set is known."""
+    import contextlib
+    import io
+    import shutil
+
+    from iochar.cli import report
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(4):
+        shutil.copy(CORPUS / f"rank{i}.iochar", logs / f"rank{i}.iochar")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert report.main([str(logs), "--json"]) == 0
+    rep = json.loads(out.getvalue())
+    store = Store(tmp_path / "s", create=True)
+    for jobs in (1, 2):
+        st = ingest(store, [logs], jobs=jobs, progress=False, chunk=1)
+        assert (st.found, st.ingested, st.errors) == (4, 1, 0) if jobs == 1 else \
+            (st.ingested, st.skipped) == (0, 1)
+    (path, nprocs, nbytes), = q(store, "SELECT log_path, nprocs, log_bytes FROM jobs")
+    assert (path, nprocs) == (str(logs / "rank0.iochar"), 4)
+    assert nbytes == sum((logs / f"rank{i}.iochar").stat().st_size for i in range(4))
+    sums = q(store, "SELECT module, reads, writes, bytes_written FROM summaries ORDER BY 1")
+    assert sums == [(m, s["reads"], s["writes"], s["bytes_written"])
+                    for m, s in sorted(rep["modules"].items())]
+    assert q(store, "SELECT count(DISTINCT rank) FROM posix WHERE rank >= 0") == [(4,)]
+    finds = q(store, "SELECT id, severity, module, message FROM findings")
+    assert finds == [(a["id"], a["severity"], a["module"], a["message"]) for a in rep["advice"]]

@@ -147,6 +147,17 @@ class Context:
         return L.path_index(self._path_codes[1])
 
     @cached_property
+    def _path_pos(self) -> dict:
+        """path -> its code in layer_table (the position in _path_codes[1])."""
+        return {p: i for i, p in enumerate(self._path_codes[1].tolist())}
+
+    def _codes_of(self, paths) -> np.ndarray:
+        """The layer_table code of each path, -1 where it has none: a dict lookup,
+        far cheaper than building a pandas Index per call on a log's few files."""
+        pos = self._path_pos
+        return np.fromiter((pos.get(p, -1) for p in paths), np.int64)
+
+    @cached_property
     def owner(self) -> pd.Series:
         """path -> the highest layer that touched it (layers.LAYERS)."""
         paths, layers, _ = self._owners
@@ -249,7 +260,8 @@ class Context:
             return np.zeros(0, bool)
         if not self.nonregular or "path" not in df.columns:
             return np.ones(len(df), bool)
-        return ~pd.Series(S.objects(df), dtype=object).isin(self.nonregular).to_numpy(bool)
+        odd = self.nonregular
+        return np.fromiter((p not in odd for p in S.objects(df)), bool, len(df))
 
     def owner_of(self, paths, default: str) -> np.ndarray:
         """The owning layer of each path (default for paths no layer table has)."""
@@ -257,7 +269,7 @@ class Context:
         owners = self._owners[2]  # per path code
         if not len(owners) or (owners == default).all():  # one layer: nothing to look up
             return np.full(len(paths), default, dtype=object)
-        at = self._path_index.get_indexer(L.path_index(paths))
+        at = self._codes_of(paths)
         out = owners[np.maximum(at, 0)]
         out[at < 0] = default
         return out
@@ -273,7 +285,7 @@ class Context:
         keys = list(set(paths))
         if not keys or not len(ft):
             return 0.0
-        at = self._path_index.get_indexer(L.path_index(keys))  # file_time's index
+        at = self._codes_of(keys)  # file_time's index
         v = ft.to_numpy(dtype=np.float64)[np.maximum(at, 0)]
         v[(at < 0) | np.isnan(v)] = 0.0
         return float(v.sum())
@@ -288,8 +300,13 @@ class Context:
         if self.nprocs < 2:
             return False
         t = self.layer_table
-        sub = t[t["path"].isin(set(paths))]
-        return bool((sub["nranks"] > 1).any())
+        if not len(t):
+            return False
+        codes, uniq = self._path_codes
+        at = self._codes_of(set(paths))
+        hit = np.zeros(len(uniq), bool)
+        hit[at[at >= 0]] = True
+        return bool((S.column(t, "nranks")[hit[codes]] > 1).any())
 
     def ranks_of(self, paths) -> int:
         """How many ranks bear the I/O of these files: the (file, rank) pairs that used
@@ -297,7 +314,7 @@ class Context:
         t = self.layer_table
         if not paths or not len(t) or self.nprocs < 2 or len(paths) >= self.nprocs:
             return self.nprocs  # (each file has a rank at least: the cap is reached)
-        at = self._path_index.get_indexer(L.path_index(paths))
+        at = self._codes_of(paths)
         at = at[at >= 0]
         if not len(at):
             return self.nprocs

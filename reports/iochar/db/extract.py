@@ -21,6 +21,7 @@ from .. import schema as R
 from .. import summary as S
 from ..darshan import DarshanLog, is_darshan
 from ..log import LogError, from_bytes
+from ..log import open as open_log
 
 HASH_BYTES = 16  # blake2b-128 of the file's bytes: the job_id and the incremental key
 MODULE_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
@@ -55,14 +56,42 @@ SCHEMAS = {name: pa.schema(f) for name, f in (("jobs", JOB_FIELDS), ("summaries"
 
 
 def text_path(path: str) -> str:
-    """A file name as storable text: bytes that are not UTF-8 (surrogate-escaped by
-    os.fsdecode) become \\xNN, so every row is valid UTF-8 for Parquet."""
+    """A file name (or any text from a log) as storable text: bytes that are not UTF-8
+    (surrogate-escaped by os.fsdecode and the reader) become \\xNN, so every row is
+    valid UTF-8 for Parquet. The one conversion for every text column of the store;
+    the db's text output then escapes the rest (safetext.escape)."""
     try:
         path.encode()
         return path
     except UnicodeEncodeError:
         raw = os.fsencode(path)
         return raw.decode("utf-8", "backslashreplace")
+
+
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _storable(v):
+    """A value Parquet can hold: text made valid UTF-8 (text_path), an integer beyond
+    int64 (sums of counters near 2^63: hostile or corrupt logs) saturated."""
+    if isinstance(v, str):
+        return text_path(v)
+    if isinstance(v, int) and not INT64[0] <= v <= INT64[1]:
+        return min(max(v, INT64[0]), INT64[1])
+    return v
+
+
+def _storable_rows(rows: list) -> list:
+    return [{k: _storable(v) for k, v in r.items()} for r in rows]
+
+
+def _text_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """df with every text column made storable (text_path): a copy."""
+    df = df.copy(deep=False)
+    for c in df.columns:
+        if df[c].dtype == object:
+            df[c] = [text_path(v) if isinstance(v, str) else v for v in df[c]]
+    return df
 
 
 def content_hash(data: bytes) -> str:
@@ -110,20 +139,37 @@ def _module_row(job_id: str, m: str, s: dict, date: str) -> dict:
         "small_ops": int(small), "random_ops": int(rnd), "date": date}
 
 
-def one(path: str, cfg: dict, known: frozenset = frozenset()) -> dict:
+def _rank_log(job: dict) -> bool:
+    """A per-rank log (the MPI reduction did not run): one of a set that is one job."""
+    r = job.get("rank")
+    return isinstance(r, int) and not isinstance(r, bool)
+
+
+def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     """Everything one log contributes: {"hash", "job", "summaries", "findings",
-    "records": {module: DataFrame}} or {"hash", "error"}; {"skip"} when known."""
-    shown = text_path(path)
+    "records": {module: DataFrame}} or {"hash", "error"}; {"skip"} when known;
+    {"hash", "rank_log": (path, JOB)} for a per-rank log, which ingest groups with the
+    other ranks of its job (jobs.group_heads) and hands back as a tuple of paths: one
+    job, whose job_id hashes its files' hashes (one file: that file's hash)."""
+    grouped = isinstance(path, (list, tuple))
+    paths = list(path) if grouped else [path]
+    shown = text_path(str(paths[0]))
     try:
-        data = Path(path).read_bytes()
+        datas = [Path(p).read_bytes() for p in paths]
     except OSError as e:
         return {"hash": None, "log_path": shown, "error": f"cannot read: {e.strerror or e}"}
-    h, size = content_hash(data), len(data)
+    hashes = [content_hash(d) for d in datas]
+    h = hashes[0] if len(hashes) == 1 else \
+        content_hash(b"".join(bytes.fromhex(x) for x in hashes))
+    size = sum(len(d) for d in datas)
     if h in known:
         return {"skip": True, "hash": h}
+    path = str(paths[0])
     try:
-        log = _open(path, data)
-        data = None
+        log = open_log(paths) if len(paths) > 1 else _open(path, datas[0])
+        datas = None
+        if not grouped and not isinstance(log, DarshanLog) and _rank_log(log.job):
+            return {"hash": h, "rank_log": (path, log.job)}
         d = S.gather(log)
         files: dict = {}
         rep = S.summarize(d["job"], d["records"], d["ranks"], d["schemas"], top=0,
@@ -182,29 +228,42 @@ def merge_frames(frames: list) -> pa.Table:
         lens = [len(f) for _, _, f in g]
         df.insert(0, "job_id", np.repeat(np.array([j for j, _, _ in g], dtype=object), lens))
         df["date"] = np.repeat(np.array([d for _, d, _ in g], dtype=object), lens)
-        tables.append(pa.Table.from_pandas(df, preserve_index=False))
+        try:
+            tables.append(pa.Table.from_pandas(df, preserve_index=False))
+        except UnicodeEncodeError:  # names that are not UTF-8 (rare: converted then)
+            tables.append(pa.Table.from_pandas(_text_frame(df), preserve_index=False))
     return tables[0] if len(tables) == 1 else \
         pa.concat_tables(tables, promote_options="permissive")
 
 
 def _table(rows: list, name: str) -> pa.Table:
     schema = SCHEMAS[name]
-    return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
+    if not rows:
+        return schema.empty_table()
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except (UnicodeEncodeError, OverflowError):  # names not UTF-8, huge sums (rare)
+        return pa.Table.from_pylist(_storable_rows(rows), schema=schema)
 
 
 def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) -> dict:
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
-    stored), "duplicates": n (same bytes earlier in this chunk), "cpu": seconds of CPU
-    this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
+    stored), "duplicates": n (same bytes earlier in this chunk), "ranked": [(path, JOB)]
+    of per-rank logs (to be grouped by job, then parsed as tuples of paths), "cpu":
+    seconds of CPU this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
     jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
+    ranked: list = []
     dups = 0
     now, cpu = time.time(), time.process_time()
     for p in paths:
         r = one(p, cfg, known)
         if r.get("skip"):
             skipped += 1
+            continue
+        if "rank_log" in r:
+            ranked.append(r["rank_log"])
             continue
         if r["hash"] is not None and r["hash"] in hashes:  # same bytes, another name
             dups += 1
@@ -223,5 +282,5 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
             "modules": modules, "hashes": hashes, "skipped": skipped,
-            "duplicates": dups, "cpu": time.process_time() - cpu,
+            "duplicates": dups, "ranked": ranked, "cpu": time.process_time() - cpu,
             "proc": (os.getpid(), time.process_time())}

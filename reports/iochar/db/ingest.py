@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import advice
+from .. import jobs as J
 from . import extract
 from .store import Store
 
@@ -66,25 +67,11 @@ def discover(paths: list) -> list:
     return out
 
 
-class Progress:
-    """A one-line progress bar on stderr (only when asked or stderr is a terminal)."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.enabled = total, 0, enabled
-        self.t0, self.last = time.monotonic(), 0.0
-
-    def add(self, n: int):
-        self.done += n
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
-            self.last = now
-            frac = self.done / self.total if self.total else 1.0
-            rate = self.done / max(now - self.t0, 1e-9)
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} logs {rate:,.0f}/s")
-            if self.done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+def progress_bar(total: int, enabled: bool):
+    """A progress bar on stderr (tqdm), drawn only when asked or stderr is a terminal."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit="log", file=sys.stderr, disable=not enabled,
+                mininterval=0.2, dynamic_ncols=True)
 
 
 class _Batch:
@@ -278,23 +265,34 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
     files = discover(paths)
     stats.found = len(files)
     known = store.known_hashes()
-    bar = Progress(len(files), sys.stderr.isatty() if progress is None else progress)
+    bar = progress_bar(len(files), sys.stderr.isatty() if progress is None else progress)
     chunks = _chunks(files, max(1, min(chunk, -(-len(files) // (2 * workers)))))
-    if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
-        results = engine.run(chunks, cfg, known)
-    else:
-        results = (extract.chunk(c, cfg, known) for c in chunks)
+
+    def run(chunks):
+        if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
+            return engine.run(chunks, cfg, known)
+        return (extract.chunk(c, cfg, known) for c in chunks)
+
     # batches of at most `flush` logs, and at least four over the run, so that the
     # last one (written after the last result) is a small part of the work
     flush = max(min(flush, -(-len(files) // 4)), chunk)
-    batch, writer = _Batch(), _Writer(store)
+    batch, writer, ranked = _Batch(), _Writer(store), []
     try:
-        for res in results:
+        for res in run(chunks):
             batch.add(res, stats)
-            bar.add(len(res["hashes"]) + res["skipped"] + res["duplicates"])
+            ranked += res["ranked"]
+            bar.update(len(res["hashes"]) + res["skipped"] + res["duplicates"]
+                       + len(res["ranked"]))
             if batch.logs >= flush:
                 writer.submit(batch.take())
+        # per-rank logs (a job whose MPI reduction did not run): one job per set, as
+        # iochar-report groups them, parsed once all of them are known
+        groups = [tuple(str(p) for _, p in sorted(zip(g.ranks, g.files)))
+                  for g in J.group_heads(ranked)]
+        for res in run(_chunks(groups, chunk)) if groups else ():
+            batch.add(res, stats)
         if batch.parts:
             writer.submit(batch.take())
     finally:
+        bar.close()
         writer.close()
