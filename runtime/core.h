@@ -292,7 +292,7 @@ typedef struct iochar_fdesc {
   iochar_record *rec;
   _Atomic int64_t offset;
   atomic_int refs;
-  int append;
+  int append; /* nonzero: O_APPEND (the flag's bit as the open gave it) */
   struct iochar_fdesc *free_next;
 } iochar_fdesc;
 

@@ -106,7 +106,7 @@ record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double 
     r = iochar_record_now(r);
     if (r->flags & IOCHAR_REC_META) {
       if (!*(int64_t *)iochar_record_slot(r, POSIX_FILE_BLKSIZE)) record_fs_facts(fd, r);
-      iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
+      iochar_fd_open(fd, r, flags & O_APPEND);
       record_open_entry(r, flags, mode, t0, t1);
       return;
     }
@@ -114,7 +114,7 @@ record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double 
   if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
-  iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
+  iochar_fd_open(fd, r, flags & O_APPEND);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
   iochar_rw_open(r, &layout);
