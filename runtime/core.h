@@ -292,7 +292,7 @@ typedef struct iochar_fdesc {
   iochar_record *rec;
   _Atomic int64_t offset;
   atomic_int refs;
-  int append;
+  int append; /* nonzero: O_APPEND (the flag's bit as the open gave it) */
   struct iochar_fdesc *free_next;
 } iochar_fdesc;
 
@@ -433,6 +433,10 @@ int iochar_path_excluded(const char *abs);
 uint64_t iochar_hash_path(const char *s);
 /* Block size of the file system holding abs (cached per mount). */
 int64_t iochar_fs_block_size(const char *abs);
+/* The st_blksize of every file on abs's mount (id: its record id) when the
+ * file system gives all its files the same one (paths.c), else 0: then
+ * only an fstat tells. */
+int64_t iochar_fs_file_blksize(const char *abs, uint64_t id);
 /* Re-read the cached working directory (after chdir/fchdir). */
 void iochar_cwd_changed(void);
 /* Bumped by every iochar_cwd_changed: what a relative path means changed. */

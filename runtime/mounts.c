@@ -43,7 +43,7 @@ int iochar_mount_find(const char *abs) {
   const char *slash = no ? abs + no->dlen : strrchr(abs, '/');
   size_t dlen = slash ? (size_t)(slash - abs) : 0;
   if (dlen && dlen < DIR_CACHE && last_dir.len == dlen && memcmp(last_dir.dir, abs, dlen) == 0) {
-    last_dir.seq = no ? no->dir_seq : 0;
+    if (no) last_dir.seq = no->dir_seq; /* without a note the number still names it */
     return last_dir.mount;
   }
   int best = mount_scan(mounts, nmounts, abs);
@@ -55,6 +55,14 @@ int iochar_mount_find(const char *abs) {
   memcpy(last_dir.dir, abs, dlen);
   last_dir.len = dlen, last_dir.mount = best, last_dir.seq = no ? no->dir_seq : 0;
   return best;
+}
+
+int iochar_mount_find_id(const char *abs, uint64_t id) {
+  /* the last name resolved on this thread, still in the cache: a file's
+   * first open, right after its lookup, skips the directory compare */
+  const iochar_path_note *no = &iochar_path_last;
+  if (no->id == id && no->dir_seq && no->dir_seq == last_dir.seq) return last_dir.mount;
+  return iochar_mount_find(abs);
 }
 
 const char *iochar_fs_type(const char *abs) {

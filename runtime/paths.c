@@ -336,6 +336,7 @@ static void mounts_load(void) {
     m->point = point; /* inside buf, kept for the process's life */
     m->type = type;
     m->len = strlen(point);
+    m->blksize_uniform = !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
   }
   iochar_in_tool--;
 }
@@ -347,8 +348,8 @@ int iochar_mounts(const iochar_mount **out) {
   return nmounts;
 }
 
-int64_t iochar_fs_block_size(const char *abs) {
-  int best = iochar_mount_find(abs);
+/* The block size of mount best (statfs, once), or of abs on no mount. */
+static inline int64_t mount_block_size(int best, const char *abs) {
   if (best < 0) {
     struct statfs sf;
     return statfs(abs, &sf) == 0 ? (int64_t)sf.f_bsize : 0;
@@ -361,4 +362,17 @@ int64_t iochar_fs_block_size(const char *abs) {
     __atomic_store_n(&m->block_size, bs, __ATOMIC_RELAXED);
   }
   return bs;
+}
+
+int64_t iochar_fs_block_size(const char *abs) {
+  return mount_block_size(iochar_mount_find(abs), abs);
+}
+
+/* On ext2/3/4 every file's st_blksize is the superblock's block size, the
+ * mount's statfs f_bsize (their getattr sets it from the inode's block bits,
+ * those of the file system); elsewhere (xfs extent hints, tmpfs huge pages,
+ * Lustre layouts, NFS) it may differ per file and only an fstat tells. */
+int64_t iochar_fs_file_blksize(const char *abs, uint64_t id) {
+  int best = iochar_mount_find_id(abs, id);
+  return best >= 0 && mounts[best].blksize_uniform ? mount_block_size(best, abs) : 0;
 }

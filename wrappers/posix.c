@@ -50,17 +50,28 @@ __attribute__((noinline)) iochar_record *path_record_lookup(int dirfd, const cha
 static __typeof__(&fstat) real_fstat;
 
 /* File-system facts of a record, once (its first open): the preferred I/O
- * size, the file's kind, and on Lustre the layout from the `lustre.lov` attribute. */
-static void record_fs_facts(int fd, iochar_record *r) {
-  struct stat st;
-  int ok = IOCHAR_REAL(fstat)(fd, &st) == 0;
-  int64_t bs = ok && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
-  /* the file's kind (8 regular, 1 FIFO, 2 char device, 4 directory, 6 block
-   * device, 12 socket): the advice keeps pipes and devices out of file rules */
-  int64_t kind = ok ? (int64_t)((st.st_mode & S_IFMT) >> 12) : 0;
+ * size, the file's kind, and on Lustre the layout from the `lustre.lov`
+ * attribute.  Where the mount gives every file one st_blksize (ext2/3/4,
+ * paths.c) that is the number, so a new file's open pays no fstat (a system
+ * call, ~400 ns on this VM: half the cost of a new name's open+close); the
+ * kind is then known without one only for O_DIRECTORY, and an open that
+ * waited (a FIFO waits for its other end: the case the advice must see) pays
+ * the fstat, noise beside its wait.  0: kind not known. */
+#define FS_FACTS_SLOW_OPEN 1e-3 /* seconds */
+static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) {
   iochar_lustre_layout lo = {0};
-  if (iochar_on_lustre(iochar_record_path(r)) && iochar_lustre_read(fd, &lo) != 0)
-    lo = (iochar_lustre_layout){0};
+  const char *path = iochar_record_path(r);
+  int64_t bs = iochar_fs_file_blksize(path, r->id); /* such a mount is not Lustre */
+  /* 8 regular, 1 FIFO, 2 char device, 4 directory, 6 block device, 12 socket:
+   * the advice keeps pipes and devices out of file rules */
+  int64_t kind = (flags & O_DIRECTORY) ? (int64_t)(S_IFDIR >> 12) : 0;
+  if (!bs || (!kind && open_s >= FS_FACTS_SLOW_OPEN)) {
+    struct stat st;
+    int ok = IOCHAR_REAL(fstat)(fd, &st) == 0;
+    if (ok) kind = (int64_t)((st.st_mode & S_IFMT) >> 12);
+    if (!bs) bs = ok && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
+    if (iochar_on_lustre(path) && iochar_lustre_read(fd, &lo) != 0) lo = (iochar_lustre_layout){0};
+  }
   iochar_spin_lock(&r->lock);
   iochar_record *w = iochar_record_now(r);
   /* a record's counters, or a metadata-only entry's slots (core.h) */
@@ -104,16 +115,17 @@ record_open(int fd, int dirfd, const char *path, int flags, mode_t mode, double 
   if (__builtin_expect(r->flags & IOCHAR_REC_META, 0)) { /* a name not read or written yet */
     r = iochar_record_now(r);
     if (r->flags & IOCHAR_REC_META) {
-      if (!*(int64_t *)iochar_record_slot(r, POSIX_FILE_BLKSIZE)) record_fs_facts(fd, r);
-      iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
+      if (!*(int64_t *)iochar_record_slot(r, POSIX_FILE_BLKSIZE))
+        record_fs_facts(fd, r, flags, t1 - t0);
+      iochar_fd_open(fd, r, flags & O_APPEND);
       record_open_entry(r, flags, mode, t0, t1);
       return;
     }
   }
-  if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r);
+  if (!r->c[POSIX_FILE_BLKSIZE] && r->id != IOCHAR_AGG_ID) record_fs_facts(fd, r, flags, t1 - t0);
   /* The kernel starts every description at offset 0, O_APPEND included (a
    * read there reads from 0); an appending write finds its own offset. */
-  iochar_fd_open(fd, r, (flags & O_APPEND) != 0);
+  iochar_fd_open(fd, r, flags & O_APPEND);
   iochar_spin_lock(&r->lock);
   r->c[POSIX_OPENS]++;
   iochar_rw_open(r, &layout);

@@ -297,3 +297,37 @@ def test_log_is_owner_only(tmp_path, mode):
     posix(tmp_path, mode)
     (log,) = logs_in(tmp_path)
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+FILE_KINDS = r"""
+import os, sys, time
+d = sys.argv[1]
+fifo = os.path.join(d, "pipe")
+os.mkfifo(fifo)
+if os.fork() == 0:  # the writer comes late: the reader's open waits for it
+    time.sleep(0.2)
+    fd = os.open(fifo, os.O_WRONLY)
+    os.write(fd, b"x" * 10)
+    os.close(fd)
+    os._exit(0)
+fd = os.open(fifo, os.O_RDONLY)
+assert os.read(fd, 100) == b"x" * 10
+os.close(fd)
+os.wait()
+sub = os.path.join(d, "sub")
+os.mkdir(sub)
+os.close(os.open(sub, os.O_RDONLY | os.O_DIRECTORY))
+"""
+
+
+def test_file_type_of_a_waiting_fifo_and_a_directory(tmp_path):
+    """POSIX_FILE_TYPE: a FIFO whose open waited for its writer is 1 (st_mode's type,
+    from the fstat a waiting open pays), an O_DIRECTORY open 4 (from the flag alone)."""
+    import sys
+    p = run([sys.executable, "-c", FILE_KINDS, str(tmp_path)], tmp_path)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    logs = logs_in(tmp_path)
+    df = iochar.open(str(logs[0])).records("POSIX")
+    pipe = df[df["path"].str.endswith("/pipe")]
+    assert set(pipe["POSIX_FILE_TYPE"]) == {1}
+    assert one(df, "/sub")["POSIX_FILE_TYPE"] == 4

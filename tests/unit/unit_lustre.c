@@ -13,11 +13,11 @@
 #include "expect.h"
 
 /* A fake mount table for iochar_fs_type. */
-static iochar_mount mt[] = {{"/", "ext4", 1, 0},
-                            {"/lus", "lustre", 4, 0},
-                            {"/lus/scratch", "lustre", 12, 0},
-                            {"/lusx", "nfs", 5, 0},
-                            {"/data/ssd", "xfs", 9, 0}};
+static iochar_mount mt[] = {{"/", "ext4", 1, 0, 1},
+                            {"/lus", "lustre", 4, 0, 0},
+                            {"/lus/scratch", "lustre", 12, 0, 0},
+                            {"/lusx", "nfs", 5, 0, 0},
+                            {"/data/ssd", "xfs", 9, 0, 0}};
 /* runtime/paths.c's note on the last resolved name: none here. */
 __thread iochar_path_note iochar_path_last;
 
