@@ -8,7 +8,7 @@
  *   nocb       romio_cb_write=disable, 40 x MPI_File_write_at_all of 4 KiB, interleaved
  *   sieve      MPI-IO: a strided file view (4 KiB pieces, 4 ranks apart) and 8
  *              independent MPI_File_write of 64 pieces: ROMIO data sieving
- *   misaligned file per process: 80 x 200 KiB writes after a 100-byte header
+ *   misaligned file per process: 1280 x 200 KiB writes after a 100-byte header
  *   meta       file per process: 40 small files, then 30 x (stat, open, close) of each
  *   random     file per process: a 64 MiB sparse file, 3000 pread of 4 KiB at random
  *              offsets (a fixed pseudo-random sequence)
@@ -97,7 +97,7 @@ static void sieve(void) {
 static void misaligned(void) {
   int fd = own_file("misaligned.dat", O_CREAT | O_WRONLY | O_TRUNC);
   CHECK(write(fd, buf, 100) == 100);
-  for (int i = 0; i < 320; i++) CHECK(write(fd, buf, 200 * KiB) == 200 * KiB);
+  for (int i = 0; i < 1280; i++) CHECK(write(fd, buf, 200 * KiB) == 200 * KiB);
   CHECK(close(fd) == 0);
 }
 

@@ -26,11 +26,11 @@ N = 4  # MPI ranks (oversubscribed on small machines: keep collective calls few)
 EITHER = ("info", "warn", "high")
 
 
-def report_json(logs):
-    """`iochar-report LOG... --json`, in process; returns the parsed document."""
+def report_json(logs, *options):
+    """`iochar-report LOG... --json [options]`, in process; returns the parsed document."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert report.main([str(p) for p in logs] + ["--json"]) == 0
+        assert report.main([str(p) for p in logs] + ["--json", *options]) == 0
     return json.loads(out.getvalue())
 
 
