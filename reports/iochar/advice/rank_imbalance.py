@@ -60,7 +60,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             >= cfg["bytes_ratio"]
         if nranks > 1 and uneven:
             slow, fast = float(t.max()), float(t.min())
-            timed = slow >= cfg["min_time"] and (slow - fast) / slow >= cfg["ratio"]
+            spread = (slow - fast) / slow if slow > 0 else 0.0  # no rank timed: bytes alone
+            timed = slow >= cfg["min_time"] and spread >= cfg["ratio"]
             if timed or float(b.max()) >= cfg["min_bytes"]:
                 # Priced by bytes: the busiest rank's excess over an even share is what
                 # balancing removes from the I/O phase; its time is noisy (page cache,
@@ -72,7 +73,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                     ID, "high",
                     f"{m}: slowest rank {int(t.idxmax())} spends {S.human_time(slow)} in I/O, "
                     f"fastest rank {int(t.idxmin())} {S.human_time(fast)}, mean "
-                    f"{S.human_time(t_mean)} ({pct((slow - fast) / slow)} imbalance)",
+                    f"{S.human_time(t_mean)} ({pct(spread)} imbalance)",
                     f"give every rank an equal share of the data ({who}), or gather the "
                     "data of the busy rank onto the others first; with MPI-IO, collective "
                     "calls (cb_nodes aggregators) spread the writing",
