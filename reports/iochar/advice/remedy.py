@@ -6,21 +6,27 @@ import itertools
 
 from . import layers as L
 
-# Collective transfers, per layer; "{d}" is read or write.
+# Collective transfers, per layer; "{d}" is read or write, "{pg}" put or get.
 COLLECTIVE = {
     "MPIIO": "MPI_File_{d}_at_all (or MPI_File_set_view + MPI_File_{d}_all) instead of "
              "MPI_File_{d}_at, with romio_cb_{d}=enable",
     "HDF5": "H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) on the transfer property list "
             "passed to H5D{d}",
-    "NetCDF": "nc_var_par_access(ncid, varid, NC_COLLECTIVE) before nc_{put_get}_vara",
-    "PnetCDF": "the collective ncmpi_{put_get}_vara_*_all calls (or ncmpi_i{put_get}_vara + "
+    "NetCDF": "nc_var_par_access(ncid, varid, NC_COLLECTIVE) before nc_{pg}_vara",
+    "PnetCDF": "the collective ncmpi_{pg}_vara_*_all calls (or ncmpi_i{pg}_vara + "
                "ncmpi_wait_all)",
 }
 
 
+def _per_layer(table: dict, layer: str, fallback: str, d: str, **kw) -> str:
+    """table's text for layer (else fallback's), with "{d}" read or write and "{pg}" put
+    or get."""
+    return table.get(layer, table[fallback]).format(d=d, pg="put" if d == "write" else "get",
+                                                    **kw)
+
+
 def collective(layer: str, d: str) -> str:
-    pg = "put" if d == "write" else "get"
-    return COLLECTIVE.get(layer, COLLECTIVE["MPIIO"]).format(d=d, put_get=pg)
+    return _per_layer(COLLECTIVE, layer, "MPIIO", d)
 
 
 # Bigger requests, per layer, when the application itself issues small ones.
@@ -37,8 +43,7 @@ BIGGER = {
 
 
 def bigger(layer: str, d: str, size: str) -> str:
-    pg = "put" if d == "write" else "get"
-    return BIGGER.get(layer, BIGGER["POSIX"]).format(d=d, size=size, pg=pg)
+    return _per_layer(BIGGER, layer, "POSIX", d, size=size)
 
 
 def direction(reads: float, writes: float) -> str:
@@ -59,8 +64,7 @@ BIGGER_EXAMPLE = {
 
 
 def bigger_example(layer: str, d: str) -> str:
-    pg = "put" if d == "write" else "get"
-    return BIGGER_EXAMPLE.get(layer, BIGGER_EXAMPLE["POSIX"]).format(d=d, pg=pg)
+    return _per_layer(BIGGER_EXAMPLE, layer, "POSIX", d)
 
 
 # HDF5's own causes of small writes and re-reads, named by its calls.
