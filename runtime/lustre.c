@@ -7,8 +7,6 @@
 #include <sys/mman.h>
 #include <sys/xattr.h>
 
-#include "internal.h"
-
 /* Facts from Lustre's public user header, lustre-release
  * lustre/include/uapi/linux/lustre/lustre_user.h (lov_user_md_v1/v3,
  * lov_user_ost_data_v1, lov_comp_md_v1, lov_comp_md_entry_v1, lu_extent);
