@@ -432,7 +432,7 @@ uint64_t iochar_hash_path(const char *s);
 /* Block size of the file system holding abs (cached per mount). */
 int64_t iochar_fs_block_size(const char *abs);
 /* The st_blksize of every file on abs's mount (id: its record id) when the
- * file system gives all its files the same one (paths.c), else 0: then
+ * file system gives all its files the same one (mounts.c), else 0: then
  * only an fstat tells. */
 int64_t iochar_fs_file_blksize(const char *abs, uint64_t id);
 /* Re-read the cached working directory (after chdir/fchdir). */

@@ -1,5 +1,5 @@
 /* Lustre layouts from `lustre.lov` bytes (see lustre.h); iochar_fs_type is in
- * paths.c, next to the mount table. */
+ * mounts.c, with the mount table. */
 #include "lustre.h"
 
 #include <errno.h>
