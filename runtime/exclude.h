@@ -2,8 +2,9 @@
 #ifndef IOCHAR_EXCLUDE_H
 #define IOCHAR_EXCLUDE_H
 
-/* runtime/exclude.c: name patterns and interpreter trees, set up once (it
- * adds exclusion prefixes: before the prefix index is built). */
+/* Set up once, after the cwd is known (iochar_paths_init): name patterns,
+ * interpreter trees, the prefix index and the log file's own name.  The
+ * check itself, iochar_path_excluded, is declared in core.h. */
 void iochar_exclude_init(void);
 /* abs is byte-code or matches IOCHAR_EXCLUDE_PATTERN (cached per name); no:
  * iochar_path_note_of(abs), what resolve found out about it (or NULL). */

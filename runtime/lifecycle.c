@@ -19,6 +19,7 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
+#include "exclude.h"
 #include "fastrule.h"
 #include "live.h"
 #include "log_writer.h"
@@ -184,6 +185,7 @@ __attribute__((constructor)) void iochar_init(void) {
     job_identity(&iochar_job_info);
     iochar_job_info.memory_bound = iochar_cfg.memory;
     if (iochar_records_init() == 0 && iochar_paths_init() == 0) {
+      iochar_exclude_init(); /* after the cwd is known (runtime/exclude.c) */
       pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
       iochar_observe_init(); /* call sites, trace (runtime/observe.c) */
       /* they walk stacks (libunwind, the loader) inside the hot steps */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The cwd, read at start-up (then iochar_exclude_init: runtime/exclude.c). */
 int iochar_paths_init(void);
 /* What iochar_path_resolve found out about the name it left in buf (the
  * caller's output), so that the steps after it (exclusion, record id,
