@@ -1,6 +1,7 @@
-/* Exclusion by name pattern (IOCHAR_EXCLUDE_PATTERN) and the default that
- * leaves out an interpreter's own installation tree, so that a Python job's
- * data files, not its modules, lead the report.
+/* Which names are not recorded: the IOCHAR_EXCLUDE prefixes (IOCHAR_INCLUDE
+ * wins), the log file itself, the name pattern (IOCHAR_EXCLUDE_PATTERN) and
+ * the default that leaves out an interpreter's own installation tree, so
+ * that a Python job's data files, not its modules, lead the report.
  *
  * The pattern is evaluated once per name: the verdict is cached by path hash
  * (a fixed table; once full, later names are evaluated each time they are

@@ -1,12 +1,9 @@
 /* Path normalisation and record ids: the cwd, the resolve of a name to an
  * absolute path, and the note on it (paths.h). */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
