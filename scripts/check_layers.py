@@ -87,12 +87,11 @@ REDUCER_LAYERS = [
     ["mpi_dispatch"],  # the exported MPI names, each MPI's table behind them
 ]
 LAYERS = {"runtime": RUNTIME_LAYERS, "reducer": REDUCER_LAYERS}
-# The calls that still run back up, by symbol; any other one fails.  live.c
-# reads records.c's meta slots and whether any record was touched, while
-# records.c keeps its records in the live file: both files' bodies were left
-# as they were while issue 29 changed them (a later change passes the slots
-# and the flag down instead).
-# (Their #include of the callee's header is excused with them.)
+# The calls that still run back up, by symbol (their #include of the callee's
+# header with them); any other one fails.  live.c reads records.c's meta
+# slots and whether any record was touched, while records.c keeps its records
+# in the live file: both files' bodies were left as they were while issue 29
+# changed them (a later change passes the slots and the flag down instead).
 KNOWN_BACK_CALLS = {
     ("runtime/live", "runtime/records"): {"iochar_meta_slots", "iochar_records_any_touched"},
 }
@@ -148,8 +147,9 @@ def symbols(paths):
     out = subprocess.run(["nm", "-P", "-A", *map(str, paths)], capture_output=True, text=True,
                          check=True).stdout
     syms = {p: (set(), set()) for p in paths}
-    for line in out.splitlines():
-        where, name, kind = line.rsplit(": ", 1)[0], *line.rsplit(": ", 1)[1].split()[:2]
+    for line in out.splitlines():  # "path: name kind [value size]"
+        where, _, rest = line.rpartition(": ")
+        name, kind = rest.split()[:2]
         defined, used = syms[pathlib.Path(where)]
         if kind in "Uwv":
             used.add(name)
@@ -176,7 +176,7 @@ def call_order_violations(build):
             owner.update(dict.fromkeys(defined, unit))
             if unit.split("/")[0] in LAYERS:
                 uses.setdefault(unit, set()).update((o.parent, s) for s in used)
-    seen = set()
+    excused, reported = set(), set()
     for unit, used in sorted(uses.items()):
         folder, name = unit.split("/")
         floor = floors(folder)
@@ -190,16 +190,16 @@ def call_order_violations(build):
             if floor.get(other, len(floor)) < floor[name]:
                 continue
             if sym in KNOWN_BACK_CALLS.get((unit, there), ()):
-                seen.add((unit, there, sym))
+                excused.add((unit, there, sym))
                 continue
             line = (f"{unit}.c: uses {sym} of {there}.c, which runs up the layers "
                     f"({name}: floor {floor[name]}, {other}: floor {floor.get(other, '?')})")
-            if line not in seen:  # once, not once per MPI
-                seen.add(line)
+            if line not in reported:  # once, not once per MPI
+                reported.add(line)
                 yield line
     for (src, dst), syms in KNOWN_BACK_CALLS.items():
         for sym in sorted(syms):
-            if (src, dst, sym) not in seen and objs:
+            if (src, dst, sym) not in excused and objs:
                 yield f"{src}.c: no longer uses {sym} of {dst}.c: take it out of KNOWN_BACK_CALLS"
 
 
@@ -207,6 +207,7 @@ def layer_violations(root, build=None):
     """The layer order inside runtime/ and reducer/: includes, then calls."""
     yield from include_order_violations(root)
     yield from call_order_violations(build or pathlib.Path(root) / "build")
+
 
 def commands(pkg):
     """Files of the package's command-line entry points ([project.scripts])."""
