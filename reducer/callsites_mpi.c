@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/internal.h"
-#include "../runtime/observe.h"
+#include "../runtime/callsites.h"
+#include "../runtime/core.h"
+#include "../runtime/log_buf.h"
+#include "callsites_mpi.h"
 #include "pmpi.h"
 
 #define NB 64 /* log2 buckets of a site's ops and bytes */

@@ -56,12 +56,6 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-double red_wall_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 /* Rank 0 names the log and creates its temporary, exclusively (0600, no
  * symlink followed); its dev/ino travel with the facts, and rank 0 renames
  * it into place at the end (docs/security.md).  A file other ranks open by

@@ -1,60 +1,18 @@
-/* The MPI runtime: the PMPI table and its loader, and the process's MPI
- * lifecycle (MPI_Init: rank, size, the job's log name; MPI_Finalize: the
- * reduced log; MPI_Abort: this rank's log).  The MPI-IO wrappers
+/* The process's MPI lifecycle (MPI_Init: rank, size, the job's log name;
+ * MPI_Finalize: the reduced log; MPI_Abort: this rank's log), at the top of
+ * the MPI runtime (the PMPI table: reducer/pmpi.c).  The MPI-IO wrappers
  * (wrappers/mpiio*.c) stand on it; nothing here knows about them. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/config.h"
+#include "../runtime/lifecycle.h"
 #include "../runtime/live.h"
+#include "../runtime/records.h"
+#include "../runtime/warn.h"
 #include "mpi_wrap.h"
 #include "reduce.h"
-
-/* ---- PMPI resolution ------------------------------------------------------ */
-
-iochar_pmpi_table iochar_pmpi;
-
-#ifdef OPEN_MPI
-iochar_ompi_handles iochar_ompi;
-
-static int load_ompi_handles(void) {
-  static const char *const sym[] = {
-      "ompi_mpi_comm_world",    "ompi_mpi_comm_null", "ompi_mpi_info_null",
-      "ompi_mpi_byte",          "ompi_mpi_int",       "ompi_mpi_double",
-      "ompi_mpi_uint64_t",      "ompi_mpi_int64_t",   "ompi_mpi_op_sum",
-      "ompi_mpi_op_min",        "ompi_mpi_op_max",    "ompi_mpi_op_bor",
-      "ompi_mpi_errors_return", "ompi_request_null",  "ompi_mpi_file_null",
-      "ompi_mpi_datatype_null"};
-  _Static_assert(sizeof sym / sizeof *sym == sizeof iochar_ompi / sizeof(void *), "handles");
-  void **h = (void **)&iochar_ompi;
-  int ok = 1;
-  for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
-    h[i] = dlsym(RTLD_DEFAULT, sym[i]);
-    ok &= h[i] != NULL;
-  }
-  if (!ok)
-    iochar_warn_once(IOCHAR_WARN_SYMBOL,
-                     "cannot find Open MPI's predefined handles; MPI-IO not recorded");
-  return ok;
-}
-#else
-static int load_ompi_handles(void) { return 1; }
-#endif
-
-int iochar_pmpi_load(void) {
-  static int state; /* 0 not tried, 1 ok, -1 missing */
-  if (state) return state > 0 ? 0 : -1;
-  int ok = load_ompi_handles();
-#define LOAD(n)                                                                \
-  iochar_pmpi.n = (__typeof__(iochar_pmpi.n))iochar_resolve("PMPI_" #n, NULL); \
-  ok &= iochar_pmpi.n != NULL;
-  IOCHAR_PMPI_FUNCS(LOAD)
-#undef LOAD
-  state = ok ? 1 : -1;
-  return ok ? 0 : -1;
-}
 
 /* ---- init and finalize ---------------------------------------------------- */
 

@@ -17,7 +17,7 @@
 
 #include "../runtime/access.h"
 #include "../runtime/core.h"
-#include "../runtime/internal.h"
+#include "../runtime/log_sections.h"
 #include "merge.h"
 
 #define PTOPK IOCHAR_TOPK_SLOTS

@@ -10,7 +10,7 @@
 size_t iochar_partial_size(int m);
 /* The identity: merging it changes nothing. */
 void iochar_partial_empty(int m, void *p);
-/* A partial holding one rank's row (the in-memory row layout of internal.h). */
+/* A partial holding one rank's row (the in-memory row layout: runtime/log_sections.h). */
 void iochar_partial_from_row(int m, void *p, const void *row);
 /* into = into (+) from; commutative and associative (up to float rounding). */
 void iochar_partial_merge(int m, void *into, const void *from);

@@ -24,6 +24,7 @@
 
 #include "../runtime/config.h"
 #include "../runtime/core.h"
+#include "../runtime/warn.h"
 #include "mpi_names.h"
 
 #if !defined(__x86_64__)

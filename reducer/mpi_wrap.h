@@ -5,7 +5,6 @@
 #ifndef IOCHAR_MPI_WRAP_H
 #define IOCHAR_MPI_WRAP_H
 
-#include "../runtime/internal.h"
 #include "../runtime/interpose.h"
 #include "mpi_names.h"
 #include "pmpi.h"

@@ -91,7 +91,7 @@ extern iochar_pmpi_table iochar_pmpi;
 int iochar_pmpi_load(void);
 
 /* The tool's collectives, as nonblocking calls completed by polling, with
- * sched_yield and then short sleeps between polls (reducer/vote.c): where
+ * sched_yield and then short sleeps between polls (reducer/pmpi.c): where
  * ranks outnumber cores (or share them with the app's helper threads), a
  * rank waiting for the others gives its core to the ranks still compressing
  * instead of spinning on it.  Same results as the blocking forms. */
@@ -99,6 +99,8 @@ int iochar_coll_wait(MPI_Request *req);
 /* n of them at once (MPI_REQUEST_NULL: none), in the same polls: where ranks
  * outnumber cores, two collectives completed together cost about one. */
 int iochar_coll_waitall(MPI_Request *req, int n);
+/* Collectives issued so far, and in how many waits (IOCHAR_TIMING=1). */
+extern int red_ncoll, red_nwait;
 #define IOCHAR_Y(call, ...)                                   \
   ({                                                          \
     MPI_Request y_req_;                                       \

@@ -11,12 +11,19 @@
 #ifndef IOCHAR_RED_STEPS_H
 #define IOCHAR_RED_STEPS_H
 
+#include "../runtime/callsites.h"
 #include "../runtime/config.h"
 #include "../runtime/core.h"
-#include "../runtime/internal.h"
 #include "../runtime/live.h"
-#include "../runtime/observe.h"
+#include "../runtime/log_buf.h"
+#include "../runtime/log_sections.h"
+#include "../runtime/log_writer.h"
+#include "../runtime/logdir.h"
+#include "../runtime/records.h"
 #include "../runtime/safefile.h"
+#include "../runtime/series.h"
+#include "../runtime/trace.h"
+#include "../runtime/warn.h"
 #include "merge.h"
 #include "pmpi.h"
 
@@ -150,8 +157,8 @@ typedef struct red_pre {
 } red_pre;
 
 /* vote.c */
+double red_wall_now(void);
 int red_vote(red_ctx *x, int failed);
-extern int red_ncoll, red_nwait; /* collectives issued so far, waits (reducer/vote.c) */
 int red_fault(red_ctx *x, const char *phase);
 int red_exchange(red_ctx *x, int failed, const void *sbuf, const int *scount,
                  const int *rcount_known, red_pre *pre, void **rbuf, int **rcount_out,
@@ -171,7 +178,6 @@ int red_merge_at_owners(red_ctx *x, red_state *s, int gathered);
 int red_merge_wait(red_state *s, MPI_Request *with);
 int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *nout);
 /* facts.c */
-double red_wall_now(void);
 int red_job_facts(red_ctx *x, red_state *s, red_facts *g, double *shift, int failed);
 /* wide.c */
 int red_wide_prepare(red_ctx *x, red_state *s, int failed);

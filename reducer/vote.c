@@ -21,6 +21,13 @@
 
 #include "steps.h"
 
+/* The wall clock, for the job's end and the phases' times (every step). */
+double red_wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
 /* 1 when any rank failed (a failing vote counts as a failure). */
 int red_vote(red_ctx *x, int failed) {
   int any = 1;
@@ -118,74 +125,3 @@ int red_exchange_post(red_ctx *x, const void *sbuf, const int *scount, void *rbu
              ? 0
              : -1;
 }
-
-/* How many collectives this rank's shutdown issued, and in how many waits
- * (IOCHAR_TIMING=1 prints them): where ranks outnumber cores each wait costs
- * a scheduling round or more. */
-int red_ncoll, red_nwait;
-
-/* A wait yields between polls for SPIN_NS, then sleeps between them, each
- * nap an eighth of the time waited so far and at most NAP_MAX_NS (plus the
- * kernel's timer slack, 50 us by default): a result is seen about 1/8 of the
- * wait late, at most ~150 us. */
-#define SPIN_NS 50000
-#define NAP_MAX_NS 100000
-
-/* Whether this node's ranks outnumber its online CPUs: the launcher's
- * count of local ranks (MPICH's Hydra, Open MPI), else the job's size.
- * With a core per rank a wait only yields, as a nap would make each of the
- * shutdown's waits up to ~150 us late for nothing (IOR on 2 ranks and 2
- * cores: ~1 ms a run, +1.5%). */
-static int outnumbered(void) {
-  static int known = -1;
-  if (known >= 0) return known;
-  const char *v = getenv("MPI_LOCALNRANKS");
-  if (!v) v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  long local = v ? strtol(v, NULL, 10) : 0;
-  if (local <= 0) {
-    int size = 1;
-    iochar_pmpi.Comm_size(MPI_COMM_WORLD, &size);
-    local = size;
-  }
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  known = cpus > 0 && local > cpus;
-  return known;
-}
-
-/* The tool's collectives: nonblocking, completed by polling (reducer/pmpi.h
- * says why).  Where ranks outnumber cores, the ranks still working (building
- * rows, compressing, or still in the application's last barrier) need the
- * cores, and a rank polling with sched_yield alone stays runnable: the
- * scheduler shares each core fairly among its runnable tasks, so with 8
- * ranks on a core a rank still compressing got about an eighth of it.  A
- * sleeping rank is not runnable.  16 ranks x 1,000 files on 2 cores at load
- * 14-20: MPI_Finalize +0.155 s over bare with sched_yield alone, +0.075 s
- * with naps (docs/benchmarks.md).  A collective done within SPIN_NS never
- * naps, nor does any where every rank has a core (outnumbered, above). */
-int iochar_coll_waitall(MPI_Request *req, int n) {
-  int nap_ok = outnumbered(), left = 0;
-  for (int i = 0; i < n; i++) left += req[i] != MPI_REQUEST_NULL;
-  red_ncoll += left;
-  red_nwait += left > 0;
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (;;) {
-    for (int i = 0; i < n; i++) {
-      int done = 0;
-      if (req[i] == MPI_REQUEST_NULL) continue;
-      if (iochar_pmpi.Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
-      left -= done; /* a completed request became MPI_REQUEST_NULL */
-    }
-    if (!left) return MPI_SUCCESS;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    long long waited = (t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec);
-    if (!nap_ok || waited < SPIN_NS) {
-      sched_yield();
-      continue;
-    }
-    struct timespec nap = {0, (long)(waited / 8 < NAP_MAX_NS ? waited / 8 : NAP_MAX_NS)};
-    nanosleep(&nap, NULL); /* EINTR: poll again */
-  }
-}
-
-int iochar_coll_wait(MPI_Request *req) { return iochar_coll_waitall(req, 1); }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "callsites_mpi.h"
 #include "steps.h"
 
 /* Rank 0's temporary log file, named and created with the job's facts

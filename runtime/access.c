@@ -70,11 +70,3 @@ void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
   }
   c[first + 8] = t->approx;
 }
-
-int iochar_observing;
-
-/* Without observers compiled in, nothing to do (the flag stays 0). */
-__attribute__((weak)) void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len,
-                                          double t0, double t1) {
-  (void)r, (void)op, (void)off, (void)len, (void)t0, (void)t1;
-}

@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "observe.h"
+#include "callsites.h"
+#include "core.h"
+#include "log_buf.h"
+#include "warn.h"
+
+int iochar_callsites_on;
 
 #define WALK_DEPTH 24 /* raw frames walked: the tool's own (~4) + those kept */
 #define TCACHE 32     /* per-thread (key -> site) entries, direct mapped */

@@ -128,7 +128,7 @@ extern const iochar_module *const iochar_modules[IOCHAR_MOD_COUNT];
  * and never sets it back; its own stdio skips locking on it.  Weak, so an
  * older glibc (no such symbol) just always locks. */
 extern char __libc_single_threaded __attribute__((weak, visibility("default")));
-/* Where that flag is read: &__libc_single_threaded once core.c's first
+/* Where that flag is read: &__libc_single_threaded once fastrule.c's first
  * constructor ran and glibc has one, else a 0 byte (always lock).  One load
  * and a compare per lock, not a test of the weak symbol's address too. */
 extern const char *iochar_single_threaded_flag;
@@ -143,7 +143,7 @@ typedef struct iochar_spin {
   atomic_flag f;
 } iochar_spin;
 static inline int iochar_single_threaded(void) { return *iochar_single_threaded_flag; }
-void iochar_spin_wait(iochar_spin *s); /* records.c: the contended path */
+void iochar_spin_wait(iochar_spin *s); /* core.c: the contended path */
 static inline void iochar_spin_lock(iochar_spin *s) {
   if (__builtin_expect(iochar_single_threaded(), 1)) return;
   if (__builtin_expect(atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire), 0))
@@ -161,7 +161,7 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
  *
  * Entering: every thread's in-tool count starts at IOCHAR_NEW_THREAD, so its
  * first recorded call leaves the inline guard for iochar_vfork_back, which
- * registers it (core.c, iochar_thread_enter): the first becomes the owner; a
+ * registers it (fastrule.c, iochar_thread_enter): the first becomes the owner; a
  * second ends the mode for good.  A thread that has not entered touches no
  * record's counters or state: every recorded path passes iochar_active
  * first, and the paths that read records for the log enter (shutdown, exec,
@@ -190,7 +190,7 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
  * - a signal handler on the owner passes straight through while the count
  *   is not 0, so brackets never nest: 12 bits are plenty.
  * A handler that longjmps out of a bracket leaves it open: a later entrant
- * waits a second for it, then goes on and warns (core.c, fast_end).
+ * waits a second for it, then goes on and warns (fastrule.c, fast_end).
  * Every other lock (iochar_spin_lock, rec_mutex, the fd table's atomics)
  * keeps the one-thread rule, so it is taken for real whenever a second
  * thread exists and needs no bracket.  A record may see both: the side that
@@ -198,7 +198,7 @@ static inline void iochar_spin_unlock(iochar_spin *s) {
 #define IOCHAR_FAST_UNIT (1 << 12)
 #define IOCHAR_FAST_MASK (0xfff << 12)
 #define IOCHAR_NEW_THREAD (1 << 30)
-/* 1 while the mode holds (core.c: 0 for good once a second thread enters; a
+/* 1 while the mode holds (fastrule.c: 0 for good once a second thread enters; a
  * fork child starts again at 1). */
 extern char iochar_fast_mode;
 /* What the fast rule reads: &iochar_fast_mode with membarrier (Linux 4.14+)
@@ -303,7 +303,7 @@ extern __thread int iochar_in_tool              /* >0 inside the tool's own code
 extern struct timespec iochar_mono0;            /* monotonic clock at job start */
 
 /* A vfork child runs on its parent's thread and memory until it execs or
- * exits.  The vfork entry point (core.c) adds this bias to the thread's
+ * exits.  The vfork entry point (lifecycle.c) adds this bias to the thread's
  * in-tool count, so in the child every wrapper passes straight through; the
  * parent, back from vfork, takes it off at its first wrapped call. */
 #define IOCHAR_VFORK_BIAS (1 << 24)
@@ -371,6 +371,12 @@ extern uint64_t iochar_tsc0;    /* the reading at job start (TSC ticks or monoto
 extern double iochar_tsc_scale; /* seconds per tick (1e-9 without a TSC) */
 
 extern uint64_t iochar_mono0_ns; /* CLOCK_MONOTONIC at job start, in ns */
+/* Called at start-up (runtime/lifecycle.c): the TSC's calibration, begun early and
+ * ended once the rest is set up; then the job's start on the clock in use
+ * (again in a fork child). */
+void iochar_calibrate_begin(void);
+void iochar_calibrate_end(void);
+void iochar_start_clocks(void);
 
 /* A raw clock reading: TSC ticks, or monotonic ns without a TSC.  Hot paths
  * keep readings raw and convert later, so nothing waits on the (slow)
@@ -404,7 +410,7 @@ static inline __attribute__((always_inline)) uint64_t iochar_tsc(void) {
 }
 
 /* A raw reading as seconds since the job start: one formula for both clocks
- * (start_clocks in core.c sets tsc0 and scale for the one in use). */
+ * (iochar_start_clocks in core.c sets tsc0 and scale for the one in use). */
 static inline __attribute__((always_inline)) double iochar_ticks_s(uint64_t k) {
   return (double)(int64_t)(k - iochar_tsc0) * iochar_tsc_scale;
 }
@@ -413,14 +419,6 @@ static inline __attribute__((always_inline)) double iochar_ticks_s(uint64_t k) {
 static inline __attribute__((always_inline)) double iochar_now(void) {
   return iochar_ticks_s(iochar_ticks());
 }
-
-/* Lazily initialise (safe from any wrapper, any thread). */
-void iochar_init(void);
-
-/* Warnings: runtime/warn.h (one named key each, once per job). */
-#pragma GCC visibility pop
-#include "warn.h"
-#pragma GCC visibility push(hidden)
 
 /* ---- paths -------------------------------------------------------------- */
 /* Absolute, cleaned path of `path` relative to `dirfd` (AT_FDCWD or a dir fd)
@@ -434,7 +432,7 @@ uint64_t iochar_hash_path(const char *s);
 /* Block size of the file system holding abs (cached per mount). */
 int64_t iochar_fs_block_size(const char *abs);
 /* The st_blksize of every file on abs's mount (id: its record id) when the
- * file system gives all its files the same one (paths.c), else 0: then
+ * file system gives all its files the same one (mounts.c), else 0: then
  * only an fstat tells. */
 int64_t iochar_fs_file_blksize(const char *abs, uint64_t id);
 /* Re-read the cached working directory (after chdir/fchdir). */
@@ -631,11 +629,6 @@ typedef struct iochar_job {
 } iochar_job;
 extern iochar_job iochar_job_info;
 
-/* This process's log, once: the serial log, or a per-rank log for an MPI job
- * that never reached MPI_Finalize (at exit, or from the MPI runtime). */
-void iochar_shutdown(void);
-/* MPI_Abort(code): this rank's log first, the live file marked aborted. */
-void iochar_abort_log(int code);
 /* Optional extra sections (call sites, trace) appended to a local log. */
 struct iochar_buf;
 extern int (*iochar_extra_sections)(struct iochar_buf *out, int *nsections);

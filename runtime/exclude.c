@@ -1,6 +1,7 @@
-/* Exclusion by name pattern (IOCHAR_EXCLUDE_PATTERN) and the default that
- * leaves out an interpreter's own installation tree, so that a Python job's
- * data files, not its modules, lead the report.
+/* Which names are not recorded: the IOCHAR_EXCLUDE prefixes (IOCHAR_INCLUDE
+ * wins), the log file itself, the name pattern (IOCHAR_EXCLUDE_PATTERN) and
+ * the default that leaves out an interpreter's own installation tree, so
+ * that a Python job's data files, not its modules, lead the report.
  *
  * The pattern is evaluated once per name: the verdict is cached by path hash
  * (a fixed table; once full, later names are evaluated each time they are
@@ -18,8 +19,12 @@
 
 #include "config.h"
 #include "core.h"
-#include "internal.h"
+#include "exclude.h"
+#include "paths.h"
+#include "warn.h"
 
+static char log_path_excl[IOCHAR_PATH_MAX];
+static size_t log_path_excl_len;
 static regex_t pattern;
 static int have_pattern;
 
@@ -128,8 +133,9 @@ static void exclude_interpreter_trees(void) {
   add_python_tree(iochar_envs.python_trees[1]); /* CONDA_PREFIX */
 }
 
-/* At start-up (iochar_paths_init, after the cwd is known). */
-void iochar_exclude_init(void) {
+/* Name patterns and interpreter trees (they add exclusion prefixes: before
+ * the prefix index is built). */
+static void names_init(void) {
   exclude_interpreter_trees();
   const char *p = iochar_envs.exclude_pattern;
   if (!p) return;
@@ -144,4 +150,49 @@ void iochar_exclude_init(void) {
     return;
   }
   have_pattern = 1;
+}
+
+static int has_prefix(const char *s, const char *const *tab, const size_t *lens, int n) {
+  for (int i = 0; i < n; i++)
+    if (strncmp(s, tab[i], lens[i]) == 0) return 1;
+  return 0;
+}
+
+/* Second characters of every prefix: most paths (/home, /scratch, /tmp) are
+ * cleared by one table lookup instead of a dozen string compares. */
+static uint8_t second_char[256];
+static int second_any;
+
+static void index_prefixes(void) {
+  const char *const *tabs[2] = {iochar_cfg.exclude, iochar_cfg.include};
+  const size_t *lens[2] = {iochar_cfg.exclude_len, iochar_cfg.include_len};
+  int ns[2] = {iochar_cfg.nexclude, iochar_cfg.ninclude};
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < ns[t]; i++) {
+      if (lens[t][i] < 2)
+        second_any = 1;
+      else
+        second_char[(uint8_t)tabs[t][i][1]] = 1;
+    }
+}
+
+/* IOCHAR_INCLUDE wins over every exclusion; prefixes before patterns. */
+int iochar_path_excluded(const char *abs) {
+  const iochar_path_note *no = iochar_path_note_of(abs);
+  if (log_path_excl[0] && (!no || no->len == log_path_excl_len) && strcmp(abs, log_path_excl) == 0)
+    return 1;
+  if (second_any || !abs[0] || second_char[(uint8_t)abs[1]]) {
+    if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
+    if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
+  }
+  return iochar_name_excluded(abs, no);
+}
+
+/* At start-up, after the cwd is known (iochar_paths_init). */
+void iochar_exclude_init(void) {
+  names_init();
+  index_prefixes();
+  if (iochar_cfg.logfile)
+    iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
+  log_path_excl_len = strlen(log_path_excl);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build step: the preset deflate dictionary of format-2 logs
 (reports/iochar/log_dictionary.bin, the one file both writers and the reader
-use) as a C header for runtime/log_writer.c."""
+use) as a C header for runtime/log_buf.c."""
 import sys
 
 data = open(sys.argv[1], "rb").read()

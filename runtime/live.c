@@ -17,7 +17,8 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
-#include "internal.h"
+#include "logdir.h"
+#include "records.h"
 #include "safefile.h"
 #include "warn.h"
 

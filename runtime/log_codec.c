@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "internal.h"
+#include "log_codec.h"
 
 enum { ENC_RAW, ENC_CONST, ENC_PLAIN, ENC_DELTA, ENC_SAME, ENC_DIFF, ENC_NS = 0x80 };
 #define DIFF_WINDOW 8 /* DIFF refers to one of the 8 stored columns before it */
@@ -111,9 +111,9 @@ size_t iochar_columns_bound(int mi, size_t n) {
 
 /* Presence bitmap (a counter zero in every record has no column), then the
  * columns ids, ranks and each present counter, encoded.  0 on no memory. */
-size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, uint8_t *out) {
+size_t iochar_rows_to_columns(int mi, const uint8_t *rows, size_t n, size_t rs, uint8_t *out) {
   const iochar_module *m = iochar_modules[mi];
-  size_t rs = iochar_row_size(mi), nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
+  size_t nw = (ncnt_of(mi) + 63) / 64, ncnt = ncnt_of(mi);
   uint64_t *present = (uint64_t *)out;
   memset(present, 0, 8 * nw);
   for (size_t i = 0; i < n; i++) {

@@ -2,12 +2,74 @@
  * (runtime/log_writer.c) and each rank's part of an MPI job's log
  * (reducer/write.c) are both this function's output; only where the rows come
  * from differs (this process's records, or the records a rank owns after the
- * reduction). */
+ * reduction).  Also the in-memory row layout, and the sections that
+ * describe the process (JOB, MOUNTS, SCHEMA). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "access.h"
+#include "config.h"
 #include "core.h"
-#include "internal.h"
+#include "log_buf.h"
+#include "log_codec.h"
+#include "log_sections.h"
+#include "mounts.h"
+#include "warn.h"
+
+/* ---- rows --------------------------------------------------------------- */
+
+/* The in-memory row carries, after the logged counters, each top-k table
+ * whole (IOCHAR_TOPK_SLOTS values then counts, schema order): the
+ * cross-rank merge needs more than the 4 logged entries to stay exact. */
+size_t iochar_row_tail(int mi) {
+  const iochar_module *m = iochar_modules[mi];
+  int first[2];
+  if (!m->rw) return 0;
+  return (size_t)iochar_rw_tables(m->rw, NULL, first, NULL) * 16 * IOCHAR_TOPK_SLOTS;
+}
+
+size_t iochar_row_size(int mi) {
+  return 16 + 8 * (size_t)(iochar_modules[mi]->n_int + iochar_modules[mi]->n_flt) +
+         iochar_row_tail(mi);
+}
+
+/* A record seen by one rank: its own time and bytes are fastest and slowest. */
+void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f, double *time,
+                      int64_t *bytes) {
+  double t = 0;
+  int64_t by = 0;
+  /* schema order, as reports/iochar/merge.py sums them */
+  for (uint32_t i = 0; i < m->n_flt; i++)
+    if (m->flts[i].op == IOCHAR_OP_TIME) t += f[i];
+  for (uint32_t i = 0; i < m->n_int; i++)
+    if (m->ints[i].op == IOCHAR_OP_BYTES) by += c[i];
+  *time = t;
+  *bytes = by;
+}
+
+int iochar_rank_totals(int mi, const uint8_t *rows, size_t n, int rank, uint8_t out[64]) {
+  const iochar_module *m = iochar_modules[mi];
+  const iochar_rw_layout *L = m->rw;
+  int64_t v[5] = {rank, 0, 0, 0, 0};
+  double t[3] = {0, 0, 0};
+  size_t rs = iochar_row_size(mi);
+  for (size_t i = 0; i < n; i++) {
+    const int64_t *c = (const int64_t *)(rows + i * rs + 16);
+    const double *f = (const double *)(c + m->n_int);
+    for (int d = 0; d < 2 && L; d++) {
+      if (L->ops[d] >= 0) v[1 + d] += c[L->ops[d]];
+      for (int k = 0; k < m->n_more_ops; k++) v[1 + d] += c[m->more_ops[d][k]];
+      if (L->bytes[d] >= 0) v[3 + d] += c[L->bytes[d]];
+    }
+    for (int k = 0; k < 3 && L; k++)
+      if (L->f_time[k] >= 0) t[k] += f[L->f_time[k]];
+  }
+  memcpy(out, v, 40);
+  memcpy(out + 40, t, 24);
+  return 0;
+}
 
 /* TOPK (per-rank logs only): each record's whole top-k tables, so that a
  * reader merging per-rank logs merges them as the MPI reduction does. */
@@ -30,7 +92,7 @@ static int topk_section(iochar_buf *body, int *nsec, int m, const uint8_t *rows,
 static int records_section(iochar_buf *body, int m, const iochar_buf *rows, size_t n) {
   uint8_t *cols = malloc(iochar_columns_bound(m, n));
   if (!cols) return -1;
-  size_t clen = iochar_rows_to_columns(m, rows->p, n, cols); /* 0: it failed */
+  size_t clen = iochar_rows_to_columns(m, rows->p, n, iochar_row_size(m), cols); /* 0: it failed */
   int e = !clen ||
           iochar_section_add(body, "RECORDS", iochar_modules[m]->name, (uint32_t)n, cols, clen);
   free(cols);
@@ -82,4 +144,146 @@ int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p) 
     }
   }
   return body->failed ? -1 : 0;
+}
+
+/* ---- job, mounts, schema ------------------------------------------------ */
+
+static void put_str16(iochar_buf *b, const char *s) {
+  size_t n = strlen(s);
+  if (n > 65535) n = 65535;
+  iochar_buf_u16(b, (uint16_t)n);
+  iochar_buf_put(b, s, n);
+}
+
+static void kv_i64(iochar_buf *b, const char *k, int64_t v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 1);
+  iochar_buf_u64(b, (uint64_t)v);
+  (*n)++;
+}
+static void kv_f64(iochar_buf *b, const char *k, double v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 2);
+  iochar_buf_f64(b, v);
+  (*n)++;
+}
+static void kv_str(iochar_buf *b, const char *k, const char *v, uint32_t *n) {
+  put_str16(b, k);
+  iochar_buf_u8(b, 3);
+  iochar_buf_u32(b, (uint32_t)strlen(v));
+  iochar_buf_put(b, v, strlen(v));
+  (*n)++;
+}
+
+/* Kernel pseudo file systems hold no job data: a mount of one is listed only
+ * when a recorded file was found on it (its block size was asked for), as
+ * Darshan also leaves them out; a container's dozen cgroup mounts were a
+ * tenth of a small job's log.  A mount point mounted over again is listed
+ * once, as the later mount (the one paths reach, and the one readers'
+ * longest-prefix match picks). */
+static int mount_listed(const iochar_mount *mt, int nm, int i) {
+  static const char *const pseudo[] = {
+      "proc",       "sysfs",    "devtmpfs",  "devpts", "cgroup",      "cgroup2",
+      "securityfs", "debugfs",  "tracefs",   "pstore", "bpf",         "hugetlbfs",
+      "fusectl",    "configfs", "mqueue",    "autofs", "binfmt_misc", "rpc_pipefs",
+      "nsfs",       "efivarfs", "selinuxfs", "nfsd"};
+  for (int j = i + 1; j < nm; j++)
+    if (strcmp(mt[j].point, mt[i].point) == 0) return 0;
+  if (mt[i].block_size) return 1;
+  for (size_t k = 0; k < sizeof pseudo / sizeof *pseudo; k++)
+    if (strcmp(mt[i].type, pseudo[k]) == 0) return 0;
+  return 1;
+}
+
+int iochar_job_sections(iochar_buf *out, int *nsec) {
+  const iochar_job *j = &iochar_job_info;
+  iochar_buf b = {0};
+  uint32_t n = 0;
+  int64_t folded = 0;
+  kv_str(&b, "version", IOCHAR_VERSION, &n);
+  kv_i64(&b, "format", IOCHAR_FORMAT_VERSION, &n);
+  kv_i64(&b, "nprocs", j->nprocs, &n);
+  kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
+  kv_i64(&b, "uid", (int64_t)getuid(), &n);
+  kv_i64(&b, "pid", (int64_t)getpid(), &n);
+  if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
+  kv_f64(&b, "start_time", j->start_wall, &n);
+  kv_f64(&b, "end_time", j->end_wall, &n);
+  /* what timestamps count from: JOB start_time, the earliest moment a
+   * process of the job started recording (not MPI_Init, Darshan's origin) */
+  kv_str(&b, "time_origin", "start_time", &n);
+  kv_str(&b, "exe", j->exe, &n);
+  kv_str(&b, "cmdline", j->cmdline, &n);
+  kv_str(&b, "jobid", j->jobid, &n);
+  kv_str(&b, "hostname", j->hostname, &n);
+  kv_str(&b, "user", j->user, &n);
+  kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
+  kv_i64(&b, "finalized", j->finalized, &n);
+  if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
+  if (j->ended_by) kv_str(&b, "ended_by", j->ended_by, &n);
+  if (j->ended_by && !strcmp(j->ended_by, "MPI_Abort")) kv_i64(&b, "abort_code", j->abort_code, &n);
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
+    if (!j->folded_files[m] || !iochar_modules[m]) continue;
+    char key[64];
+    snprintf(key, sizeof key, "folded.%s", iochar_modules[m]->name);
+    kv_i64(&b, key, j->folded_files[m], &n);
+    folded += j->folded_files[m];
+  }
+  kv_i64(&b, "folded_files", folded, &n);
+  if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
+  if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
+  kv_i64(&b, "partial",
+         j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
+         &n);
+  int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
+  iochar_buf_free(&b);
+  if (rc) return -1;
+  (*nsec)++;
+
+  const iochar_mount *mt;
+  int nm = iochar_mounts(&mt);
+  uint32_t listed = 0;
+  for (int i = 0; i < nm; i++) {
+    if (!mount_listed(mt, nm, i)) continue;
+    iochar_buf_u32(&b, (uint32_t)mt[i].block_size);
+    put_str16(&b, mt[i].type);
+    put_str16(&b, mt[i].point);
+    listed++;
+  }
+  rc = iochar_section_add(out, "MOUNTS", NULL, listed, b.p, b.len);
+  iochar_buf_free(&b);
+  if (rc) return -1;
+  (*nsec)++;
+  return 0;
+}
+
+int iochar_schema_sections(iochar_buf *out, int *nsec, const int present[IOCHAR_MOD_COUNT]) {
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
+    const iochar_module *m = iochar_modules[mi];
+    if (!m || !present[mi]) continue;
+    iochar_buf b = {0};
+    iochar_buf_u32(&b, m->version);
+    iochar_buf_u32(&b, m->n_int);
+    iochar_buf_u32(&b, m->n_flt);
+    for (uint32_t i = 0; i < m->n_int; i++) {
+      put_str16(&b, m->ints[i].name);
+      iochar_buf_u8(&b, m->ints[i].op);
+    }
+    for (uint32_t i = 0; i < m->n_flt; i++) {
+      put_str16(&b, m->flts[i].name);
+      iochar_buf_u8(&b, m->flts[i].op);
+    }
+    int rc = iochar_section_add(out, "SCHEMA", m->name, m->n_int + m->n_flt, b.p, b.len);
+    /* ROLES: one byte per counter, schema order (a kind of its own, so that
+     * readers that predate it skip it). */
+    b.len = 0;
+    for (uint32_t i = 0; i < m->n_int; i++) iochar_buf_u8(&b, m->ints[i].role);
+    for (uint32_t i = 0; i < m->n_flt; i++) iochar_buf_u8(&b, m->flts[i].role);
+    if (!rc) rc = iochar_section_add(out, "ROLES", m->name, m->n_int + m->n_flt, b.p, b.len);
+    iochar_buf_free(&b);
+    if (rc) return -1;
+    (*nsec) += 2;
+  }
+  return 0;
 }

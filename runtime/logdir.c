@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "core.h"
-#include "internal.h"
+#include "logdir.h"
 #include "warn.h"
 
 static const char *base_name(const char *p) {

@@ -1,13 +1,11 @@
 /* Lustre layouts from `lustre.lov` bytes (see lustre.h); iochar_fs_type is in
- * paths.c, next to the mount table. */
+ * mounts.c, with the mount table. */
 #include "lustre.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/xattr.h>
-
-#include "internal.h"
 
 /* Facts from Lustre's public user header, lustre-release
  * lustre/include/uapi/linux/lustre/lustre_user.h (lov_user_md_v1/v3,

@@ -1,10 +1,111 @@
 /* Which mount holds a path: longest matching mount point, whole components
- * only, with a per-thread cache of the last directory (the table itself is
- * read by paths.c at the first lookup and never changes after). */
+ * only, with a per-thread cache of the last directory; the table itself,
+ * read at the first lookup and never changed after, and the block sizes it
+ * tells. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "lustre.h"
+#include "mounts.h"
+#include "paths.h"
+
+#define MAX_MOUNTS 256
+
+static iochar_mount mounts[MAX_MOUNTS];
+static int nmounts;
+
+/* /proc/self/mounts escapes blanks as \040 etc. */
+static void unescape(char *s) {
+  char *o = s;
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = 0;
+}
+
+/* The mount table, read at the first question about it (a process's first
+ * file, or its log): a process that opens nothing never reads it.  Read
+ * with plain system calls into one block (no stdio, one allocation); the
+ * table never changes after. */
+static void mounts_load(void) {
+  iochar_in_tool++;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mounts", O_RDONLY | O_CLOEXEC);
+  size_t cap = 16384, len = 0;
+  char *buf = fd >= 0 ? malloc(cap) : NULL;
+  for (ssize_t r = 1; buf && r > 0;) {
+    if (len + 1 == cap) {
+      char *b = realloc(buf, cap *= 2);
+      if (!b) break;
+      buf = b;
+    }
+    r = syscall(SYS_read, fd, buf + len, cap - 1 - len);
+    if (r > 0) len += (size_t)r;
+  }
+  if (fd >= 0) syscall(SYS_close, fd);
+  if (buf) buf[len] = 0;
+  for (char *line = buf, *next; line && *line && nmounts < MAX_MOUNTS; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    char *save, *dev = strtok_r(line, " ", &save);
+    char *point = strtok_r(NULL, " ", &save);
+    char *type = strtok_r(NULL, " ", &save);
+    if (!dev || !point || !type) continue;
+    unescape(point);
+    iochar_mount *m = &mounts[nmounts++];
+    m->point = point; /* inside buf, kept for the process's life */
+    m->type = type;
+    m->len = strlen(point);
+    m->blksize_uniform = !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
+  }
+  iochar_in_tool--;
+}
+
+int iochar_mounts(const iochar_mount **out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, mounts_load);
+  *out = mounts;
+  return nmounts;
+}
+
+/* The block size of mount best (statfs, once), or of abs on no mount. */
+static inline int64_t mount_block_size(int best, const char *abs) {
+  if (best < 0) {
+    struct statfs sf;
+    return statfs(abs, &sf) == 0 ? (int64_t)sf.f_bsize : 0;
+  }
+  iochar_mount *m = &mounts[best];
+  int64_t bs = __atomic_load_n(&m->block_size, __ATOMIC_RELAXED);
+  if (!bs) {
+    struct statfs sf;
+    if (statfs(m->point, &sf) == 0) bs = (int64_t)sf.f_bsize;
+    __atomic_store_n(&m->block_size, bs, __ATOMIC_RELAXED);
+  }
+  return bs;
+}
+
+int64_t iochar_fs_block_size(const char *abs) {
+  return mount_block_size(iochar_mount_find(abs), abs);
+}
+
+/* On ext2/3/4 every file's st_blksize is the superblock's block size, the
+ * mount's statfs f_bsize (their getattr sets it from the inode's block bits,
+ * those of the file system); elsewhere (xfs extent hints, tmpfs huge pages,
+ * Lustre layouts, NFS) it may differ per file and only an fstat tells. */
+int64_t iochar_fs_file_blksize(const char *abs, uint64_t id) {
+  int best = iochar_mount_find_id(abs, id);
+  return best >= 0 && mounts[best].blksize_uniform ? mount_block_size(best, abs) : 0;
+}
 
 static int mount_scan(const iochar_mount *mounts, int nmounts, const char *abs) {
   int best = -1;

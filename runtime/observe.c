@@ -6,14 +6,17 @@
 #include <string.h>
 
 #include "access.h"
+#include "callsites.h"
 #include "config.h"
-#include "internal.h"
+#include "core.h"
+#include "log_buf.h"
 #include "observe.h"
-
-int iochar_callsites_on, iochar_trace_on;
+#include "trace.h"
 
 /* Strong definition of the hook (access.c has the weak no-op).  Called with
  * r->lock held, so it only touches its own per-thread and atomic state. */
+int iochar_observing;
+
 void iochar_observe(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1) {
   int saved = errno; /* the data path leaves errno to its rare steps (wrappers/posix_rw.c) */
   if (iochar_callsites_on) iochar_callsites_note(r, op, len, t0, t1);

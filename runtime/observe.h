@@ -1,87 +1,10 @@
-/* Call sites and the bounded trace: what the core, the serial writer and the
- * MPI reducer call (runtime/observe.c, callsites.c, trace.c). */
+/* The observers behind iochar_observe (runtime/access.h): call sites and the
+ * trace, turned on at start-up (runtime/observe.c). */
 #ifndef IOCHAR_OBSERVE_H
 #define IOCHAR_OBSERVE_H
-
-#include <stddef.h>
-#include <stdint.h>
-
-#include "core.h"
-
-struct iochar_buf;
-
-#define IOCHAR_CS_FRAMES 6  /* frames kept per site, above the tool's own */
-#define IOCHAR_CS_SITES 64  /* sites per module per process (+ 'other') */
-#define IOCHAR_CS_SIZES 4   /* distinct access sizes kept per site */
-#define IOCHAR_CS_SAMPLE 64 /* default: re-walk every N-th call of a cached key */
-#define IOCHAR_TRACE_DEFAULT (8u << 20)
-
-/* One CALLSITE entry exactly as the log carries it (docs/log-format.md):
- * 248 bytes, all fields naturally aligned, little-endian. */
-typedef struct iochar_cs_entry {
-  uint64_t hash;    /* stack hash (module + normalized frames); 0: 'other' */
-  uint32_t nframes; /* frames used (0..IOCHAR_CS_FRAMES) */
-  uint32_t nranks;  /* ranks that reported this stack */
-  int64_t ops[3];   /* reads, writes, metadata calls */
-  int64_t bytes[2]; /* read, written */
-  double time[3];   /* seconds in read, write, metadata calls */
-  int64_t size[IOCHAR_CS_SIZES], size_count[IOCHAR_CS_SIZES]; /* count desc */
-  int64_t size_other; /* data ops whose size is not among the four */
-  struct {
-    uint64_t object; /* LOADMAP object key; 0: outside any loaded object */
-    uint64_t vaddr;  /* return address - load base of the object */
-  } frame[IOCHAR_CS_FRAMES];
-} iochar_cs_entry;
-_Static_assert(sizeof(iochar_cs_entry) == 248, "CALLSITE entry is 248 bytes");
-
-/* One TRACE row (56 bytes); see docs/log-format.md. */
-typedef struct iochar_trace_row {
-  uint64_t record_id;
-  int64_t offset, length;
-  double start, end;
-  int32_t rank;
-  uint32_t thread;
-  uint16_t module;
-  uint8_t op;
-  uint8_t flags; /* in memory: 1 once the row is complete; 0 in the log */
-  uint32_t reserved;
-} iochar_trace_row;
-_Static_assert(sizeof(iochar_trace_row) == 56, "TRACE row is 56 bytes");
 
 /* Read IOCHAR_CALLSITES / IOCHAR_TRACE*, set iochar_observing and the extra
  * sections hook (from iochar_init, after the records). */
 void iochar_observe_init(void);
-
-/* Call sites (runtime/callsites.c). */
-int iochar_callsites_init(int sample_every);
-void iochar_callsites_note(iochar_record *r, int op, int64_t len, double t0, double t1);
-void iochar_callsites_reset(void); /* fork child */
-/* This process's sites of module m, normalized (frames as object + vaddr),
- * the 'other' bucket last when not empty; malloc'd array, *n entries. */
-iochar_cs_entry *iochar_callsites_export(int m, size_t *n);
-/* LOADMAP entries (one per object key in keys[0..n)) of this process's
- * objects; *count gets the number written. */
-int iochar_loadmap_put(struct iochar_buf *b, const uint64_t *keys, size_t n, uint32_t *count);
-/* Stack hash of an entry's module and frames (so ranks agree). */
-uint64_t iochar_cs_hash(int m, const iochar_cs_entry *e);
-/* Add src into dst (same stack): sums, and the size tables merged by value. */
-void iochar_cs_merge(iochar_cs_entry *dst, const iochar_cs_entry *src);
-/* CALLSITE per module + LOADMAP of this process (serial log). */
-int iochar_callsites_sections(struct iochar_buf *out, int *nsections);
-
-/* Trace (runtime/trace.c). */
-int iochar_trace_init(uint64_t bytes);
-void iochar_trace_note(iochar_record *r, int op, int64_t off, int64_t len, double t0, double t1);
-void iochar_trace_reset(void); /* fork child */
-/* This process's TRACE section (any rank; rank in the rows). */
-int iochar_trace_sections(struct iochar_buf *out, int *nsections);
-
-/* MPI (reducer/callsites_mpi.c): collective over *(MPI_Comm *)comm, called on
- * every rank when any rank records call sites (the reducer's job facts say);
- * merges identical stacks across ranks at an owner chosen by stack hash and
- * appends this rank's share of the CALLSITE and LOADMAP sections. */
-int iochar_callsites_mpi_sections(void *comm, struct iochar_buf *out, int *nsections);
-
-extern int iochar_callsites_on, iochar_trace_on;
 
 #endif

@@ -1,18 +1,14 @@
-/* Path normalisation, exclusion prefixes, record ids, and the mount table. */
+/* Path normalisation and record ids: the cwd, the resolve of a name to an
+ * absolute path, and the note on it (paths.h). */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "core.h"
-#include "internal.h"
-
-#define MAX_MOUNTS 256
+#include "paths.h"
 
 /* The working directory can be deeper than IOCHAR_PATH_MAX (chdir one
  * level at a time); names under it are recorded truncated, so keep it all. */
@@ -20,10 +16,6 @@
 static char cwd[CWD_MAX];
 static size_t cwd_len;
 static iochar_spin cwd_lock;
-static iochar_mount mounts[MAX_MOUNTS];
-static int nmounts;
-static char log_path_excl[IOCHAR_PATH_MAX];
-static size_t log_path_excl_len;
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 static inline uint64_t fnv(uint64_t h, const char *s, size_t n) {
@@ -244,135 +236,7 @@ int iochar_path_resolve(int dirfd, const char *path, char *out, size_t n) {
   return 0;
 }
 
-static int has_prefix(const char *s, const char *const *tab, const size_t *lens, int n) {
-  for (int i = 0; i < n; i++)
-    if (strncmp(s, tab[i], lens[i]) == 0) return 1;
-  return 0;
-}
-
-/* Second characters of every prefix: most paths (/home, /scratch, /tmp) are
- * cleared by one table lookup instead of a dozen string compares. */
-static uint8_t second_char[256];
-static int second_any;
-
-static void index_prefixes(void) {
-  const char *const *tabs[2] = {iochar_cfg.exclude, iochar_cfg.include};
-  const size_t *lens[2] = {iochar_cfg.exclude_len, iochar_cfg.include_len};
-  int ns[2] = {iochar_cfg.nexclude, iochar_cfg.ninclude};
-  for (int t = 0; t < 2; t++)
-    for (int i = 0; i < ns[t]; i++) {
-      if (lens[t][i] < 2)
-        second_any = 1;
-      else
-        second_char[(uint8_t)tabs[t][i][1]] = 1;
-    }
-}
-
-/* IOCHAR_INCLUDE wins over every exclusion; prefixes before patterns. */
-int iochar_path_excluded(const char *abs) {
-  const iochar_path_note *no = iochar_path_note_of(abs);
-  if (log_path_excl[0] && (!no || no->len == log_path_excl_len) && strcmp(abs, log_path_excl) == 0)
-    return 1;
-  if (second_any || !abs[0] || second_char[(uint8_t)abs[1]]) {
-    if (has_prefix(abs, iochar_cfg.include, iochar_cfg.include_len, iochar_cfg.ninclude)) return 0;
-    if (has_prefix(abs, iochar_cfg.exclude, iochar_cfg.exclude_len, iochar_cfg.nexclude)) return 1;
-  }
-  return iochar_name_excluded(abs, no);
-}
-
-/* /proc/self/mounts escapes blanks as \040 etc. */
-static void unescape(char *s) {
-  char *o = s;
-  for (; *s; s++) {
-    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
-      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-      s += 3;
-    } else {
-      *o++ = *s;
-    }
-  }
-  *o = 0;
-}
-
 int iochar_paths_init(void) {
   iochar_cwd_changed();
-  iochar_exclude_init();
-  index_prefixes();
-  if (iochar_cfg.logfile)
-    iochar_path_resolve(AT_FDCWD, iochar_cfg.logfile, log_path_excl, sizeof log_path_excl);
-  log_path_excl_len = strlen(log_path_excl);
   return 0;
-}
-
-/* The mount table, read at the first question about it (a process's first
- * file, or its log): a process that opens nothing never reads it.  Read
- * with plain system calls into one block (no stdio, one allocation); the
- * table never changes after. */
-static void mounts_load(void) {
-  iochar_in_tool++;
-  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mounts", O_RDONLY | O_CLOEXEC);
-  size_t cap = 16384, len = 0;
-  char *buf = fd >= 0 ? malloc(cap) : NULL;
-  for (ssize_t r = 1; buf && r > 0;) {
-    if (len + 1 == cap) {
-      char *b = realloc(buf, cap *= 2);
-      if (!b) break;
-      buf = b;
-    }
-    r = syscall(SYS_read, fd, buf + len, cap - 1 - len);
-    if (r > 0) len += (size_t)r;
-  }
-  if (fd >= 0) syscall(SYS_close, fd);
-  if (buf) buf[len] = 0;
-  for (char *line = buf, *next; line && *line && nmounts < MAX_MOUNTS; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = 0;
-    char *save, *dev = strtok_r(line, " ", &save);
-    char *point = strtok_r(NULL, " ", &save);
-    char *type = strtok_r(NULL, " ", &save);
-    if (!dev || !point || !type) continue;
-    unescape(point);
-    iochar_mount *m = &mounts[nmounts++];
-    m->point = point; /* inside buf, kept for the process's life */
-    m->type = type;
-    m->len = strlen(point);
-    m->blksize_uniform = !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
-  }
-  iochar_in_tool--;
-}
-
-int iochar_mounts(const iochar_mount **out) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, mounts_load);
-  *out = mounts;
-  return nmounts;
-}
-
-/* The block size of mount best (statfs, once), or of abs on no mount. */
-static inline int64_t mount_block_size(int best, const char *abs) {
-  if (best < 0) {
-    struct statfs sf;
-    return statfs(abs, &sf) == 0 ? (int64_t)sf.f_bsize : 0;
-  }
-  iochar_mount *m = &mounts[best];
-  int64_t bs = __atomic_load_n(&m->block_size, __ATOMIC_RELAXED);
-  if (!bs) {
-    struct statfs sf;
-    if (statfs(m->point, &sf) == 0) bs = (int64_t)sf.f_bsize;
-    __atomic_store_n(&m->block_size, bs, __ATOMIC_RELAXED);
-  }
-  return bs;
-}
-
-int64_t iochar_fs_block_size(const char *abs) {
-  return mount_block_size(iochar_mount_find(abs), abs);
-}
-
-/* On ext2/3/4 every file's st_blksize is the superblock's block size, the
- * mount's statfs f_bsize (their getattr sets it from the inode's block bits,
- * those of the file system); elsewhere (xfs extent hints, tmpfs huge pages,
- * Lustre layouts, NFS) it may differ per file and only an fstat tells. */
-int64_t iochar_fs_file_blksize(const char *abs, uint64_t id) {
-  int best = iochar_mount_find_id(abs, id);
-  return best >= 0 && mounts[best].blksize_uniform ? mount_block_size(best, abs) : 0;
 }

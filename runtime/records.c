@@ -9,8 +9,10 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
-#include "internal.h"
 #include "live.h"
+#include "paths.h"
+#include "records.h"
+#include "warn.h"
 
 #define NBUCKETS (1u << 14)
 
@@ -39,8 +41,6 @@ static uint64_t *fold_set;
 static uint8_t fold_mod[FOLD_SET];
 static int64_t fold_in_set[IOCHAR_MOD_COUNT];
 
-_Atomic(iochar_fdesc *) *iochar_fds;
-int iochar_fds_max;
 iochar_fdesc *iochar_fdesc_home;
 /* The pool: after the homes, as many again (live descriptions never
  * outnumber the table's slots), handed out from fdesc_next up. */
@@ -139,7 +139,6 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
 /* A module's meta slots (core.h: iochar_meta_slot), and meta_idx[mi][slot]
  * the way back. */
 static uint8_t *scratch; /* one record's room (meta_expand) */
-uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
 int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 
@@ -641,20 +640,6 @@ struct iochar_hmap {
   uint64_t *keys;
   void **vals;
 };
-
-/* A lock held by another thread: spin briefly (the holder only adds a few
- * counters), then give the core away, so that a holder preempted by its own
- * waiters (threads outnumbering cores) gets to run and let go. */
-void iochar_spin_wait(iochar_spin *s) {
-  int saved = errno; /* callers on the data path do not save it (wrappers/posix_rw.c) */
-  for (unsigned n = 1; atomic_flag_test_and_set_explicit(&s->f, memory_order_acquire); n++) {
-    if (n % 64)
-      __builtin_ia32_pause();
-    else
-      sched_yield();
-  }
-  errno = saved;
-}
 
 void *iochar_pool_get(iochar_pool *p) {
   iochar_spin_lock(&p->lock);

@@ -5,7 +5,7 @@
 
 #include "access.h"
 #include "core.h"
-#include "internal.h"
+#include "series.h"
 
 #define NB IOCHAR_SERIES_BINS
 #define WIDTH0 1e-3

@@ -6,8 +6,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "observe.h"
+#include "core.h"
+#include "log_buf.h"
+#include "trace.h"
+#include "warn.h"
+
+int iochar_trace_on;
 
 static iochar_trace_row *rows;
 static uint64_t cap;              /* rows that fit in IOCHAR_TRACE_MEMORY */

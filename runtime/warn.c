@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "core.h"
 
 static uint64_t warned;
@@ -48,7 +47,7 @@ static int stat_fd2(struct stat *st) {
   return rc;
 }
 
-void iochar_warn_init(void) {
+void iochar_warn_init(int launcher_rank) {
   int e = errno;
   struct stat st;
   if (stat_fd2(&st) == 0) {
@@ -58,7 +57,7 @@ void iochar_warn_init(void) {
     err0.mode = st.st_mode;
     err0.ok = 1;
   }
-  quiet = iochar_envs.launcher_rank > 0; /* the launcher's rank (runtime/config.c) */
+  quiet = launcher_rank > 0;
   errno = e;
 }
 

@@ -39,9 +39,10 @@ _Static_assert(IOCHAR_WARN_COUNT <= 64, "warning keys are bits of one word");
 void iochar_warn_once(enum iochar_warning key, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Snapshot fd 2 and learn whether this process is an MPI rank > 0 (from the
- * launcher's environment).  Called first thing at initialisation. */
-void iochar_warn_init(void);
+/* Snapshot fd 2; launcher_rank (the launcher's environment: runtime/config.c
+ * reads it, above this file) > 0 is an MPI rank > 0.  Called first thing at
+ * initialisation. */
+void iochar_warn_init(int launcher_rank);
 /* Keys raised in this process (bit per enum iochar_warning). */
 uint64_t iochar_warned(void);
 /* This process's warnings, one per line, no prefix; "" when none. */

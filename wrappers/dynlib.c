@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../runtime/warn.h"
+
 __thread iochar_dlinst *iochar_dl_current __attribute__((tls_model("initial-exec")));
 
 static uintptr_t own_base(void) {

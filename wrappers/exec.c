@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include "../runtime/interpose.h"
-
-void iochar_exec_prepare(void); /* runtime/core.c */
-void iochar_exec_failed(void);
+#include "../runtime/lifecycle.h"
 
 /* The log is written only where the tool is recording this process (not in a
  * vfork child, which shares its parent's memory, nor inside the tool). */

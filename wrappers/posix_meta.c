@@ -105,7 +105,7 @@ static __attribute__((noinline)) off64_t lseek64_slow(int fd, off64_t off, int w
   return r;
 }
 
-/* Priority 101: before the runtime's own constructor (iochar_init, core.c),
+/* Priority 101: before the runtime's own constructor (iochar_init, lifecycle.c),
  * so before any descriptor can be in the table. */
 __attribute__((constructor(101))) static void seeks_resolved(void) {
   (void)IOCHAR_REAL(lseek), (void)IOCHAR_REAL(lseek64);

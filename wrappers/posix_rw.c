@@ -164,7 +164,7 @@ IOCHAR_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off))
   return ret;
 }
 
-/* Priority 101: before the runtime's own constructor (iochar_init, core.c),
+/* Priority 101: before the runtime's own constructor (iochar_init, lifecycle.c),
  * so before any descriptor can be in the table. */
 __attribute__((constructor(101))) static void data_calls_resolved(void) {
   (void)IOCHAR_REAL(read), (void)IOCHAR_REAL(write), (void)IOCHAR_REAL(pread);

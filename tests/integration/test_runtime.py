@@ -221,7 +221,7 @@ def test_job_record(tmp_path):
     assert "/" in set(log.mounts["mount_point"])
 
 
-# The kernel's pseudo file systems (runtime/log_writer.c, mount_listed): a
+# The kernel's pseudo file systems (runtime/log_sections.c, mount_listed): a
 # machine may mount any of them (tracefs, debugfs, bpf... come and go).
 PSEUDO = {"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs",
           "tracefs", "pstore", "bpf", "hugetlbfs", "fusectl", "configfs", "mqueue", "autofs",

@@ -3,6 +3,7 @@ runtime (and reducer/mpi_wrap.h only); no back edge; and only the commands impor
 from reports/iochar/cli/ (scripts/check_layers.py)."""
 import importlib.util
 import pathlib
+import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("check_layers", ROOT / "scripts" / "check_layers.py")
@@ -49,3 +50,61 @@ def test_library_importing_a_cli_is_found(tmp_path):
         "reports/iochar/html.py:1: imports iochar.cli.common (library -> cli)",
         "reports/iochar/junit.py:1: imports iochar.cli.common.escape (library -> cli)",
     ]
+
+
+def test_runtime_and_reducer_follow_their_layers():
+    """No include or call inside runtime/ or reducer/ runs up the layer order
+    (the calls from the build's objects: scripts/test builds first)."""
+    assert list(check_layers.layer_violations(ROOT, ROOT / "build")) == []
+
+
+def _planted_tree(tmp_path):
+    """A copy of runtime/ and reducer/ and of the build's objects of them."""
+    for d in ("runtime", "reducer"):
+        (tmp_path / d).mkdir()
+        for f in (ROOT / d).glob("*.[ch]"):
+            (tmp_path / d / f.name).write_bytes(f.read_bytes())
+    build = tmp_path / "build"
+    for o in (ROOT / "build").glob("*.p/*.c.o"):
+        (build / o.parent.name).mkdir(parents=True, exist_ok=True)
+        (build / o.parent.name / o.name).symlink_to(o)
+    return build
+
+
+def test_a_planted_back_include_or_call_fails(tmp_path):
+    """An include of a higher file, and calls up hidden behind a macro (the
+    objects show them all the same), are each found."""
+    build = _planted_tree(tmp_path)
+    core = tmp_path / "runtime" / "core.c"
+    core.write_text(core.read_text().replace('#include "core.h"', '#include "core.h"\n#include "lifecycle.h"'))
+    # warn.c calling the lifecycle (the top) from inside a macro
+    warn = tmp_path / "runtime" / "warn.c"
+    warn.write_text(warn.read_text() + "void iochar_shutdown(void);\n"
+                    "#define QUIET_EXIT() iochar_shutdown()\n"
+                    "void iochar_warn_planted(void) { QUIET_EXIT(); }\n")
+    planted = build / "libiochar.so.p" / "runtime_warn.c.o"
+    planted.unlink()
+    subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-c", str(warn), "-o", str(planted)],
+                   check=True)
+    # the vote step calling the writer (a step above it), in the MPICH part
+    vote = tmp_path / "planted_vote.c"
+    vote.write_text("int red_write_log(void);\nint red_vote_planted(void) { return red_write_log(); }\n")
+    planted = build / "libiochar_mpi_mpich.a.p" / "reducer_vote.c.o"
+    planted.unlink()
+    subprocess.run(["cc", "-c", str(vote), "-o", str(planted)], check=True)
+    assert list(check_layers.layer_violations(tmp_path, build)) == [
+        'runtime/core.c: #include "lifecycle.h" runs up the layers (core: floor 1, lifecycle: floor 12)',
+        "reducer/vote.c: uses red_write_log of reducer/write.c, which runs up the layers "
+        "(vote: floor 2, write: floor 4)",
+        "runtime/warn.c: uses iochar_shutdown of runtime/lifecycle.c, which runs up the layers "
+        "(warn: floor 2, lifecycle: floor 12)",
+    ]
+
+
+def test_a_file_outside_the_layer_order_fails(tmp_path):
+    build = _planted_tree(tmp_path)
+    (tmp_path / "runtime" / "stray.c").write_text('#include "core.h"\n')
+    (build / "libiochar.so.p" / "runtime_stray.c.o").symlink_to(
+        ROOT / "build" / "libiochar.so.p" / "runtime_layout.c.o")
+    assert list(check_layers.layer_violations(tmp_path, build)) == [
+        "runtime/stray.c: not in the layer order (scripts/check_layers.py RUNTIME_LAYERS)"]

@@ -2,29 +2,51 @@
  * (v1, v3 and composite, from the public struct layout), and of the mount
  * lookup. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
-#include "../runtime/internal.h"
 #include "../runtime/lustre.h"
+#include "../runtime/mounts.h"
+#include "../runtime/paths.h"
 
 #include "expect.h"
 
-/* A fake mount table for iochar_fs_type. */
-static iochar_mount mt[] = {{"/", "ext4", 1, 0, 1},
-                            {"/lus", "lustre", 4, 0, 0},
-                            {"/lus/scratch", "lustre", 12, 0, 0},
-                            {"/lusx", "nfs", 5, 0, 0},
-                            {"/data/ssd", "xfs", 9, 0, 0}};
-/* runtime/paths.c's note on the last resolved name: none here. */
-__thread iochar_path_note iochar_path_last;
+/* A fake mount table for iochar_fs_type: runtime/mounts.c reads
+ * /proc/self/mounts with raw system calls, served here. */
+static const char fake_mounts[] = "root / ext4 rw 0 0\n"
+                                  "lus /lus lustre rw 0 0\n"
+                                  "scratch /lus/scratch lustre rw 0 0\n"
+                                  "srv:/x /lusx nfs rw 0 0\n"
+                                  "ssd /data/ssd xfs rw 0 0\n";
+static size_t fake_at;
 
-int iochar_mounts(const iochar_mount **out) {
-  *out = mt;
-  return 5;
+long syscall(long n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  long fd = va_arg(ap, long), buf = va_arg(ap, long), len = va_arg(ap, long);
+  va_end(ap);
+  (void)fd;
+  if (n == SYS_openat) return 99;
+  if (n == SYS_close) return 0;
+  if (n != SYS_read) {
+    errno = ENOSYS;
+    return -1;
+  }
+  size_t k = sizeof fake_mounts - 1 - fake_at;
+  if (k > (size_t)len) k = (size_t)len;
+  memcpy((char *)buf, fake_mounts + fake_at, k);
+  fake_at += k;
+  return (long)k;
 }
+
+/* runtime/core.c's guard and runtime/paths.c's note on the last resolved
+ * name (none here). */
+__thread int iochar_in_tool;
+__thread iochar_path_note iochar_path_last;
 
 static void put32(unsigned char *p, unsigned v) {
   for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));

@@ -1,0 +1,12 @@
+/* I/O over time (runtime/series.c); the hot path's part is in access.h. */
+#ifndef IOCHAR_SERIES_H
+#define IOCHAR_SERIES_H
+
+#include <stdint.h>
+
+void iochar_series_reset(void);
+/* Copy module m's series: width, and 4 x nbins int64 (bytes r/w, ops r/w). */
+int iochar_series_get(int m, double *width, int64_t *bins, int nbins_max);
+#define IOCHAR_SERIES_BINS 128
+
+#endif
