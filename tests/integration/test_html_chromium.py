@@ -163,11 +163,12 @@ def test_traced_mpi_job_page_in_chromium(tmp_path):
 @HAVE_CHROMIUM
 @AS_ROOT
 def test_browser_check_catches_overlap_broken_image_and_repeated_header(tmp_path):
-    png = html.img(demo_png(), "ok")
+    png = f'<img alt="ok" src="data:image/png;base64,{demo_png()}">'
     bad = {"overlap": f'<div style="position:relative">{png}<table style="margin-top:-40px">'
                       '<tr><th>a</th></tr></table></div>',
            "broken": '<img alt="broken" src="data:image/png;base64,AAAA">',
-           "header": html.table(["read", "read"], [[1, 2]])}
+           "header": "<table><tr><th>read</th><th>read</th></tr><tr><td>1</td><td>2</td></tr>"
+                     "</table>"}
     for what, body in bad.items():
         page = tmp_path / f"{what}.html"
         page.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
