@@ -5,37 +5,22 @@ tick labels as plain text (mathtext is off: a `$...$` label would print raw)."""
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
+from figures import keeping, shown
 from iochar import html_observed, plots
 from report_frames import ranks_frame
 
 
-def _keeping(mp):
-    """Make plots.to_png keep the figures it renders, for inspection."""
-    kept = []
-    real = plots.to_png
-
-    def keep(fig):
-        out = real(fig)
-        FigureCanvasAgg(fig).draw()  # lay out again on a canvas we can measure
-        kept.append(fig)
-        return out
-
-    mp.setattr(plots, "to_png", keep)
-    return kept
-
-
 @pytest.fixture
 def figures(monkeypatch):
-    return _keeping(monkeypatch)
+    return keeping(monkeypatch)
 
 
 @pytest.fixture(scope="module")
 def every_figure():
     with pytest.MonkeyPatch.context() as mp:
-        return draw_all(_keeping(mp))
+        return draw_all(keeping(mp))
 
 
 def extent(artist, fig):
@@ -105,14 +90,6 @@ def test_rank_ticks_are_whole_numbers(figures):
         ticks = [v for v in axis.get_ticklocs() if axis.get_view_interval()[0] <= v
                  <= axis.get_view_interval()[1]]
         assert ticks and all(float(v).is_integer() for v in ticks)
-
-
-def shown(axis) -> list:
-    """(position, text) of the major tick labels inside the axis' view."""
-    lo, hi = sorted(axis.get_view_interval())
-    i = 0 if axis.axis_name == "x" else 1
-    return [(float(t.get_position()[i]), t.get_text()) for t in axis.get_majorticklabels()
-            if lo <= t.get_position()[i] <= hi]
 
 
 def test_one_rank_is_ticked_at_rank_0_only(figures):
