@@ -78,9 +78,10 @@ def plain_seconds(axis):
 
 
 def integer_ticks(axis):
-    """Rank and count axes: whole numbers only. min_n_ticks=1: with one rank (an axis
-    from -0.4 to 0.4) matplotlib would otherwise fall back to fractional ticks."""
-    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    """Rank and count axes: whole numbers only, as many as the axis' length suits (as
+    matplotlib's default locator). min_n_ticks=1: with one rank (an axis from -0.4 to
+    0.4) it would otherwise fall back to fractional ticks."""
+    axis.set_major_locator(MaxNLocator("auto", integer=True, min_n_ticks=1))
 
 
 def log_counts(axis):
