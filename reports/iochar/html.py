@@ -22,7 +22,7 @@ def _text(value):
 
 
 @functools.cache
-def template() -> jinja2.Template:
+def _template() -> jinja2.Template:
     env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
                              autoescape=True, finalize=_text, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
@@ -132,7 +132,7 @@ def render(report: dict, series: dict | None = None, ranks: dict | None = None,
     module_figures = [{"png": plots.cost_per_module(modules), "alt": "I/O cost per module"},
                       {"png": plots.op_counts(modules), "alt": "operation counts"}] \
         if modules else []
-    return template().render(
+    return _template().render(
         title=job.get("exe", "report"), exe=job.get("exe", "?"), job=job_rows(job),
         advice=advice_items(report.get("advice", [])),
         modules=module_rows(modules), unknown=unknown_rows(modules),
