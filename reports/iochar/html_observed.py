@@ -1,5 +1,5 @@
-"""HTML parts for what the observers recorded: the call-site table and the trace
-views (offset vs time per file, rank vs time), from plain data."""
+"""The page's parts for what the observers recorded: the call-site table's rows and the
+trace views (offset vs time per file, rank vs time), from plain data."""
 
 from __future__ import annotations
 
@@ -86,28 +86,22 @@ def rank_vs_time(trace) -> str:
     return plots.to_png(fig)
 
 
-def section(report: dict, observed=None, esc=str, table=None, img=None) -> list:
-    """HTML parts (a list of strings) for call sites and trace; empty when none."""
-    parts = []
-    sites = report.get("callsites") or []
-    if sites:
-        rows = [[s["module"], s["site"], " < ".join(s["stack"][1:4]), f"{s['reads']:,}",
-                 f"{s['writes']:,}", f"{s['meta']:,}", S.human_bytes(s["bytes_read"]),
-                 S.human_bytes(s["bytes_written"]),
-                 S.human_bytes(s["dominant_size"]) if s["dominant_size"] is not None else "",
-                 S.human_time(s["time_read"] + s["time_write"] + s["time_meta"]),
-                 f"{s['nranks']:,}"] for s in sites]
-        parts += ["<h2>Call sites</h2>",
-                  table(["module", "site", "called from", "read ops", "write ops", "meta ops",
-                         "bytes read", "bytes written", "dominant size", "time", "ranks"],
-                        rows, left=3)]
+def section(report: dict, observed=None) -> dict:
+    """The page's data for call sites and the trace: `callsites` (table rows) and
+    `trace` ({"note", "figures"}, or None when the log has no trace)."""
+    rows = [[s["module"], s["site"], " < ".join(s["stack"][1:4]), f"{s['reads']:,}",
+             f"{s['writes']:,}", f"{s['meta']:,}", S.human_bytes(s["bytes_read"]),
+             S.human_bytes(s["bytes_written"]),
+             S.human_bytes(s["dominant_size"]) if s["dominant_size"] is not None else "",
+             S.human_time(s["time_read"] + s["time_write"] + s["time_meta"]),
+             f"{s['nranks']:,}"] for s in report.get("callsites") or []]
     tr = report.get("trace")
+    if not tr:
+        return {"callsites": rows, "trace": None}
+    note = (f"{tr['segments']:,} segments" + (f"; {tr['dropped']:,} dropped when "
+            "IOCHAR_TRACE_MEMORY filled (the first ones are kept)" if tr["dropped"] else ""))
     trace = getattr(observed, "trace", None)
-    if tr:
-        note = (f"{tr['segments']:,} segments" + (f"; {tr['dropped']:,} dropped when "
-                "IOCHAR_TRACE_MEMORY filled (the first ones are kept)" if tr["dropped"] else ""))
-        parts += ["<h2>Trace</h2>", f"<p class='muted'>{esc(note)}</p>"]
-        if trace is not None and len(trace):
-            parts += [img(offset_vs_time(trace), "offset vs time"),
-                      img(rank_vs_time(trace), "rank vs time")]
-    return parts
+    figures = [{"png": offset_vs_time(trace), "alt": "offset vs time"},
+               {"png": rank_vs_time(trace), "alt": "rank vs time"}] \
+        if trace is not None and len(trace) else []
+    return {"callsites": rows, "trace": {"note": note, "figures": figures}}

@@ -78,8 +78,24 @@ def plain_seconds(axis):
 
 
 def integer_ticks(axis):
-    """Rank axes: whole numbers only."""
-    axis.set_major_locator(MaxNLocator(integer=True))
+    """Rank and count axes: whole numbers only, as many as the axis' length suits (as
+    matplotlib's default locator). min_n_ticks=1: with one rank (an axis from -0.4 to
+    0.4) it would otherwise fall back to fractional ticks."""
+    axis.set_major_locator(MaxNLocator("auto", integer=True, min_n_ticks=1))
+
+
+def log_counts(axis):
+    """A symlog count axis labelled '0', '1', '10', '1,000' as plain text: matplotlib's
+    own log labels are mathtext, which literal_text turns off (they would print as
+    `$\\mathdefault{10^{3}}$`)."""
+    axis.set_major_formatter(FuncFormatter(_power_of_ten))
+
+
+def _power_of_ten(v: float, _pos=None) -> str:
+    # the locator puts major ticks at 0 and powers of ten; anything else stays unlabelled
+    if v == 0 or float(math.log10(abs(v))).is_integer():
+        return f"{v:,.0f}"
+    return ""
 
 
 def binary_axis(axis, vmax: float):
@@ -128,6 +144,7 @@ def op_counts(modules: dict) -> str:
         ax.bar(x + i * w, floats([modules[m].get(k) for m in modules]), w, label=k)
     ax.set_xticks(x + 0.4 - w / 2, names)
     ax.set_yscale("symlog")
+    log_counts(ax.yaxis)
     ax.set_ylabel("operations")
     ax.set_title("Operation counts")
     legend_beside(ax)
@@ -147,6 +164,7 @@ def size_histogram(module: str, hist: dict) -> str:
         ax.bar(x + off, floats([hist.get(kind, {}).get(b) for b in bins]), 0.4,
                color=COLORS[kind], label=kind + "s")
     ax.set_xticks(x, bins, rotation=30, fontsize=8)
+    integer_ticks(ax.yaxis)
     ax.set_ylabel("operations")
     ax.set_title(f"{escape(module)} access sizes")
     legend_beside(ax)

@@ -1,4 +1,5 @@
-"""The HTML report rendered in headless Chromium: figures drawn, no console errors, offline."""
+"""The HTML report rendered in headless Chromium: figures drawn, no console errors, offline;
+its text and its figures' tick labels as a reader sees them."""
 
 import os
 import re
@@ -12,8 +13,10 @@ import pytest
 from matplotlib import image
 
 from cdp import Browser
+from figures import keeping, shown, tick_labels
 from iochar import html
 from iochar import summary as S
+from iochar.safetext import object_strings
 from report_frames import MiB, frame, good_pattern, ranks_frame, run_advice, small_writes
 from tool import LIB, mpiexec, run, workload
 
@@ -50,15 +53,27 @@ LAYOUT_JS = """(() => {
 })()"""
 
 
+# Names as a log holds them (bytes that are not UTF-8 as lone surrogates), and as the page
+# must show them: the text report's escapes (\x1b, \xff), applied once; `<`, `&` and quotes
+# as themselves.
+EXE, EXE_SHOWN = "/home/u/<app> & co\a", "/home/u/<app> & co\\x07"
+LOG_FILE = os.fsdecode(b"/s/<log>&\"'\x1b[1m\xff.txt")
+LOG_FILE_SHOWN = "/s/<log>&\"'\\x1b[1m\\xff.txt"
+
+
+@object_strings  # frames holding a name that is not UTF-8, as the log reader builds them
 def demo_page() -> str:
-    """A job with a good MPI-IO phase, small POSIX writes, STDIO and a time series."""
+    """A job with a good MPI-IO phase, small POSIX writes, STDIO on rank 0 alone (to an
+    oddly named file) and a time series."""
     j, frames, ranks = good_pattern()
+    j["exe"] = j["cmdline"] = EXE
     frames["POSIX"] = frame(frames["POSIX"].to_dict("records") + [
         {**small_writes(20000).iloc[0].to_dict(), "rank": 3}])
-    frames["STDIO"] = frame([{"path": "/s/log.txt", "rank": 0, "STDIO_WRITES": 5000,
+    frames["STDIO"] = frame([{"path": LOG_FILE, "rank": 0, "STDIO_WRITES": 5000,
                               "STDIO_BYTES_WRITTEN": 400000, "STDIO_SIZE_WRITE_0_100": 5000,
                               "STDIO_F_WRITE_TIME": 0.3}])
     ranks["POSIX"] = ranks_frame(np.r_[8.0, np.linspace(1, 2, 15)], nbytes=256 * MiB)
+    ranks["STDIO"] = ranks_frame([0.3], nbytes=400000)
     rep = S.summarize(j, frames, ranks)
     rep["advice"] = [a.to_dict() for v in run_advice(j, frames, ranks).values() for a in v]
     t = np.arange(100)
@@ -103,6 +118,45 @@ def test_chromium_draws_the_page(tmp_path):
     assert console == []
     dom = chromium(["--dump-dom", page.as_uri()], tmp_path)
     assert dom.stdout.count("<img") >= 6 and "Uncaught" not in dom.stderr
+
+
+PAGE_TEXT_JS = """(() => ({title: document.title, h1: document.querySelector('h1').innerText,
+  cells: [...document.querySelectorAll('td')].map(td => td.innerText),
+  alts: [...document.images].map(i => i.alt), text: document.body.innerText}))()"""
+
+
+@HAVE_CHROMIUM
+@AS_ROOT
+def test_demo_page_as_a_reader_sees_it(tmp_path, monkeypatch):
+    """In Chromium, names from the log read as the text report prints them, escaped once
+    (not `&lt;`, not `&amp;lt;`). The figures are PNGs: their tick labels are read from the
+    very figures this page drew: counts on the log axis as plain numbers (not mathtext
+    such as `$\\mathdefault{10^{3}}$`, which prints raw with mathtext off), and a module
+    one rank used ticked at rank 0 alone (not -0.4 ... 0.4)."""
+    figures = keeping(monkeypatch)
+    page = tmp_path / "report.html"
+    page.write_text(demo_page())
+    with Browser(tmp_path / "cdp-profile") as b:
+        b.open(page.as_uri())
+        seen = b.evaluate(PAGE_TEXT_JS)
+        assert b.errors() == []
+    assert seen["title"] == f"iochar: {EXE_SHOWN}"
+    assert seen["h1"] == f"iochar report: {EXE_SHOWN}"
+    assert seen["cells"][:2] == ["executable", EXE_SHOWN] and LOG_FILE_SHOWN in seen["cells"]
+    for wrong in ("&lt;", "&amp;", "&#", "\x1b", "\x07", "\\\\"):
+        assert wrong not in seen["text"]
+    assert "STDIO per rank" in seen["alts"]
+
+    drawn = {fig.get_suptitle() or fig.axes[0].get_title(): fig for fig in figures}
+    assert len(drawn) == len(figures) == len(seen["alts"])
+    counts = drawn["Operation counts"].axes[0].yaxis
+    assert [t for _, t in shown(counts)] == ["0", "1", "10", "100", "1,000", "10,000"]
+    assert shown(drawn["STDIO per rank"].axes[1].xaxis) == [(0.0, "0")]
+    assert [t for _, t in shown(drawn["MPIIO per rank"].axes[1].xaxis)] == \
+        ["0", "2", "4", "6", "8", "10", "12", "14", "16"]
+    for title, fig in drawn.items():
+        labels = tick_labels(fig)
+        assert labels and not [t for t in labels if "$" in t or "\\" in t], title
 
 
 def check_in_browser(page: Path, tmp_path, n_images: int) -> bytes:
@@ -163,11 +217,12 @@ def test_traced_mpi_job_page_in_chromium(tmp_path):
 @HAVE_CHROMIUM
 @AS_ROOT
 def test_browser_check_catches_overlap_broken_image_and_repeated_header(tmp_path):
-    png = html.img(demo_png(), "ok")
+    png = f'<img alt="ok" src="data:image/png;base64,{demo_png()}">'
     bad = {"overlap": f'<div style="position:relative">{png}<table style="margin-top:-40px">'
                       '<tr><th>a</th></tr></table></div>',
            "broken": '<img alt="broken" src="data:image/png;base64,AAAA">',
-           "header": html.table(["read", "read"], [[1, 2]])}
+           "header": "<table><tr><th>read</th><th>read</th></tr><tr><td>1</td><td>2</td></tr>"
+                     "</table>"}
     for what, body in bad.items():
         page = tmp_path / f"{what}.html"
         page.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")

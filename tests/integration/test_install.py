@@ -101,6 +101,12 @@ def test_wheel_gives_report_tools_without_c_side(tmp_path):
     assert rep.returncode == 0, rep.stderr
     posix = json.loads(rep.stdout)["modules"]["POSIX"]
     assert (posix["writes"], posix["bytes_written"]) == (100, 409600)
+    page = tmp_path / "r.html"  # the page's template is package data of the wheel
+    rep = subprocess.run([str(target / "bin" / "iochar-report"), str(log), "--html", str(page)],
+                         env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    assert (target / "iochar" / "templates" / "report.html.j2").is_file()
+    assert page.read_text().startswith("<!DOCTYPE html>") and "<h2>Modules</h2>" in page.read_text()
     h = subprocess.run([str(target / "bin" / "iochar-diff"), "--help"], env=env,
                        cwd=tmp_path, capture_output=True, text=True)
     assert h.returncode == 0 and "usage" in h.stdout.lower(), h.stderr

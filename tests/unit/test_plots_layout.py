@@ -1,39 +1,26 @@
 """Figures of the HTML page, checked on the drawn matplotlib objects: legends beside the
-data, titles clear of each other, whole-number rank ticks, byte offsets in binary units."""
+data, titles clear of each other, whole-number rank ticks, byte offsets in binary units,
+tick labels as plain text (mathtext is off: a `$...$` label would print raw)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
 
+from figures import keeping, shown
 from iochar import html_observed, plots
 from report_frames import ranks_frame
 
 
-def _keeping(mp):
-    """Make plots.to_png keep the figures it renders, for inspection."""
-    kept = []
-    real = plots.to_png
-
-    def keep(fig):
-        out = real(fig)
-        FigureCanvasAgg(fig).draw()  # lay out again on a canvas we can measure
-        kept.append(fig)
-        return out
-
-    mp.setattr(plots, "to_png", keep)
-    return kept
-
-
 @pytest.fixture
 def figures(monkeypatch):
-    return _keeping(monkeypatch)
+    return keeping(monkeypatch)
 
 
 @pytest.fixture(scope="module")
 def every_figure():
     with pytest.MonkeyPatch.context() as mp:
-        return draw_all(_keeping(mp))
+        return draw_all(keeping(mp))
 
 
 def extent(artist, fig):
@@ -103,6 +90,37 @@ def test_rank_ticks_are_whole_numbers(figures):
         ticks = [v for v in axis.get_ticklocs() if axis.get_view_interval()[0] <= v
                  <= axis.get_view_interval()[1]]
         assert ticks and all(float(v).is_integer() for v in ticks)
+
+
+def test_one_rank_is_ticked_at_rank_0_only(figures):
+    """A module one rank used: one bar at x=0, ticked 0 (not -0.4 ... 0.4)."""
+    plots.rank_imbalance("POSIX", ranks_frame([1.0]))
+    html_observed.rank_vs_time(trace(1))
+    imb, rvt = figures
+    assert shown(imb.axes[1].xaxis) == [(0.0, "0")]
+    assert shown(rvt.axes[0].yaxis) == [(0.0, "0")]
+
+
+def test_operation_counts_are_whole_numbers(figures):
+    plots.size_histogram("POSIX", {"read": {"0_100": 2}, "write": {"1M_4M": 1}})
+    (fig,) = figures
+    assert shown(fig.axes[0].yaxis) == [(0.0, "0"), (1.0, "1"), (2.0, "2")]
+
+
+def test_log_count_axis_labels_are_plain_text(figures):
+    """The symlog 'Operation counts' axis: '1,000', not `$\\mathdefault{10^{3}}$`."""
+    mods = {"POSIX": {"time_read": 1.0, "time_write": 2.0, "time_meta": 0.5, "reads": 10**6,
+                      "writes": 2000, "opens": 3, "seeks": 0, "stats": 1, "syncs": 1}}
+    plots.op_counts(mods)
+    (fig,) = figures
+    assert [t for _, t in shown(fig.axes[0].yaxis)] == [
+        "0", "1", "10", "100", "1,000", "10,000", "100,000", "1,000,000"]
+
+
+def test_no_text_in_any_figure_is_markup(every_figure):
+    texts = [t.get_text() for fig in every_figure for t in fig.findobj(Text)]
+    assert len([t for t in texts if t]) > 100
+    assert [t for t in texts if "$" in t or "\\" in t] == []
 
 
 def test_offsets_in_binary_units(figures):
