@@ -56,7 +56,8 @@ static __typeof__(&fstat) real_fstat;
  * call, ~400 ns on this VM: half the cost of a new name's open+close); the
  * kind is then known without one only for O_DIRECTORY, and an open that
  * waited (a FIFO waits for its other end: the case the advice must see) pays
- * the fstat, noise beside its wait.  0: kind not known. */
+ * the fstat, noise beside its wait, and records the kind only when it is
+ * not a regular file.  0: kind not known. */
 #define FS_FACTS_SLOW_OPEN 1e-3 /* seconds */
 static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) {
   iochar_lustre_layout lo = {0};
@@ -68,7 +69,9 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
   if (!bs || (!kind && open_s >= FS_FACTS_SLOW_OPEN)) {
     struct stat st;
     int ok = IOCHAR_REAL(fstat)(fd, &st) == 0;
-    if (ok) kind = (int64_t)((st.st_mode & S_IFMT) >> 12);
+    /* where the mount gave the size, a regular file stays 0 as it does after
+     * a quick open: the counter must not depend on how long the open took */
+    if (ok && (!bs || !S_ISREG(st.st_mode))) kind = (int64_t)((st.st_mode & S_IFMT) >> 12);
     if (!bs) bs = ok && st.st_blksize > 0 ? (int64_t)st.st_blksize : -1;
     if (iochar_on_lustre(path) && iochar_lustre_read(fd, &lo) != 0) lo = (iochar_lustre_layout){0};
   }
