@@ -6,10 +6,12 @@ writing side (Store.write) runs here, so both engines give identical tables.
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import sys
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -232,10 +234,21 @@ class _Dask:
         client = self.client
         kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
         cf = client.scatter([cfg], broadcast=True)[0]
-        futs = [client.submit(_parse, c, cf, kn, pure=False) for c in chunks]
-        for f in futs:  # in submission order, as _Pool.run
-            yield f.result()
+        # A window of tasks in flight: a worker keeps each result until the client takes
+        # it, in submission order (as _Pool.run), so without a window one slow chunk
+        # would let the other workers' results pile up; with it a worker holds at most
+        # the window's results, and two tasks per thread keep every worker busy.
+        threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
+        todo, futs = iter(chunks), deque()
+        for c in itertools.islice(todo, 2 * max(threads, 1) + 1):
+            futs.append(client.submit(_parse, c, cf, kn, pure=False))
+        while futs:
+            f = futs.popleft()
+            res = f.result()
             f.release()
+            futs.extend(client.submit(_parse, c, cf, kn, pure=False)
+                        for c in itertools.islice(todo, 1))
+            yield res
 
     def close(self) -> None:
         self.client.close()
