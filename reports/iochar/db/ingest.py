@@ -216,7 +216,7 @@ class _Dask:
         except ImportError:
             raise RuntimeError("--scheduler/--workers need Dask: "
                                "pip install 'dask[distributed]'") from None
-        self.cluster, self.warm = None, []
+        self.cluster, self.warm, self.shared = None, [], None
         if scheduler:
             self.client = Client(scheduler, timeout="30s")
             # kept until run(): a released future's task may be cancelled
@@ -232,8 +232,10 @@ class _Dask:
 
     def run(self, chunks, cfg, known):
         client = self.client
-        kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
-        cf = client.scatter([cfg], broadcast=True)[0]
+        if self.shared is None:  # once: scattered again, the same key (its hash) could
+            # be released by the first run's futures after the second run's tasks need it
+            self.shared = [client.scatter([x], broadcast=True)[0] for x in (known, cfg)]
+        kn, cf = self.shared
         # A window of tasks in flight: a worker keeps each result until the client takes
         # it, in submission order (as _Pool.run), so without a window one slow chunk
         # would let the other workers' results pile up; with it a worker holds at most
