@@ -14,7 +14,7 @@ import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -209,10 +209,14 @@ class _Dask:
     pool's, when it runs already), not each a fresh interpreter importing both."""
 
     def __init__(self, scheduler, workers):
+        if not scheduler:
+            # started first: the server's imports run beside this process's own
+            # import of distributed below
+            forkserver.set_forkserver_preload(["distributed", "iochar.db.extract"])
+            forkserver.ensure_running()
         try:
             import dask
             from distributed import Client, LocalCluster
-            from distributed.utils import get_mp_context
         except ImportError:
             raise RuntimeError("--scheduler/--workers need Dask: "
                                "pip install 'dask[distributed]'") from None
@@ -224,7 +228,6 @@ class _Dask:
                          for w in self.client.scheduler_info()["workers"]]
             return
         with dask.config.set(DASK_LOCAL):
-            get_mp_context().set_forkserver_preload(["distributed", "iochar.db.extract"])
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
                                         processes=True, dashboard_address=None,
                                         silence_logs=40)
