@@ -1,16 +1,19 @@
 """Site scale: N logs (default 10,000) into iochar-db, per engine and process count.
 
     PYTHONPATH=reports python bench/site_scale.py [N] [--real M] [--seeds DIR] [--dir WORK]
-                                                  [--no-dask] [--procs 1,2]
+                                                  [--no-dask] [--procs 1,2] [--rounds R]
 
 Two sets of logs: N generated ones (below), and M (default N) real-run logs, the tree
 bench/real_tree.py makes from about 70 runs of the test workloads (kept in WORK/real
 once made). Each set is ingested by the process pool and by Dask at every process
-count of --procs, alternated; each line gives wall time, logs/s, the CPU per log of
-the parsing and of all processes (parent and workers: load-insensitive, so the
-overheads of a parallel engine show even on a busy machine) and the ratios (n
+count of --procs, alternated R times (default 1), each ingest in a fresh process as
+`iochar-db ingest` runs (its own start-up; no forkserver, cluster or environment left
+by an earlier run). Each line gives wall time, logs/s, the CPU per log of the parsing
+and of all processes (the ingest's process tree: parent, workers, forkserver;
+load-insensitive, so the overheads of a parallel engine show even on a busy machine),
+the parsing processes' peak RSS and the load; then the ratios of the medians (n
 processes vs 1, Dask vs the pool). Then, for the default engine: store size,
-re-ingest, the summary query, a worker's peak memory.
+re-ingest, the summary query.
 
 Seeds are real logs of small runs of the test workloads under build/libiochar.so (made
 here unless --seeds names a directory of logs). Each generated log is one seed with its
