@@ -1,16 +1,19 @@
 """Site scale: N logs (default 10,000) into iochar-db, per engine and process count.
 
     PYTHONPATH=reports python bench/site_scale.py [N] [--real M] [--seeds DIR] [--dir WORK]
-                                                  [--no-dask] [--procs 1,2]
+                                                  [--no-dask] [--procs 1,2] [--rounds R]
 
 Two sets of logs: N generated ones (below), and M (default N) real-run logs, the tree
 bench/real_tree.py makes from about 70 runs of the test workloads (kept in WORK/real
 once made). Each set is ingested by the process pool and by Dask at every process
-count of --procs, alternated; each line gives wall time, logs/s, the CPU per log of
-the parsing and of all processes (parent and workers: load-insensitive, so the
-overheads of a parallel engine show even on a busy machine) and the ratios (n
+count of --procs, alternated R times (default 1), each ingest in a fresh process as
+`iochar-db ingest` runs (its own start-up; no forkserver, cluster or environment left
+by an earlier run). Each line gives wall time, logs/s, the CPU per log of the parsing
+and of all processes (the ingest's process tree: parent, workers, forkserver;
+load-insensitive, so the overheads of a parallel engine show even on a busy machine),
+the parsing processes' peak RSS and the load; then the ratios of the medians (n
 processes vs 1, Dask vs the pool). Then, for the default engine: store size,
-re-ingest, the summary query, a worker's peak memory.
+re-ingest, the summary query.
 
 Seeds are real logs of small runs of the test workloads under build/libiochar.so (made
 here unless --seeds names a directory of logs). Each generated log is one seed with its
@@ -21,8 +24,10 @@ written with iochar.writer: so the logs have real schemas and realistic shapes.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,7 +40,6 @@ import numpy as np
 
 import iochar
 from iochar.db import Store, ingest
-from iochar.db.ingest import CHUNK
 from iochar.db.queries import summary
 from iochar.log import OPS
 from iochar.writer import encode_log
@@ -181,68 +185,105 @@ def timed(fn):
     return r, time.perf_counter() - t
 
 
-def ingest_line(name: str, logs: Path, store_dir: Path, **kw):
+def _children(pid: int) -> dict:
+    """The live children of a process: pid -> the fields of /proc/PID/stat after its name."""
+    out = {}
+    for c in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{c}/stat").read_text()
+        except OSError:
+            continue
+        f = stat[stat.rindex(")") + 2:].split()
+        if int(f[1]) == pid:
+            out[int(c)] = f
+    return out
+
+
+def tree_cpu() -> float:
+    """CPU seconds of this process and every process it started: the reaped ones
+    (RUSAGE_CHILDREN), and the live children (a forkserver) with what they reaped
+    (their imports, and the workers forked from them)."""
+    ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    live = sum(int(x) for f in _children(os.getpid()).values() for x in f[11:15])
+    return sum(r.ru_utime + r.ru_stime for r in ru) + live / os.sysconf("SC_CLK_TCK")
+
+
+def _run_one(spec: str) -> None:
+    """One ingest in this fresh process (as `iochar-db ingest` runs: its own start-up,
+    pool or cluster), printed as JSON for the bench's parent."""
+    logs, store_dir, kw = json.loads(spec)
     shutil.rmtree(store_dir, ignore_errors=True)
-    store = Store(store_dir, create=True)
+    cpu0 = tree_cpu()  # this process's start and imports: the same for every engine
+    st = ingest(Store(store_dir, create=True), [logs], progress=False, **kw)
+    for _ in range(100):  # until the forkserver has reaped the exited workers (their CPU)
+        if not any(_children(c) for c in _children(os.getpid())):
+            break
+        time.sleep(0.02)
+    print(json.dumps({"seconds": st.seconds, "ingested": st.ingested, "errors": st.errors,
+                      "rows": st.rows, "cpu": st.cpu, "cpu_tree": tree_cpu() - cpu0,
+                      "peak_rss": st.peak_rss}))
+
+
+def ingest_line(name: str, logs: Path, store_dir: Path, **kw) -> dict:
+    """One ingest in a fresh process (each engine pays its own start-up, as from the
+    command line, and no run inherits another's forkserver or cluster); prints wall time,
+    logs/s, CPU per log (parsing; all processes), the parsing processes' peak RSS."""
     load = os.getloadavg()[0]
-    st = ingest(store, [logs], progress=False, **kw)
-    n = max(st.ingested, 1)
-    print(f"  {name:<18} {st.seconds:7.1f} s {st.ingested / st.seconds:7.0f} logs/s  "
-          f"CPU/log parse {1000 * st.cpu / n:5.1f} ms, all {1000 * st.cpu_all / n:5.1f} ms  "
-          f"({st.ingested} logs, {st.errors} errors, {st.rows:,} rows; load {load:.1f})",
-          flush=True)
-    return st, store
+    spec = json.dumps([str(logs), str(store_dir), kw])
+    out = subprocess.run([sys.executable, __file__, "--run-one", spec], capture_output=True,
+                         text=True, timeout=1800,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "reports")})
+    if out.returncode != 0:
+        sys.exit(f"{name}: {out.stderr.strip().splitlines()[-1:]}")
+    st = json.loads(out.stdout.splitlines()[-1])
+    n = max(st["ingested"], 1)
+    print(f"  {name:<18} {st['seconds']:7.1f} s {st['ingested'] / st['seconds']:7.0f} logs/s  "
+          f"CPU/log parse {1000 * st['cpu'] / n:5.1f} ms, all {1000 * st['cpu_tree'] / n:5.1f} ms"
+          f"  peak RSS {st['peak_rss'] / 2**20:4.0f} MiB  ({st['ingested']} logs, "
+          f"{st['errors']} errors, {st['rows']:,} rows; load {load:.1f})", flush=True)
+    return st
 
 
-def matrix(title: str, logs: Path, work: Path, procs: list, dask: bool) -> None:
-    """Every engine at every process count, alternated; then the ratios."""
+def matrix(title: str, logs: Path, work: Path, procs: list, dask: bool, rounds: int) -> None:
+    """Every engine at every process count, alternated, `rounds` times; then the ratios
+    of the median rates (wall) and of the median CPU per log of all processes."""
     size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
     print(f"{title}: {logs} ({size / 2**20:.1f} MiB; {os.cpu_count()} CPUs)")
-    rate = {}
-    for n in procs:
-        runs = [(f"pool --jobs {n}", ("pool", n), {"jobs": n})]
-        if dask:
-            runs.append((f"dask --workers {n}", ("dask", n), {"dask_workers": n}))
+    rate, cpu = {}, {}
+    runs = [(f"{e} --{'workers' if e == 'dask' else 'jobs'} {n}", (e, n),
+             {"dask_workers": n} if e == "dask" else {"jobs": n})
+            for n in procs for e in (("pool", "dask") if dask else ("pool",))]
+    for _ in range(rounds):
         for name, key, kw in runs:
-            st, _ = ingest_line(name, logs, work / "store-matrix", **kw)
-            rate[key] = st.ingested / st.seconds
+            st = ingest_line(name, logs, work / "store-matrix", **kw)
+            rate.setdefault(key, []).append(st["ingested"] / st["seconds"])
+            cpu.setdefault(key, []).append(st["cpu_tree"] / max(st["ingested"], 1))
+    rate = {k: float(np.median(v)) for k, v in rate.items()}
+    cpu = {k: float(np.median(v)) for k, v in cpu.items()}
     for n in procs[1:]:
-        print(f"  pool {n} vs 1 process: {rate['pool', n] / rate['pool', procs[0]]:.2f}x")
+        print(f"  pool {n} vs {procs[0]} processes: {rate['pool', n] / rate['pool', procs[0]]:.2f}x")
     for n in procs if dask else ():
-        print(f"  dask vs pool at {n}: {rate['dask', n] / rate['pool', n]:.2f}x")
+        print(f"  dask vs pool at {n}: {rate['dask', n] / rate['pool', n]:.2f}x wall "
+              f"(target >= 0.8); CPU/log of all processes {1000 * cpu['dask', n]:.1f} vs "
+              f"{1000 * cpu['pool', n]:.1f} ms ({cpu['dask', n] / cpu['pool', n] - 1:+.0%})")
     shutil.rmtree(work / "store-matrix", ignore_errors=True)
 
 
 def default_engine(logs: Path, work: Path) -> None:
     """The default engine once more: store size, re-ingest, summary query."""
     size = sum(p.stat().st_size for p in logs.rglob("*.iochar"))
-    st, store = ingest_line("default engine", logs, work / "store")
+    st = ingest_line("default engine", logs, work / "store")
+    store = Store(work / "store")
     print(f"  store {store.size() / 2**20:.1f} MiB for {size / 2**20:.1f} MiB of logs "
           f"({store.size() / size:.2f}x); 10,000 logs at this rate: "
-          f"{10_000 * st.seconds / max(st.ingested, 1):.0f} s")
+          f"{10_000 * st['seconds'] / max(st['ingested'], 1):.0f} s")
     again = ingest(store, [logs], progress=False)
     print(f"  re-ingest (all known): {again.skipped} skipped in {again.seconds:.1f} s")
     for _ in range(2):  # the second run is warm (file system cache)
         con, tc = timed(store.connect)
         s, tq = timed(lambda c=con: summary(c))
-    print(f"  summary query: {tq:.2f} s (+{tc:.2f} s opening), {s['totals']['jobs']} jobs")
-
-
-def worker_memory(logs: Path) -> None:
-    """Peak RSS of one process parsing one chunk (what each worker holds at most)."""
-    code = ("import importlib, resource, sys; from iochar.db import extract; "
-            "I = importlib.import_module('iochar.db.ingest'); fs = I.discover([sys.argv[1]]); "
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
-            "[extract.chunk(fs[i:i + I.CHUNK]) for i in range(0, min(len(fs), 20 * I.CHUNK), "
-            "I.CHUNK)]; "
-            "print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True,
-                         text=True, env={**os.environ,
-                                         "PYTHONPATH": str(ROOT / "reports")})
-    before, after = map(int, out.stdout.split())
-    n = min(sum(1 for _ in logs.rglob("*.iochar")), 20 * CHUNK)
-    print(f"  worker memory: {after / 1024:.0f} MiB peak RSS after {n} logs in chunks of "
-          f"{CHUNK} ({before / 1024:.0f} MiB after imports)")
+    print(f"  summary query: {tq:.2f} s (+{tc:.2f} s opening), {s['totals']['jobs']} jobs "
+          f"(target < 2 s on 10,000)")
 
 
 def main():
@@ -253,7 +294,11 @@ def main():
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--procs", default="1,2", help="process counts (default 1,2)")
+    ap.add_argument("--rounds", type=int, default=1, help="alternations of the matrix")
+    ap.add_argument("--run-one", help=argparse.SUPPRESS)  # internal: one timed ingest
     args = ap.parse_args()
+    if args.run_one:
+        return _run_one(args.run_one)
     procs = [int(x) for x in args.procs.split(",")]
     work = args.dir or Path(tempfile.mkdtemp(prefix="iochar-site-"))
     seeds_dir = args.seeds or work / "seeds"
@@ -271,9 +316,8 @@ def main():
         real_tree.make_tree(runs, tree, m)
     print(f"real-run tree: {m} logs made from {len(runs)} runs of the test workloads")
     for title, where in (("generated logs", logs), ("real-run logs", tree)):
-        matrix(title, where, work, procs, not args.no_dask)
+        matrix(title, where, work, procs, not args.no_dask, args.rounds)
         default_engine(where, work)
-        worker_memory(where)
     print(f"work dir: {work}")
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,7 @@ RUNS = [  # (name, command); cheap runs with known, different advice
     ("python", [sys.executable, "-c", PY_IO]),
     ("mpi", mpiexec(4) + [workload("advice_mpi"), "imbalance"]),
 ]
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 SUMMARY_KEYS = ("files", "opens", "reads", "writes", "seeks", "stats", "syncs", "bytes_read",
                 "bytes_written", "time_read", "time_write", "time_meta")
 
@@ -104,3 +106,42 @@ def test_store_equals_report_json(logs, tmp_path, jobs):
                                           "writes")))], path.name
     # the set of logs exercises the advice, not only empty lists
     assert {"small-io", "metadata-heavy", "rank-imbalance"} <= fired, fired
+
+
+def test_dask_local_cluster_stores_the_pool_rows(logs, tmp_path):
+    """`ingest --workers 2` (a local Dask cluster of worker processes, as the CLI starts
+    it) and the 2-process pool store the same rows in every table, on real-run logs with
+    the cases the engines must agree on: a copy under another name in another chunk (the
+    first found is kept), an unreadable log, the per-rank logs of one job (grouped after
+    the first pass) and a log already stored (skipped)."""
+    pytest.importorskip("distributed")
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "z").mkdir()
+    for p in logs:
+        shutil.copy(p, tree / "a" / p.name)
+    shutil.copy(logs[0], tree / "z" / "copy.iochar")
+    (tree / "z" / "broken.iochar").write_bytes(logs[1].read_bytes()[:300])
+    for i in range(4):
+        shutil.copy(CORPUS / f"rank{i}.iochar", tree / "z" / f"rank{i}.iochar")
+    stores, stats = {}, {}
+    for name, kw in (("pool", {"jobs": 2}), ("dask", {"dask_workers": 2})):
+        stores[name] = Store(tmp_path / name, create=True)
+        ingest(stores[name], [tree / "a" / logs[2].name], jobs=1, progress=False)
+        stats[name] = ingest(stores[name], [tree], progress=False, chunk=2, **kw)
+    for st in stats.values():
+        counts = (st.found, st.ingested, st.errors, st.duplicates, st.skipped)
+        assert counts == (len(logs) + 6, len(logs), 1, 1, 1), counts
+        assert st.peak_rss > 50 << 20  # the workers' own peak (imports alone pass 50 MiB)
+    a, b = stores["pool"].connect(), stores["dask"].connect()
+    tables = ["jobs", "summaries", "findings", "errors",
+              *(m.lower() for m in stores["pool"].modules())]
+    assert sorted(tables[4:]) == sorted(m.lower() for m in stores["dask"].modules())
+    assert {"posix", "stdio", "mpiio"} <= set(tables)
+    for t in tables:
+        cols = "* EXCLUDE (ingested_at)" if t == "errors" else "*"
+        sql = f"SELECT {cols} FROM {t} ORDER BY ALL"
+        rows = a.execute(sql).fetchall()
+        assert rows and rows == b.execute(sql).fetchall(), t
+    nprocs = a.execute("SELECT nprocs FROM jobs WHERE log_path LIKE '%rank0.iochar'")
+    assert nprocs.fetchall() == [(4,)]

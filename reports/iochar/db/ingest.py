@@ -6,12 +6,15 @@ writing side (Store.write) runs here, so both engines give identical tables.
 
 from __future__ import annotations
 
+import itertools
 import os
+import resource
 import sys
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,6 +43,7 @@ class Stats:
     # last chunk: start-up, parsing, sending results): the work plus the overheads
     cpu_all: float = 0.0
     workers_cpu: dict = field(default_factory=dict)  # pid -> CPU seconds
+    peak_rss: int = 0  # bytes: the largest peak RSS of a parsing process (worker)
     error_lines: list = field(default_factory=list)
 
 
@@ -96,6 +100,7 @@ class _Batch:
         if "proc" in res:
             pid, cpu = res["proc"]
             stats.workers_cpu[pid] = max(cpu, stats.workers_cpu.get(pid, 0.0))
+        stats.peak_rss = max(stats.peak_rss, res.get("rss", 0))
         stats.ingested += res["jobs"].num_rows
         stats.errors += res["errors"].num_rows
         stats.rows += sum(t.num_rows for t in res["modules"].values())
@@ -132,6 +137,14 @@ def _drop(res: dict, hashes: list) -> dict:
     return out
 
 
+def _parse(paths: list, cfg: dict, known: frozenset) -> dict:
+    """extract.chunk, plus the peak RSS of the process that ran it (the memory bound
+    per worker that docs/site-scale.md states, measured on every run)."""
+    res = extract.chunk(paths, cfg, known)
+    res["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return res
+
+
 def _chunks(files: list, size: int) -> list:
     return [files[i:i + size] for i in range(0, len(files), size)]
 
@@ -162,7 +175,7 @@ class _Pool:
             self.pool.submit(os.getpid)
 
     def run(self, chunks, cfg, known):
-        futs = [self.pool.submit(extract.chunk, c, cfg, known) for c in chunks]
+        futs = [self.pool.submit(_parse, c, cfg, known) for c in chunks]
         # in submission order: of two copies of one log, the first found is kept,
         # whichever engine ran them
         for f in futs:
@@ -172,37 +185,75 @@ class _Pool:
         self.pool.shutdown(cancel_futures=True)
 
 
+# Dask settings for a local ingest. Each task parses a chunk of logs (about a second of
+# CPU), so what serves many short tasks is overhead here: the sampling profiler (a
+# thread walking the running task's stack every 10 ms), work stealing (equal tasks,
+# queued evenly), and the monitors' 20-100 ms periods (event-loop tick, worker memory,
+# system): with them an idle 2-worker cluster took ~80 ms of CPU a second, ~20 without.
+# Worker processes fork from a server (not spawned: a fresh interpreter each, importing
+# distributed and the parsing side again, and ~2 s to shut down).
+DASK_LOCAL = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.scheduler.work-stealing": False,
+    "distributed.admin.tick.interval": "200ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.multiprocessing-method": "forkserver",
+}
+
+
 class _Dask:
     """A Dask client (a LocalCluster of `workers` processes unless given a scheduler),
-    connected before the parent looks at the store; the workers import the parsing
-    side then, not on their first task."""
+    connected before the parent looks at the store. A local cluster's worker processes
+    fork from a server that has imported distributed and the parsing side once (the
+    pool's, when it runs already), not each a fresh interpreter importing both."""
 
     def __init__(self, scheduler, workers):
+        if not scheduler:
+            # started first: the server's imports run beside this process's own
+            # import of distributed below
+            forkserver.set_forkserver_preload(["distributed", "iochar.db.extract"])
+            forkserver.ensure_running()
         try:
+            import dask
             from distributed import Client, LocalCluster
         except ImportError:
             raise RuntimeError("--scheduler/--workers need Dask: "
                                "pip install 'dask[distributed]'") from None
-        self.cluster = None
+        self.cluster, self.warm, self.shared = None, [], None
         if scheduler:
             self.client = Client(scheduler, timeout="30s")
-        else:
+            # kept until run(): a released future's task may be cancelled
+            self.warm = [self.client.submit(_import_extract, pure=False, workers=[w])
+                         for w in self.client.scheduler_info()["workers"]]
+            return
+        with dask.config.set(DASK_LOCAL):
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
                                         processes=True, dashboard_address=None,
                                         silence_logs=40)
-            self.client = Client(self.cluster)
-        # kept until run(): a released future's task may be cancelled
-        self.warm = [self.client.submit(_import_extract, pure=False, workers=[w])
-                     for w in self.client.scheduler_info()["workers"]]
+        self.client = Client(self.cluster)
 
     def run(self, chunks, cfg, known):
         client = self.client
-        kn = client.scatter([known], broadcast=True)[0]  # a list: scatter the set whole
-        cf = client.scatter([cfg], broadcast=True)[0]
-        futs = [client.submit(extract.chunk, c, cf, kn, pure=False) for c in chunks]
-        for f in futs:  # in submission order, as _Pool.run
-            yield f.result()
+        if self.shared is None:  # once: scattered again, the same key (its hash) could
+            # be released by the first run's futures after the second run's tasks need it
+            self.shared = [client.scatter([x], broadcast=True)[0] for x in (known, cfg)]
+        kn, cf = self.shared
+        # A window of tasks in flight: a worker keeps each result until the client takes
+        # it, in submission order (as _Pool.run), so without a window one slow chunk
+        # would let the other workers' results pile up; with it a worker holds at most
+        # the window's results, and two tasks per thread keep every worker busy.
+        threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
+        todo, futs = iter(chunks), deque()
+        for c in itertools.islice(todo, 2 * max(threads, 1) + 1):
+            futs.append(client.submit(_parse, c, cf, kn, pure=False))
+        while futs:
+            f = futs.popleft()
+            res = f.result()
             f.release()
+            futs.extend(client.submit(_parse, c, cf, kn, pure=False)
+                        for c in itertools.islice(todo, 1))
+            yield res
 
     def close(self) -> None:
         self.client.close()
@@ -271,7 +322,7 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
     def run(chunks):
         if engine is not None and (isinstance(engine, _Dask) or len(chunks) > 1):
             return engine.run(chunks, cfg, known)
-        return (extract.chunk(c, cfg, known) for c in chunks)
+        return (_parse(c, cfg, known) for c in chunks)
 
     # batches of at most `flush` logs, and at least four over the run, so that the
     # last one (written after the last result) is a small part of the work
