@@ -91,8 +91,24 @@ def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
 _COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")
 
 
+def _memo(df) -> dict:
+    m = df.__dict__.get("_iochar_memo")
+    if m is None:
+        m = df.__dict__["_iochar_memo"] = {}
+    return m
+
+
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
+    m = _memo(df)
+    v = m.get(name)
+    if v is None or len(v) != len(df):
+        v = m[name] = _col(df, name)
+        v.flags.writeable = False
+    return v
+
+
+def _col(df, name):
     if name in df.columns:
         v = column(df, name)
         if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
@@ -120,7 +136,13 @@ def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
 
 
 def concept(df: pd.DataFrame, module: str, name: str) -> np.ndarray:
-    return expr(df, counter_map(module).get(name))
+    m = _memo(df)
+    key = ("concept", module, name)
+    v = m.get(key)
+    if v is None:
+        v = m[key] = expr(df, counter_map(module).get(name))
+        v.flags.writeable = False
+    return v
 
 
 def has_concept(df: pd.DataFrame, module: str, name: str) -> bool:
@@ -249,13 +271,14 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     return out
 
 
-def _by_rank(rank: np.ndarray, cols: dict) -> pd.DataFrame:
-    """DataFrame(cols).groupby(rank).sum(), without the groupby when ranks are unique."""
+def _by_rank(rank: np.ndarray, cols: dict) -> tuple:
+    """(ranks ascending, {name: values}): DataFrame(cols).groupby(rank).sum() as arrays,
+    without the groupby (and its frames) when ranks are unique."""
     if len(rank) and _unique(rank):
         order = np.argsort(rank, kind="stable")
-        return pd.DataFrame({k: v[order] for k, v in cols.items()},
-                            index=pd.Index(rank[order], name="rank"))
-    return pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
+        return rank[order], {k: v[order] for k, v in cols.items()}
+    g = pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
+    return g.index.to_numpy(), {k: column(g, k) for k in cols}
 
 
 def _text(values, index) -> pd.Series:
@@ -265,21 +288,29 @@ def _text(values, index) -> pd.Series:
 
 
 def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
-    """Per-rank (read, write, meta) time and bytes; exact from RANKS, else estimated.
+    """Per-rank (read, write, meta) time and bytes, as a frame indexed by rank, and
+    whether they are exact (rank_arrays)."""
+    rank, per, exact = rank_arrays(df, module, nprocs, ranks)
+    return pd.DataFrame(per, index=pd.Index(rank, name="rank")), exact
+
+
+def rank_arrays(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
+    """(ranks ascending, {time_read, time_write, time_meta, bytes: one value per rank},
+    exact): exact from RANKS, else estimated.
 
     The estimate (no RANKS section) is Darshan's: a rank's own records, plus for each
     shared record the slowest rank's time split in the record's read/write/meta ratio.
     """
     if ranks is not None and len(ranks):
-        return _by_rank(column(ranks, "rank"), {
+        return (*_by_rank(column(ranks, "rank"), {
             "time_read": col(ranks, "read_time"), "time_write": col(ranks, "write_time"),
             "time_meta": col(ranks, "meta_time"),
-            "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")}), True
+            "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")}), True)
     t = {c: concept(df, module, c) for c in ("time_read", "time_write", "time_meta")}
     b = concept(df, module, "bytes_read") + concept(df, module, "bytes_written")
     rank = column(df, "rank")
     own = rank >= 0
-    per = _by_rank(rank[own], {**{k: v[own] for k, v in t.items()}, "bytes": b[own]})
+    rk, per = _by_rank(rank[own], {**{k: v[own] for k, v in t.items()}, "bytes": b[own]})
     shared = ~own
     if shared.any():
         tot = sum(v[shared] for v in t.values())
@@ -288,14 +319,12 @@ def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame |
                                            1.0 / max(nprocs, 1)), 0.0)
         add = {k: float((v[shared] * scale).sum()) for k, v in t.items()}
         add["bytes"] = float(b[shared].sum()) / max(nprocs, 1)
-        if per.empty:
+        if not len(rk):
             slow_rank = col(df, f"{module}_SLOWEST_RANK")[shared]
-            per = pd.DataFrame({k: [0.0] for k in add},
-                               index=pd.Index([_int(slow_rank.max()) if len(slow_rank) else 0],
-                                              name="rank"))
-        for k, v in add.items():
-            per[k] = per[k] + v
-    return per, False
+            rk = np.array([_int(slow_rank.max()) if len(slow_rank) else 0], np.int64)
+            per = {k: np.zeros(1) for k in add}
+        per = {k: per[k] + v for k, v in add.items()}
+    return rk, per, False
 
 
 def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
@@ -337,15 +366,14 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     for c in ("time_read", "time_write", "time_meta"):
         s[c + "_total"] = _py(f[c].sum())
         s[c] = _py(f[c].sum() / nprocs)
-    per, exact = rank_times(df, module, nprocs, ranks)
-    if len(per):
+    rk, per, exact = rank_arrays(df, module, nprocs, ranks)
+    if len(rk):
         total = per["time_read"] + per["time_write"] + per["time_meta"]
-        r = total.idxmax()
-        slow = {"rank": int(r), "exact": exact, "time": _py(total[r]),
-                **{c: _py(per.at[r, c]) for c in ("time_read", "time_write", "time_meta")}}
-        fast_r = total.idxmin()
-        s["fastest_rank"] = {"rank": int(fast_r), "time": _py(total[fast_r])}
-        max_read, max_write = per["time_read"].max(), per["time_write"].max()
+        r, fast = _arg(total, max), _arg(total, min)
+        slow = {"rank": int(rk[r]), "exact": exact, "time": _py(total[r]),
+                **{c: _py(per[c][r]) for c in ("time_read", "time_write", "time_meta")}}
+        s["fastest_rank"] = {"rank": int(rk[fast]), "time": _py(total[fast])}
+        max_read, max_write = _nanmax(per["time_read"]), _nanmax(per["time_write"])
     else:
         slow = {"rank": None, "exact": exact, "time": 0, "time_read": 0, "time_write": 0,
                 "time_meta": 0}
@@ -382,12 +410,33 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     return s
 
 
+def _arg(v: np.ndarray, which) -> int:
+    """Position of the first largest (which=max) or smallest value, NaN skipped (what
+    Series.idxmax/idxmin give)."""
+    ok = ~np.isnan(v)
+    if ok.all():
+        return int(np.argmax(v) if which is max else np.argmin(v))
+    at = np.flatnonzero(ok)
+    if not len(at):
+        raise ValueError("every value is NaN")
+    return int(at[np.argmax(v[at]) if which is max else np.argmin(v[at])])
+
+
+def _nanmax(v: np.ndarray) -> float:
+    """Series.max: NaN skipped, NaN when every value is."""
+    ok = v[~np.isnan(v)]
+    return ok.max() if len(ok) else np.nan
+
+
 def unknown_counts(df: pd.DataFrame) -> dict:
     """{counter: records} of the values a log did not know (NaN: Darshan's -1 and
     negative times, darshan.unknown_as_nan); col() reads them as 0, so they are in
     no total. An iochar log has none (its reader rejects non-finite values)."""
     out = {}
-    for name in df.columns[3:]:
+    # the dtypes once, then only the float columns' values (most counters are integers)
+    for name, dtype in zip(df.columns[3:], df.dtypes.iloc[3:]):
+        if dtype.kind != "f":
+            continue
         v = column(df, name)
         if isinstance(v, np.ndarray) and v.dtype.kind == "f":
             n = int(np.isnan(v).sum())
