@@ -34,6 +34,8 @@ def layouts(ctx: Context) -> pd.DataFrame:
     if px is None or "POSIX_LUSTRE_STRIPE_COUNT" not in px.columns:
         return pd.DataFrame(columns=["record_id", "stripe_size", "stripe_count", "osts"])
     cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
+    if not (cnt > 0).any():  # no file on Lustre (most logs): no frame to cut
+        return pd.DataFrame(columns=["record_id", "stripe_size", "stripe_count", "osts"])
     px = S.rows(px, cnt > 0).drop_duplicates("record_id")
     first = S.col(px, "POSIX_LUSTRE_STRIPE_OFFSET")
     cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
