@@ -369,11 +369,11 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     rk, per, exact = rank_arrays(df, module, nprocs, ranks)
     if len(rk):
         total = per["time_read"] + per["time_write"] + per["time_meta"]
-        r, fast = _arg(total, max), _arg(total, min)
+        r, fast = argmax(total), argmin(total)
         slow = {"rank": int(rk[r]), "exact": exact, "time": _py(total[r]),
                 **{c: _py(per[c][r]) for c in ("time_read", "time_write", "time_meta")}}
         s["fastest_rank"] = {"rank": int(rk[fast]), "time": _py(total[fast])}
-        max_read, max_write = _nanmax(per["time_read"]), _nanmax(per["time_write"])
+        max_read, max_write = nanmax(per["time_read"]), nanmax(per["time_write"])
     else:
         slow = {"rank": None, "exact": exact, "time": 0, "time_read": 0, "time_write": 0,
                 "time_meta": 0}
@@ -410,22 +410,37 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     return s
 
 
-def _arg(v: np.ndarray, which) -> int:
-    """Position of the first largest (which=max) or smallest value, NaN skipped (what
-    Series.idxmax/idxmin give)."""
+# Reductions with pandas' Series semantics (NaN skipped) on plain arrays.
+def argmax(v: np.ndarray) -> int:
+    """Position of the first largest value, NaN skipped (Series.idxmax)."""
+    return _arg(v, np.argmax)
+
+
+def argmin(v: np.ndarray) -> int:
+    """Position of the first smallest value, NaN skipped (Series.idxmin)."""
+    return _arg(v, np.argmin)
+
+
+def _arg(v: np.ndarray, fn) -> int:
     ok = ~np.isnan(v)
     if ok.all():
-        return int(np.argmax(v) if which is max else np.argmin(v))
+        return int(fn(v))
     at = np.flatnonzero(ok)
     if not len(at):
         raise ValueError("every value is NaN")
-    return int(at[np.argmax(v[at]) if which is max else np.argmin(v[at])])
+    return int(at[fn(v[at])])
 
 
-def _nanmax(v: np.ndarray) -> float:
-    """Series.max: NaN skipped, NaN when every value is."""
+def nanmax(v: np.ndarray) -> float:
+    """The largest value, NaN skipped; NaN when every value is (Series.max)."""
     ok = v[~np.isnan(v)]
     return ok.max() if len(ok) else np.nan
+
+
+def nanmin(v: np.ndarray) -> float:
+    """The smallest value, NaN skipped; NaN when every value is (Series.min)."""
+    ok = v[~np.isnan(v)]
+    return ok.min() if len(ok) else np.nan
 
 
 def unknown_counts(df: pd.DataFrame) -> dict:
