@@ -57,10 +57,30 @@ def counter_map(module: str) -> dict[str, str]:
     return out
 
 
-def column(df: pd.DataFrame, name: str):
+class Table:
+    """Named numpy columns of one length: the per-log tables the advice derives (the
+    layer table), read through column(), col() and objects() as a frame is. A pandas
+    frame costs ~100 us to build whatever its size, which on a typical log's few
+    files is most of the work."""
+
+    def __init__(self, cols: dict):
+        self._cols = cols
+        self.columns = list(cols)
+        self._len = len(next(iter(cols.values()))) if cols else 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._cols[name]
+
+
+def column(df: pd.DataFrame | Table, name: str):
     """A present column's values (numpy, or pandas' array for strings) without building
     a Series: on the small frames of a typical log, pandas' per-Series cost (~20 us)
     is most of a report's time. Read-only: copy before changing."""
+    if isinstance(df, Table):
+        return df[name]
     if _COLUMN_ARRAY:
         loc = df.columns.get_loc(name)
         if isinstance(loc, int):
@@ -79,6 +99,8 @@ def rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
     """A column as a numpy object array (Python str for a str column): iterating it is
     fast, unlike pandas' Arrow-backed strings, which build each element on access."""
+    if isinstance(df, Table):
+        return np.asarray(df[name], dtype=object)
     if _COLUMN_ARRAY:
         loc = df.columns.get_loc(name)
         if isinstance(loc, int):  # pandas' own array (Arrow strings) converts in one call
@@ -91,24 +113,8 @@ def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
 _COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")
 
 
-def _memo(df) -> dict:
-    m = df.__dict__.get("_iochar_memo")
-    if m is None:
-        m = df.__dict__["_iochar_memo"] = {}
-    return m
-
-
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
-    m = _memo(df)
-    v = m.get(name)
-    if v is None or len(v) != len(df):
-        v = m[name] = _col(df, name)
-        v.flags.writeable = False
-    return v
-
-
-def _col(df, name):
     if name in df.columns:
         v = column(df, name)
         if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
@@ -136,13 +142,7 @@ def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
 
 
 def concept(df: pd.DataFrame, module: str, name: str) -> np.ndarray:
-    m = _memo(df)
-    key = ("concept", module, name)
-    v = m.get(key)
-    if v is None:
-        v = m[key] = expr(df, counter_map(module).get(name))
-        v.flags.writeable = False
-    return v
+    return expr(df, counter_map(module).get(name))
 
 
 def has_concept(df: pd.DataFrame, module: str, name: str) -> bool:
