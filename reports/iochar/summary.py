@@ -57,10 +57,30 @@ def counter_map(module: str) -> dict[str, str]:
     return out
 
 
-def column(df: pd.DataFrame, name: str):
+class Table:
+    """Named numpy columns of one length: the per-log tables the advice derives (the
+    layer table), read through column(), col() and objects() as a frame is. A pandas
+    frame costs ~100 us to build whatever its size, which on a typical log's few
+    files is most of the work."""
+
+    def __init__(self, cols: dict):
+        self._cols = cols
+        self.columns = list(cols)
+        self._len = len(next(iter(cols.values()))) if cols else 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._cols[name]
+
+
+def column(df: pd.DataFrame | Table, name: str):
     """A present column's values (numpy, or pandas' array for strings) without building
     a Series: on the small frames of a typical log, pandas' per-Series cost (~20 us)
     is most of a report's time. Read-only: copy before changing."""
+    if isinstance(df, Table):
+        return df[name]
     if _COLUMN_ARRAY:
         loc = df.columns.get_loc(name)
         if isinstance(loc, int):
@@ -79,6 +99,8 @@ def rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 def objects(df: pd.DataFrame, name: str = "path") -> np.ndarray:
     """A column as a numpy object array (Python str for a str column): iterating it is
     fast, unlike pandas' Arrow-backed strings, which build each element on access."""
+    if isinstance(df, Table):
+        return np.asarray(df[name], dtype=object)
     if _COLUMN_ARRAY:
         loc = df.columns.get_loc(name)
         if isinstance(loc, int):  # pandas' own array (Arrow strings) converts in one call
@@ -249,13 +271,14 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     return out
 
 
-def _by_rank(rank: np.ndarray, cols: dict) -> pd.DataFrame:
-    """DataFrame(cols).groupby(rank).sum(), without the groupby when ranks are unique."""
+def _by_rank(rank: np.ndarray, cols: dict) -> tuple:
+    """(ranks ascending, {name: values}): DataFrame(cols).groupby(rank).sum() as arrays,
+    without the groupby (and its frames) when ranks are unique."""
     if len(rank) and _unique(rank):
         order = np.argsort(rank, kind="stable")
-        return pd.DataFrame({k: v[order] for k, v in cols.items()},
-                            index=pd.Index(rank[order], name="rank"))
-    return pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
+        return rank[order], {k: v[order] for k, v in cols.items()}
+    g = pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
+    return g.index.to_numpy(), {k: column(g, k) for k in cols}
 
 
 def _text(values, index) -> pd.Series:
@@ -265,21 +288,29 @@ def _text(values, index) -> pd.Series:
 
 
 def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
-    """Per-rank (read, write, meta) time and bytes; exact from RANKS, else estimated.
+    """Per-rank (read, write, meta) time and bytes, as a frame indexed by rank, and
+    whether they are exact (rank_arrays)."""
+    rank, per, exact = rank_arrays(df, module, nprocs, ranks)
+    return pd.DataFrame(per, index=pd.Index(rank, name="rank")), exact
+
+
+def rank_arrays(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame | None):
+    """(ranks ascending, {time_read, time_write, time_meta, bytes: one value per rank},
+    exact): exact from RANKS, else estimated.
 
     The estimate (no RANKS section) is Darshan's: a rank's own records, plus for each
     shared record the slowest rank's time split in the record's read/write/meta ratio.
     """
     if ranks is not None and len(ranks):
-        return _by_rank(column(ranks, "rank"), {
+        return (*_by_rank(column(ranks, "rank"), {
             "time_read": col(ranks, "read_time"), "time_write": col(ranks, "write_time"),
             "time_meta": col(ranks, "meta_time"),
-            "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")}), True
+            "bytes": col(ranks, "bytes_read") + col(ranks, "bytes_written")}), True)
     t = {c: concept(df, module, c) for c in ("time_read", "time_write", "time_meta")}
     b = concept(df, module, "bytes_read") + concept(df, module, "bytes_written")
     rank = column(df, "rank")
     own = rank >= 0
-    per = _by_rank(rank[own], {**{k: v[own] for k, v in t.items()}, "bytes": b[own]})
+    rk, per = _by_rank(rank[own], {**{k: v[own] for k, v in t.items()}, "bytes": b[own]})
     shared = ~own
     if shared.any():
         tot = sum(v[shared] for v in t.values())
@@ -288,14 +319,12 @@ def rank_times(df: pd.DataFrame, module: str, nprocs: int, ranks: pd.DataFrame |
                                            1.0 / max(nprocs, 1)), 0.0)
         add = {k: float((v[shared] * scale).sum()) for k, v in t.items()}
         add["bytes"] = float(b[shared].sum()) / max(nprocs, 1)
-        if per.empty:
+        if not len(rk):
             slow_rank = col(df, f"{module}_SLOWEST_RANK")[shared]
-            per = pd.DataFrame({k: [0.0] for k in add},
-                               index=pd.Index([_int(slow_rank.max()) if len(slow_rank) else 0],
-                                              name="rank"))
-        for k, v in add.items():
-            per[k] = per[k] + v
-    return per, False
+            rk = np.array([_int(slow_rank.max()) if len(slow_rank) else 0], np.int64)
+            per = {k: np.zeros(1) for k in add}
+        per = {k: per[k] + v for k, v in add.items()}
+    return rk, per, False
 
 
 def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
@@ -337,15 +366,14 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     for c in ("time_read", "time_write", "time_meta"):
         s[c + "_total"] = _py(f[c].sum())
         s[c] = _py(f[c].sum() / nprocs)
-    per, exact = rank_times(df, module, nprocs, ranks)
-    if len(per):
+    rk, per, exact = rank_arrays(df, module, nprocs, ranks)
+    if len(rk):
         total = per["time_read"] + per["time_write"] + per["time_meta"]
-        r = total.idxmax()
-        slow = {"rank": int(r), "exact": exact, "time": _py(total[r]),
-                **{c: _py(per.at[r, c]) for c in ("time_read", "time_write", "time_meta")}}
-        fast_r = total.idxmin()
-        s["fastest_rank"] = {"rank": int(fast_r), "time": _py(total[fast_r])}
-        max_read, max_write = per["time_read"].max(), per["time_write"].max()
+        r, fast = argmax(total), argmin(total)
+        slow = {"rank": int(rk[r]), "exact": exact, "time": _py(total[r]),
+                **{c: _py(per[c][r]) for c in ("time_read", "time_write", "time_meta")}}
+        s["fastest_rank"] = {"rank": int(rk[fast]), "time": _py(total[fast])}
+        max_read, max_write = nanmax(per["time_read"]), nanmax(per["time_write"])
     else:
         slow = {"rank": None, "exact": exact, "time": 0, "time_read": 0, "time_write": 0,
                 "time_meta": 0}
@@ -382,12 +410,48 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     return s
 
 
+# Reductions with pandas' Series semantics (NaN skipped) on plain arrays.
+def argmax(v: np.ndarray) -> int:
+    """Position of the first largest value, NaN skipped (Series.idxmax)."""
+    return _arg(v, np.argmax)
+
+
+def argmin(v: np.ndarray) -> int:
+    """Position of the first smallest value, NaN skipped (Series.idxmin)."""
+    return _arg(v, np.argmin)
+
+
+def _arg(v: np.ndarray, fn) -> int:
+    ok = ~np.isnan(v)
+    if ok.all():
+        return int(fn(v))
+    at = np.flatnonzero(ok)
+    if not len(at):
+        raise ValueError("every value is NaN")
+    return int(at[fn(v[at])])
+
+
+def nanmax(v: np.ndarray) -> float:
+    """The largest value, NaN skipped; NaN when every value is (Series.max)."""
+    ok = v[~np.isnan(v)]
+    return ok.max() if len(ok) else np.nan
+
+
+def nanmin(v: np.ndarray) -> float:
+    """The smallest value, NaN skipped; NaN when every value is (Series.min)."""
+    ok = v[~np.isnan(v)]
+    return ok.min() if len(ok) else np.nan
+
+
 def unknown_counts(df: pd.DataFrame) -> dict:
     """{counter: records} of the values a log did not know (NaN: Darshan's -1 and
     negative times, darshan.unknown_as_nan); col() reads them as 0, so they are in
     no total. An iochar log has none (its reader rejects non-finite values)."""
     out = {}
-    for name in df.columns[3:]:
+    # the dtypes once, then only the float columns' values (most counters are integers)
+    for name, dtype in zip(df.columns[3:], df.dtypes.iloc[3:]):
+        if dtype.kind != "f":
+            continue
         v = column(df, name)
         if isinstance(v, np.ndarray) and v.dtype.kind == "f":
             n = int(np.isnan(v).sum())

@@ -3,6 +3,8 @@ POSIX than the application asked it for."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import summary as S
 from .base import Advice, Context, least
 
@@ -28,23 +30,25 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         paths = ctx.owned_paths(layer)
         if not paths:
             continue
-        sub = t[t["path"].isin(paths)]
-        top, low = sub[sub["layer"] == layer], sub[sub["layer"] == "POSIX"]
-        asked = float(top["bytes_written"].sum() + top["bytes_read"].sum())
-        moved = float(low["bytes_written"].sum() + low["bytes_read"].sum())
+        sel = np.fromiter((p in paths for p in S.objects(t)), bool, len(t))
+        layer_of = S.objects(t, "layer")
+        top, low = sel & (layer_of == layer), sel & (layer_of == "POSIX")
+        br, bw = S.column(t, "bytes_read"), S.column(t, "bytes_written")
+        asked = float(bw[top].sum() + br[top].sum())
+        low_read, low_written = br[low].sum(), bw[low].sum()
+        moved = float(low_written + low_read)
         if not asked or moved < cfg["factor"] * asked or moved - asked < cfg["min_bytes"]:
             continue
         secs = ctx.time_of(paths) * (moved - asked) / moved
         out.append(Advice(
             ID, "high",
             f"{layer}: POSIX moved {S.human_bytes(moved)} (read "
-            f"{S.human_bytes(low['bytes_read'].sum())}, wrote "
-            f"{S.human_bytes(low['bytes_written'].sum())}) for {S.human_bytes(asked)} the "
+            f"{S.human_bytes(low_read)}, wrote "
+            f"{S.human_bytes(low_written)}) for {S.human_bytes(asked)} the "
             f"program passed to {layer} ({moved / asked:.1f}x)",
             rec,
             {"posix_bytes": moved, f"{layer}_bytes": asked, "factor": moved / asked,
-             "POSIX_BYTES_READ": float(low["bytes_read"].sum()),
-             "POSIX_BYTES_WRITTEN": float(low["bytes_written"].sum())},
+             "POSIX_BYTES_READ": float(low_read), "POSIX_BYTES_WRITTEN": float(low_written)},
             {"HDF5": "H5D", "NetCDF": "NC_VAR", "PnetCDF": "PNETCDF_VAR"}[layer],
             least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=set(paths)))
     return out

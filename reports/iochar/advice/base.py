@@ -165,7 +165,7 @@ class Context:
         if not len(t):
             return pd.Series(dtype=object)
         return pd.Series(layers, index=pd.Index(paths, name="path", dtype=t["path"].dtype),
-                         name="layer", dtype=t["layer"].dtype)
+                         name="layer")  # str dtype inferred, as a frame column gets
 
     @cached_property
     def _owners(self) -> tuple:

@@ -70,10 +70,13 @@ def file_of(paths: np.ndarray, files: set) -> np.ndarray:
     return np.array(out, dtype=object)
 
 
-def table(ctx) -> pd.DataFrame:
+def table(ctx) -> S.Table:
     """One row per (file path, layer): the METRICS summed over ranks, plus `nranks`
     (ranks that used it at that layer; nprocs for a record reduced over ranks)."""
     return table_codes(ctx)[0]
+
+
+COLUMNS = ("path", "layer", *METRICS, "nranks")
 
 
 def table_codes(ctx) -> tuple:
@@ -87,29 +90,30 @@ def table_codes(ctx) -> tuple:
         if df is None or "path" not in df.columns:
             continue
         f = ctx.files(module)
-        f = S.rows(f, S.column(f, "record_id") != S.AGGREGATE_ID)
-        if not len(f):
+        keep = S.column(f, "record_id") != S.AGGREGATE_ID
+        if not keep.any():
             continue
-        paths = S.objects(f, "path")
+        paths = S.objects(f, "path")[keep]
         if module in ("H5D", "NC_VAR", "PNETCDF_VAR"):
             paths = file_of(paths, file_paths)
-        nranks = np.where(S.column(f, "shared_row"), ctx.nprocs, S.column(f, "nranks"))
-        parts.append({"path": paths, "layer": np.full(len(f), layer, dtype=object),
-                      **{k: S.column(f, k) for k in METRICS}, "nranks": nranks})
+        nranks = np.where(S.column(f, "shared_row"), ctx.nprocs, S.column(f, "nranks"))[keep]
+        parts.append({"path": paths, "layer": np.full(len(paths), layer, dtype=object),
+                      **{k: S.column(f, k)[keep] for k in METRICS}, "nranks": nranks})
     if not parts:
-        return pd.DataFrame(columns=["path", "layer", *METRICS, "nranks"]), None
-    # one frame from the parts' columns (what pd.concat of one frame per part gives)
+        return S.Table({k: np.empty(0, object if k in ("path", "layer") else np.float64)
+                        for k in COLUMNS}), None
+    # one table from the parts' columns (what pd.concat of one frame per part gives)
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    cols["path"] = text_column(cols["path"])  # str objects, as every path column
-    t = pd.DataFrame(cols)
-    paths = S.objects(t, "path")
+    cols["path"] = np.asarray(cols["path"], dtype=object)  # str objects, as every path column
+    paths = cols["path"]
     codes, uniq = pd.factorize(paths, use_na_sentinel=False)
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     lcodes = np.concatenate([np.full(len(p["path"]), rank[p["layer"][0]]) for p in parts])
     if S._unique(codes * len(LAYERS) + lcodes) and \
             pd.api.types.infer_dtype(paths, skipna=False) == "string":
         # one row per (path, layer) already: what the groupby would give
-        return t, (codes, np.asarray(uniq, dtype=object))
+        return S.Table(cols), (codes, np.asarray(uniq, dtype=object))
+    t = pd.DataFrame({**cols, "path": text_column(paths)})
     agg = {k: "sum" for k in METRICS}
     agg["nranks"] = "max"
     agg["path"] = "first"
@@ -118,7 +122,8 @@ def table_codes(ctx) -> tuple:
     t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
                             for p in t["path"]])
     g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
-    return g[["path", "layer", *METRICS, "nranks"]], None
+    return S.Table({k: S.objects(g, k) if k in ("path", "layer") else S.column(g, k)
+                    for k in COLUMNS}), None
 
 
 def path_codes(t: pd.DataFrame) -> tuple:
@@ -157,7 +162,7 @@ def owners(t: pd.DataFrame) -> pd.Series:
         return pd.Series(dtype=object)
     paths, layers, _ = owner_arrays(t)
     return pd.Series(layers, index=pd.Index(paths, name="path", dtype=t["path"].dtype),
-                     name="layer", dtype=t["layer"].dtype)
+                     name="layer")  # str dtype inferred, as a frame column gets
 
 
 def owner_map(t: pd.DataFrame) -> dict:

@@ -17,9 +17,10 @@ from .base import Advice, Context, least, num
 ID = "lustre"
 
 
-def layouts(ctx: Context) -> pd.DataFrame:
+def layouts(ctx: Context) -> pd.DataFrame | None:
     """One row per file with a known layout: record_id, stripe_size, stripe_count and
-    osts (a tuple of OST indices; iochar logs know the first one only)."""
+    osts (a tuple of OST indices; iochar logs know the first one only); None when no
+    file has one (most logs: no frame built)."""
     lu = ctx.frame("LUSTRE")
     if lu is not None and "LUSTRE_STRIPE_COUNT" in lu.columns:
         lu = lu.drop_duplicates("record_id")
@@ -32,8 +33,10 @@ def layouts(ctx: Context) -> pd.DataFrame:
             "osts": [tuple(int(o) for o in str(s).split(",") if o) for s in ids]})
     px = ctx.frame("POSIX")
     if px is None or "POSIX_LUSTRE_STRIPE_COUNT" not in px.columns:
-        return pd.DataFrame(columns=["record_id", "stripe_size", "stripe_count", "osts"])
+        return None
     cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
+    if not (cnt > 0).any():
+        return None
     px = S.rows(px, cnt > 0).drop_duplicates("record_id")
     first = S.col(px, "POSIX_LUSTRE_STRIPE_OFFSET")
     cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
@@ -225,7 +228,7 @@ def stripe_size(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     lay = layouts(ctx)
-    if not len(lay):
+    if lay is None or not len(lay):
         return []
     return single_stripe(ctx, cfg, lay) + slow_ost(ctx, cfg, lay) + \
         stripe_size(ctx, cfg, lay)

@@ -36,15 +36,18 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         return []
     indep, coll = S.expr(df, INDEP), S.expr(df, COLL)
     f = ctx.files("MPIIO")
-    per = pd.DataFrame({"record_id": df["record_id"].to_numpy(), "indep": indep, "coll": coll})
-    f = f.join(per.groupby("record_id").sum(), on="record_id")
+    # each file's operations (per_file's rows: one per record_id of df; whole counts,
+    # so a float64 sum is exact in any order)
+    at = pd.Index(S.column(f, "record_id")).get_indexer(S.column(df, "record_id"))
+    f_indep = np.bincount(at, indep, len(f))
+    f_coll = np.bincount(at, coll, len(f))
     # a file one rank uses has nothing to gain from collective calls
-    sel = f["shared"] & (f["coll"] == 0) & (f["indep"] > 0) & \
-        ((f["nranks"] > 1) | f["shared_row"])
-    n = float(f.loc[sel, "indep"].sum())
+    sel = S.column(f, "shared") & (f_coll == 0) & (f_indep > 0) & \
+        ((S.column(f, "nranks") > 1) | S.column(f, "shared_row"))
+    n = float(f_indep[sel].sum())
     if n < cfg["min_ops"]:
         return []
-    paths = set(f.loc[sel, "path"])
+    paths = set(S.objects(f, "path")[sel].tolist())
     rows = df["path"].isin(paths).to_numpy()
     sub = df[rows]
     top = S.top_sizes(sub, "MPIIO")

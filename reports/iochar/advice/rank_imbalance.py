@@ -23,22 +23,23 @@ def top_module(ctx: Context) -> str | None:
 
 
 def per_rank(ctx: Context, module: str):
-    """(seconds, bytes) per rank, and how many ranks they stand for. Ranks with no I/O
-    in the module did zero: the lowest such rank stands for them all, so the work is
-    bounded by the log's rows, never by nprocs (a number the log states)."""
+    """(ranks ascending, seconds and bytes of each, how many ranks they stand for).
+    Ranks with no I/O in the module did zero: the lowest such rank stands for them
+    all, so the work is bounded by the log's rows, never by nprocs (a number the log
+    states)."""
     # regular files only: rank 0 writing <STDOUT> or a pipe is not an imbalance
     df = S.rows(ctx.frame(module), ctx.regular_rows(module))
-    per, exact = S.rank_times(df, module, ctx.nprocs, ctx.ranks.get(module))
-    t = (per["time_read"] + per["time_write"] + per["time_meta"])
+    rank, per, exact = S.rank_arrays(df, module, ctx.nprocs, ctx.ranks.get(module))
+    t = per["time_read"] + per["time_write"] + per["time_meta"]
     b = per["bytes"]
     n = len(t)
     if exact and ctx.nprocs > 1 and n < ctx.nprocs:
-        have = set(t.index.tolist())
+        have = set(rank.tolist())
         idle = next(r for r in range(n + 1) if r not in have)
-        t, b = t.copy(), b.copy()
-        t.loc[idle] = b.loc[idle] = 0.0
-        t, b, n = t.sort_index(), b.sort_index(), ctx.nprocs
-    return t, b, n
+        order = np.argsort(np.append(rank, idle), kind="stable")
+        rank = np.append(rank, idle)[order]
+        t, b, n = np.append(t, 0.0)[order], np.append(b, 0.0)[order], ctx.nprocs
+    return rank, t, b, n
 
 
 def regular_paths(ctx: Context, module: str) -> set:
@@ -52,17 +53,19 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     m = top_module(ctx)
     if m is not None and ctx.nprocs > 1 and ctx.regular_rows(m).any():
-        t, b, nranks = per_rank(ctx, m)
-        t_mean, b_mean = float(t.sum()) / nranks, float(b.sum()) / nranks
+        rank, t, b, nranks = per_rank(ctx, m)
+        # NaN skipped, as pandas' Series reductions do
+        t_mean, b_mean = float(np.nansum(t)) / nranks, float(np.nansum(b)) / nranks
+        b_max, b_min = float(S.nanmax(b)), float(S.nanmin(b))
         # Time alone varies with contention and noise; the application can only
         # change what it gives each rank to do: the bytes must be uneven too.
-        uneven = float(b.max()) > 0 and (float(b.max()) - float(b.min())) / float(b.max()) \
-            >= cfg["bytes_ratio"]
+        uneven = b_max > 0 and (b_max - b_min) / b_max >= cfg["bytes_ratio"]
         if nranks > 1 and uneven:
-            slow, fast = float(t.max()), float(t.min())
+            slow, fast = float(S.nanmax(t)), float(S.nanmin(t))
+            r_slow, r_fast = int(rank[S.argmax(t)]), int(rank[S.argmin(t)])
             spread = (slow - fast) / slow if slow > 0 else 0.0  # no rank timed: bytes alone
             timed = slow >= cfg["min_time"] and spread >= cfg["ratio"]
-            if timed or float(b.max()) >= cfg["min_bytes"]:
+            if timed or b_max >= cfg["min_bytes"]:
                 # Priced by bytes: the busiest rank's excess over an even share is what
                 # balancing removes from the I/O phase; its time is noisy (page cache,
                 # a loaded node) while the bytes are what the application decides.
@@ -71,17 +74,17 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                            m, "the data each rank passes to write()/read()")
                 out.append(Advice(
                     ID, "high",
-                    f"{m}: slowest rank {int(t.idxmax())} spends {S.human_time(slow)} in I/O, "
-                    f"fastest rank {int(t.idxmin())} {S.human_time(fast)}, mean "
+                    f"{m}: slowest rank {r_slow} spends {S.human_time(slow)} in I/O, "
+                    f"fastest rank {r_fast} {S.human_time(fast)}, mean "
                     f"{S.human_time(t_mean)} ({pct(spread)} imbalance)",
                     f"give every rank an equal share of the data ({who}), or gather the "
                     "data of the busy rank onto the others first; with MPI-IO, collective "
                     "calls (cb_nodes aggregators) spread the writing",
-                    {"slowest_rank": int(t.idxmax()), "slowest_rank_time": slow,
-                     "fastest_rank": int(t.idxmin()), "fastest_rank_time": fast,
+                    {"slowest_rank": r_slow, "slowest_rank_time": slow,
+                     "fastest_rank": r_fast, "fastest_rank_time": fast,
                      "mean_rank_time": t_mean, "ranks": nranks,
-                     "max_rank_bytes": float(b.max()), "min_rank_bytes": float(b.min())}, m,
-                    nbytes=(float(b.max()) - b_mean) * nranks,
+                     "max_rank_bytes": b_max, "min_rank_bytes": b_min}, m,
+                    nbytes=(b_max - b_mean) * nranks,
                     # every rank waits for the slowest at the next collective step
                     seconds=(slow - t_mean) * nranks, paths=regular_paths(ctx, m)))
     for module, df in ctx.records.items():
