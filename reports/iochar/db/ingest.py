@@ -15,6 +15,7 @@ from multiprocessing import get_context
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from tqdm import tqdm
 
 from .. import advice
 from .. import jobs as J
@@ -69,7 +70,6 @@ def discover(paths: list) -> list:
 
 def progress_bar(total: int, enabled: bool):
     """A progress bar on stderr (tqdm), drawn only when asked or stderr is a terminal."""
-    from tqdm import tqdm
     return tqdm(total=total, unit="log", file=sys.stderr, disable=not enabled,
                 mininterval=0.2, dynamic_ncols=True)
 
@@ -179,7 +179,7 @@ class _Dask:
 
     def __init__(self, scheduler, workers):
         try:
-            from distributed import Client, LocalCluster
+            from distributed import Client, LocalCluster  # optional and heavy: Dask only when asked
         except ImportError:
             raise RuntimeError("--scheduler/--workers need Dask: "
                                "pip install 'dask[distributed]'") from None
