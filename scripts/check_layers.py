@@ -57,20 +57,6 @@ def commands(pkg):
     return {pkg.joinpath(*m.split(".")).with_suffix(".py") for m in mods}
 
 
-def imports(path, pkg):
-    """(line, dotted name) of every module `path` imports, relative ones resolved,
-    those inside functions included."""
-    here = ["iochar", *path.relative_to(pkg).parent.parts]
-    for node in ast.walk(ast.parse(path.read_text(errors="replace"))):
-        if isinstance(node, ast.Import):
-            yield from ((node.lineno, a.name) for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
-            mod = ".".join(base + ([node.module] if node.module else []))
-            yield node.lineno, mod
-            yield from ((node.lineno, f"{mod}.{a.name}") for a in node.names)
-
-
 def python_violations(root):
     pkg = pathlib.Path(root) / "reports" / "iochar"
     if not pkg.is_dir():
@@ -80,12 +66,45 @@ def python_violations(root):
         if src.parent == pkg / "cli" or src in allowed:
             continue
         bad = {}  # line -> the most specific name imported there
-        for line, mod in imports(src, pkg):
+        for line, mod, _, name in _targets(src, pkg):
+            full = f"{mod}.{name}" if name else mod
             if (mod == "iochar.cli" or mod.startswith("iochar.cli.")) and \
-                    len(mod) > len(bad.get(line, "")):
-                bad[line] = mod
+                    len(full) > len(bad.get(line, "")):
+                bad[line] = full
         for line, mod in sorted(bad.items()):
             yield f"{src.relative_to(root)}:{line}: imports {mod} (library -> cli)"
+
+
+def _targets(path, pkg):
+    """(line, module, its file or None, name taken from it or None) of each iochar
+    import in path, relative ones resolved, those inside functions included.
+    `from M import x` takes module M.x when there is one, else the name x of M."""
+    here = ["iochar", *path.relative_to(pkg).parent.parts]
+    for node in ast.walk(ast.parse(path.read_text(errors="replace"))):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "iochar":
+                    yield node.lineno, a.name, _module_of(pkg, a.name), None
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            if mod.split(".")[0] != "iochar":
+                continue
+            for a in node.names:
+                sub = _module_of(pkg, f"{mod}.{a.name}")
+                if sub is not None:
+                    yield node.lineno, f"{mod}.{a.name}", sub, None
+                else:
+                    yield node.lineno, mod, _module_of(pkg, mod), a.name
+
+
+def _module_of(pkg, dotted: str):
+    """The file of an iochar module or package (its __init__.py), or None."""
+    parts = dotted.split(".")[1:]
+    f = pkg.joinpath(*parts)
+    if (f / "__init__.py").exists():
+        return f / "__init__.py"
+    return f.with_suffix(".py") if parts and f.with_suffix(".py").exists() else None
 
 
 # ---- the layer order inside reports/iochar/ ---------------------------------------
@@ -112,38 +131,6 @@ def py_layers() -> dict:
     return {name: i for i, name in enumerate(names)}
 
 
-def _module_of(pkg, dotted: str):
-    """The file of an iochar module or package (its __init__.py), or None."""
-    parts = dotted.split(".")[1:]
-    f = pkg.joinpath(*parts)
-    if (f / "__init__.py").exists():
-        return f / "__init__.py"
-    return f.with_suffix(".py") if parts and f.with_suffix(".py").exists() else None
-
-
-def _targets(path, pkg):
-    """(line, file imported, name taken from it or None) of each iochar import in path,
-    relative ones resolved, those inside functions included. `from M import x` takes
-    module M.x when there is one, else the name x of M."""
-    here = ["iochar", *path.relative_to(pkg).parent.parts]
-    for node in ast.walk(ast.parse(path.read_text(errors="replace"))):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.split(".")[0] == "iochar":
-                    yield node.lineno, _module_of(pkg, a.name), None
-        elif isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
-            mod = ".".join(base + ([node.module] if node.module else []))
-            if mod.split(".")[0] != "iochar":
-                continue
-            for a in node.names:
-                sub = _module_of(pkg, f"{mod}.{a.name}")
-                if sub is not None:
-                    yield node.lineno, sub, None
-                else:
-                    yield node.lineno, _module_of(pkg, mod), a.name
-
-
 def _unit(pkg, f) -> str:
     rel = f.relative_to(pkg)
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
@@ -161,7 +148,7 @@ def python_layer_violations(root):
         if me not in order:
             yield f"{where}: {me} is not in the layer order (scripts/check_layers.py PY_LAYERS)"
             continue
-        for line, dest, name in _targets(src, pkg):
+        for line, _, dest, name in _targets(src, pkg):
             if dest is None or dest == src:
                 continue
             to = _unit(pkg, dest)

@@ -211,7 +211,7 @@ class _Dask:
 
 
 def _import_extract():
-    import iochar.db.extract  # noqa: F401
+    import iochar.db.extract  # noqa: F401  (the task itself: a worker imports the parsing side)
 
 
 class _Writer:
