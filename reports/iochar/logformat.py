@@ -89,11 +89,6 @@ def varint(v: int) -> bytes:
     return bytes(out + bytes([v]))
 
 
-@functools.lru_cache(maxsize=64)
-def _struct(fmt: str) -> struct.Struct:
-    return struct.Struct(fmt)
-
-
 class Reader:
     """The one bounds-checked cursor over bytes (a section's payload, a live file's
     schema area): every read checks the length first, so no size or count read from
@@ -102,7 +97,7 @@ class Reader:
 
     def __init__(self, buf, what: str, error=LogError,
                  short: str = "payload ends inside an entry"):
-        self.buf, self.at, self.what = memoryview(buf), 0, what
+        self.buf, self.at, self.what = buf, 0, what  # bytes or a memoryview: not copied
         self.error, self.short = error, short
 
     @functools.cached_property
@@ -113,7 +108,7 @@ class Reader:
     def fail(self, msg: str):
         raise self.error(f"{self.what}: {msg}")
 
-    def take(self, n: int) -> memoryview:
+    def take(self, n: int):
         if n < 0 or self.at + n > len(self.buf):
             self.fail(self.short)
         out = self.buf[self.at:self.at + n]
@@ -121,8 +116,11 @@ class Reader:
         return out
 
     def unpack(self, fmt: str) -> tuple:
-        s = _struct(fmt)
-        return s.unpack(self.take(s.size))
+        at, n = self.at, struct.calcsize(fmt)
+        if at + n > len(self.buf):
+            self.fail(self.short)
+        self.at = at + n
+        return struct.unpack_from(fmt, self.buf, at)
 
     def text(self, lenfmt: str, errors: str = "surrogateescape") -> str:
         """A length-prefixed string; by default bytes that are not UTF-8 are kept
