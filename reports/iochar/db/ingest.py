@@ -15,7 +15,6 @@ from multiprocessing import get_context
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from tqdm import tqdm
 
 from .. import advice
 from .. import jobs as J
@@ -70,6 +69,7 @@ def discover(paths: list) -> list:
 
 def progress_bar(total: int, enabled: bool):
     """A progress bar on stderr (tqdm), drawn only when asked or stderr is a terminal."""
+    from tqdm import tqdm  # heavy (pulls importlib.metadata, email): only ingest draws a bar
     return tqdm(total=total, unit="log", file=sys.stderr, disable=not enabled,
                 mininterval=0.2, dynamic_ncols=True)
 
