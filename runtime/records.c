@@ -1,6 +1,5 @@
 /* Record tables in a bounded arena, the fd table, and the generic handle map. */
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +14,23 @@
 #define NBUCKETS (1u << 14)
 
 /* Record memory: one bump arena of IOCHAR_MEMORY bytes, mapped NORESERVE so
- * untouched pages cost nothing. Creation is under one mutex (opens only). */
+ * untouched pages cost nothing. Creation is under one lock (new names only).
+ * A spin lock (core.h), not a pthread mutex: under MPI (a progress thread)
+ * every new name takes it, and a mutex's lock and unlock were ~80
+ * instructions of a first stat's ~950; it is held for a few hundred
+ * instructions, rarely across a system call (a backing step), and a waiter
+ * yields every 64 spins (iochar_spin_wait). */
 static uint8_t *arena;
 static size_t arena_used, arena_size;
-static pthread_mutex_t rec_mutex = PTHREAD_MUTEX_INITIALIZER;
-/* While the process has one thread the mutex is not taken (as iochar_spin,
- * core.h): nothing under it creates a thread, and a signal handler is
- * turned away by the in-tool guard.  The fork handlers take it for real. */
-static inline void rec_lock(void) {
-  if (!iochar_single_threaded()) pthread_mutex_lock(&rec_mutex);
-}
-static inline void rec_unlock(void) {
-  if (!iochar_single_threaded()) pthread_mutex_unlock(&rec_mutex);
+static iochar_spin rec_mutex;
+/* While the process has one thread it is not taken (iochar_spin_lock):
+ * nothing under it creates a thread, and a signal handler is turned away by
+ * the in-tool guard.  The fork handlers take it for real. */
+static inline void rec_lock(void) { iochar_spin_lock(&rec_mutex); }
+static inline void rec_unlock(void) { iochar_spin_unlock(&rec_mutex); }
+static void rec_lock_always(void) {
+  if (atomic_flag_test_and_set_explicit(&rec_mutex.f, memory_order_acquire))
+    iochar_spin_wait(&rec_mutex);
 }
 static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
 static iochar_record *mod_list[IOCHAR_MOD_COUNT];
@@ -89,7 +93,9 @@ static void *arena_alloc(size_t n, size_t owe) {
     size_t from = arena_populated, len = POPULATE;
     while (from + len < arena_used) len += POPULATE;
     if (from + len > tables_low) len = tables_low - from;
-    madvise(arena + from, len, MADV_POPULATE_WRITE);
+    /* a live file's backing steps (iochar_live_reserve) populated these
+     * pages already: a second madvise would only walk them again */
+    if (!iochar_live_active()) madvise(arena + from, len, MADV_POPULATE_WRITE);
     arena_populated = from + len;
   }
   return p;
@@ -549,7 +555,7 @@ static void reset_entry(const iochar_module *m, iochar_meta_entry *e) {
 /* fork child: keep records (inherited fds still point at them) but zero what
  * they counted, so the child reports only its own I/O. */
 void iochar_records_reset(void) {
-  pthread_mutex_init(&rec_mutex, NULL);
+  atomic_flag_clear(&rec_mutex.f);
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
@@ -589,14 +595,14 @@ void iochar_records_live_again(void) {
 /* An MPI rank keeps a live file from MPI_Init on, records or not, so that a
  * killed rank is named (and not silently absent) when its job is read. */
 void iochar_records_live_now(void) {
-  pthread_mutex_lock(&rec_mutex);
+  rec_lock_always();
   if (!iochar_live_active()) iochar_live_on(arena_used, tables_low);
   iochar_live_sync_job();
-  pthread_mutex_unlock(&rec_mutex);
+  iochar_spin_unlock(&rec_mutex);
 }
 
-void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }
-void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
+void iochar_records_lock(void) { rec_lock_always(); }
+void iochar_records_unlock(void) { iochar_spin_unlock(&rec_mutex); }
 
 /* ---- fd table ----------------------------------------------------------- */
 
