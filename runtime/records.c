@@ -153,13 +153,16 @@ static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
  * integer counters that sum (SUM) or keep one value (ANY) and the floating
  * timestamps and times, less every one that read and write accounting
  * sets (its layout's counters, but for the two alignments, which a name
- * has from its creation, and the metadata time).  Any new SUM or ANY
+ * has from its creation, and the metadata time) and the module's rare ones
+ * (meta_rare: their first call makes the entry full).  Any new SUM or ANY
  * counter of a list is carried without more. */
 static void meta_slots_make(int mi) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > IOCHAR_META_MAX) return;
   const iochar_rw_layout *L = m->rw;
   uint8_t data[IOCHAR_META_MAX] = {0};
+  for (const int16_t *k = m->meta_rare; k && *k >= 0; k++)
+    if (*k < IOCHAR_META_MAX) data[*k] = 1; /* the module's rare ones: not carried */
 #define DATA(i, n)                                                                   \
   for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) \
   data[i_ + k_] = 1
@@ -218,11 +221,33 @@ static void lock_as_caller(iochar_spin *l, int bracket) {
     iochar_spin_lock(l);
 }
 
+static iochar_record *meta_promote(iochar_meta_entry *e);
+
+/* Entry e's full record, made now if it has none (the caller holds e's lock,
+ * by the rule of its bracket if it is in one).  As iochar_rw_state_make: the
+ * record's memory may need the live file backed (system calls), so a bracket
+ * pauses, e's lock held for real meanwhile (the caller's unlock frees it). */
+static iochar_record *entry_full(iochar_meta_entry *e, int bracket) {
+  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
+  if (f) return f;
+  if (bracket) {
+    iochar_spin_hold_in(&e->h.lock);
+    iochar_fast_pause();
+  }
+  rec_lock();
+  f = e->full ? e->full : meta_promote(e);
+  rec_unlock();
+  if (bracket) iochar_fast_resume();
+  return f;
+}
+
 void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
                              double t1) {
-  /* a full record now (caller holds the entry's lock: then its) */
-  iochar_record *f = ((iochar_meta_entry *)r)->full;
-  lock_as_caller(&f->lock, (iochar_in_tool & IOCHAR_FAST_MASK) != 0);
+  /* a full record (made now for a counter the entry does not carry); the
+   * caller holds the entry's lock, and this takes the record's too */
+  int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
+  iochar_record *f = entry_full((iochar_meta_entry *)r, bracket);
+  lock_as_caller(&f->lock, bracket);
   iochar_meta_apply(f, iochar_modules[r->module]->rw, idx, ts_start, ts_end, t0, t1);
   iochar_spin_unlock(&f->lock);
 }
@@ -467,22 +492,8 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
 
 iochar_record *iochar_record_for_data(iochar_fdesc *d, iochar_record *r) {
   if (!(r->flags & IOCHAR_REC_META)) return r;
-  iochar_meta_entry *e = (iochar_meta_entry *)r;
   int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
-  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
-  if (!f) {
-    /* as iochar_rw_state_make: the record's memory may need the live file
-     * backed (system calls), so the bracket pauses, the entry's lock held
-     * for real meanwhile */
-    if (bracket) {
-      iochar_spin_hold_in(&r->lock);
-      iochar_fast_pause();
-    }
-    rec_lock();
-    f = e->full ? e->full : meta_promote(e);
-    rec_unlock();
-    if (bracket) iochar_fast_resume();
-  }
+  iochar_record *f = entry_full((iochar_meta_entry *)r, bracket);
   if (d) __atomic_store_n(&d->rec, f, __ATOMIC_RELAXED);
   /* the caller's lock moves to the record: the entry's first, then freed */
   lock_as_caller(&f->lock, bracket);
