@@ -25,11 +25,14 @@ const char *iochar_single_threaded_flag = &always_lock;
 const char *iochar_fast_flag = &always_lock;
 char iochar_fast_mode = 1;
 
-/* The fd table and each module's meta slot count (core.h), which the
- * inline lookups read everywhere; runtime/records.c sets them up. */
+/* The fd table and each module's meta slots (core.h), which the inline
+ * lookups read everywhere and the live file's schema writes out;
+ * runtime/records.c sets them up. */
 _Atomic(iochar_fdesc *) *iochar_fds;
 int iochar_fds_max;
 uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
+int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+int16_t iochar_meta_index[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 
 /* A lock held by another thread: spin briefly (the holder only adds a few
  * counters), then give the core away, so that a holder preempted by its own

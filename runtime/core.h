@@ -464,6 +464,9 @@ static inline iochar_record *iochar_record_now(iochar_record *r) {
  * (integer ones first, floating ones at n_int + j) in an entry, -1 none. */
 #define IOCHAR_META_MAX 512
 extern int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
+/* The way back: [m][k] the counter index slot k of an entry carries,
+ * iochar_meta_count[m] of them (the live file's schema lists them). */
+extern int16_t iochar_meta_index[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 /* Where integer counter idx (0 <= idx < n_int) or floating counter idx
  * (n_int <= idx: the (idx - n_int)th) of r lives, r a record or a
  * metadata-only entry; NULL: an entry does not carry it. */

@@ -204,6 +204,10 @@ __attribute__((constructor)) void iochar_init(void) {
   iochar_in_tool--;
 }
 
+/* Has this process anything to say: a record touched, or MPI started (a rank
+ * that did no I/O still counts in its job)?  Async-signal-safe. */
+static int said(void) { return iochar_records_any_touched() || iochar_job_info.mpi_initialized; }
+
 /* Write this process's log once: the serial log, or a per-rank fallback log
  * for an MPI job that never reached MPI_Finalize. */
 void iochar_shutdown(void) {
@@ -221,7 +225,7 @@ void iochar_shutdown(void) {
    * in a job script) leaves no log: only jobs' I/O fills the log directory. */
   char path[IOCHAR_PATH_MAX];
   int e = errno, written = 0;
-  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized)
+  if (!said())
     ; /* nothing to say */
   else if (iochar_log_path(path, sizeof path, iochar_job_info.per_rank_log) != 0)
     iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");
@@ -231,10 +235,10 @@ void iochar_shutdown(void) {
     written = 1;
   /* The live file goes once the log is there (or nothing needed saying);
    * else it stays, for the reader to recover. */
-  if (written || (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized))
+  if (written || !said())
     iochar_live_done();
   else
-    iochar_live_end(IOCHAR_LIVE_RUNNING, -1);
+    iochar_live_end(IOCHAR_LIVE_RUNNING, -1, 1);
   errno = e;
   iochar_in_tool--;
 }
@@ -246,7 +250,7 @@ void iochar_abort_log(int code) {
   if (!iochar_ready || getpid() != owner_pid) return;
   iochar_job_info.ended_by = "MPI_Abort";
   iochar_job_info.abort_code = code;
-  iochar_live_end(IOCHAR_LIVE_ABORT, code);
+  iochar_live_end(IOCHAR_LIVE_ABORT, code, said());
   iochar_shutdown();
 }
 
@@ -257,7 +261,7 @@ static char exec_log[IOCHAR_PATH_MAX];
 void iochar_exec_prepare(void) {
   exec_log[0] = 0;
   if (!iochar_ready || getpid() != owner_pid || iochar_job_info.written) return;
-  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) return;
+  if (!said()) return;
   iochar_enter();
   iochar_in_tool++;
   int e = errno;
@@ -306,7 +310,7 @@ __attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
  * vfork child: the live file is the parent's. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written)
-    iochar_live_end(IOCHAR_LIVE_EXIT, status);
+    iochar_live_end(IOCHAR_LIVE_EXIT, status, said());
   void (*real)(int) = real_exit; /* resolved at start-up: dlsym is not AS-safe */
   if (real) real(status);
   syscall(231 /* exit_group */, status);

@@ -18,7 +18,6 @@
 #include "config.h"
 #include "core.h"
 #include "logdir.h"
-#include "records.h"
 #include "safefile.h"
 #include "warn.h"
 
@@ -107,7 +106,7 @@ static size_t schema_write(uint8_t *out) {
     for (uint32_t i = 0; i < m->n_flt; i++) putstr(&p, m->flts[i].name), *p++ = m->flts[i].op;
     put16(&p, iochar_meta_count[mi]);
     for (uint16_t k = 0; k < iochar_meta_count[mi]; k++)
-      put16(&p, (uint16_t)iochar_meta_slots(mi)[k]);
+      put16(&p, (uint16_t)iochar_meta_index[mi][k]);
   }
   return (size_t)(p - out);
 }
@@ -450,7 +449,7 @@ void iochar_live_publish(size_t used) {
   if (hdr) __atomic_store_n(&hdr->arena_used, used, __ATOMIC_RELEASE);
 }
 
-void iochar_live_end(int state, int status) {
+void iochar_live_end(int state, int status, int said) {
   if (!hdr) return;
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
@@ -461,7 +460,7 @@ void iochar_live_end(int state, int status) {
     hdr->folded[m] = iochar_job_info.folded_files[m];
   __atomic_store_n(&hdr->state, (uint32_t)state, __ATOMIC_RELEASE);
   __atomic_add_fetch(&hdr->seq, 1, __ATOMIC_RELEASE);
-  if (!iochar_records_any_touched() && !iochar_job_info.mpi_initialized) {
+  if (!said) {
     iochar_live_done(); /* nothing to say, as a log would not be written */
     return;
   }

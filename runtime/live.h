@@ -88,8 +88,9 @@ void iochar_live_publish(size_t used);
 /* Copy the job identity (after MPI_Init, at the end) into the header. */
 void iochar_live_sync_job(void);
 /* The process ends (state IOCHAR_LIVE_*): a store and an msync; a process
- * that recorded nothing removes its file.  Async-signal-safe. */
-void iochar_live_end(int state, int status);
+ * with nothing to say (said: records.c's iochar_records_any_touched or MPI
+ * initialized, from the caller above) removes its file.  Async-signal-safe. */
+void iochar_live_end(int state, int status, int said);
 /* The log is written: remove the live file.  Async-signal-safe. */
 void iochar_live_done(void);
 /* 1 while the record memory is a live file. */

@@ -142,11 +142,9 @@ static size_t record_bytes(const iochar_module *m, size_t namelen) {
 
 /* ---- metadata-only entries (core.h, iochar_meta_entry) ------------------ */
 
-/* A module's meta slots (core.h: iochar_meta_slot), and meta_idx[mi][slot]
- * the way back. */
+/* A module's meta slots (core.h: iochar_meta_slot, iochar_meta_index the
+ * way back), filled here. */
 static uint8_t *scratch; /* one record's room (meta_expand) */
-int16_t iochar_meta_slot[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
-static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
 
 /* What an entry carries, from the module's lists and its access layout: the
  * integer counters that sum (SUM) or keep one value (ANY) and the floating
@@ -185,12 +183,10 @@ static void meta_slots_make(int mi) {
                    ? op == IOCHAR_OP_SUM || op == IOCHAR_OP_ANY
                    : op == IOCHAR_OP_TS_START || op == IOCHAR_OP_TS_END || op == IOCHAR_OP_TIME;
     iochar_meta_slot[mi][i] = keep && !data[i] ? (int16_t)n : -1;
-    if (iochar_meta_slot[mi][i] >= 0) meta_idx[mi][n++] = (int16_t)i;
+    if (iochar_meta_slot[mi][i] >= 0) iochar_meta_index[mi][n++] = (int16_t)i;
   }
   iochar_meta_count[mi] = n;
 }
-
-const int16_t *iochar_meta_slots(int mi) { return meta_idx[mi]; }
 
 static size_t meta_bytes(int mi, size_t namelen) {
   return ALIGN(sizeof(iochar_meta_entry) + 8 * (size_t)iochar_meta_count[mi] + namelen + 1);
@@ -259,7 +255,7 @@ static void meta_fold(iochar_meta_entry *e, iochar_record *agg) {
   const iochar_module *m = iochar_modules[mi];
   iochar_spin_lock(&agg->lock);
   for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) {
-    int i = meta_idx[mi][s];
+    int i = iochar_meta_index[mi][s];
     if (i < (int)m->n_int) {
       if (m->ints[i].op == IOCHAR_OP_SUM)
         agg->c[i] += e->c[s];
@@ -442,7 +438,7 @@ static iochar_record *meta_expand(iochar_meta_entry *e) {
   memset(scratch, 0, sizeof(iochar_record) + 8 * (m->n_int + m->n_flt));
   iochar_record *r =
       record_make(mi, e->h.id, name, n, (e->h.flags & IOCHAR_REC_TRUNCATED) != 0, scratch);
-  for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) r->c[meta_idx[mi][s]] = e->c[s];
+  for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) r->c[iochar_meta_index[mi][s]] = e->c[s];
   r->meta_end = e->h.meta_end;
   return r;
 }
@@ -471,7 +467,7 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
   iochar_record *f;
   if (mem) {
     f = record_make(mi, e->h.id, name, n, trunc, mem);
-    for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) f->c[meta_idx[mi][s]] = e->c[s];
+    for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) f->c[iochar_meta_index[mi][s]] = e->c[s];
     f->meta_end = e->h.meta_end;
     iochar_live_publish(arena_used);
   } else {
@@ -518,7 +514,7 @@ int iochar_record_touched(const iochar_record *r) {
     const iochar_meta_entry *e = (const iochar_meta_entry *)r;
     if (e->full) return iochar_record_touched(e->full);
     for (uint16_t s = 0; s < iochar_meta_count[r->module]; s++) {
-      int i = meta_idx[r->module][s];
+      int i = iochar_meta_index[r->module][s];
       if (e->c[s] && i != m->rw->mem_alignment && i != m->rw->file_alignment) return 1;
     }
     return 0;
@@ -554,7 +550,7 @@ static void reset_record(const iochar_module *m, iochar_record *r) {
 static void reset_entry(const iochar_module *m, iochar_meta_entry *e) {
   int mi = e->h.module, fa = m->rw->file_alignment, ma = m->rw->mem_alignment;
   for (uint16_t s = 0; s < iochar_meta_count[mi]; s++) {
-    int i = meta_idx[mi][s];
+    int i = iochar_meta_index[mi][s];
     e->c[s] = i == ma ? 8 : i == fa ? e->c[s] : 0;
   }
   e->h.meta_end = 0;

@@ -14,10 +14,6 @@ void iochar_records_reset(void);
 void iochar_records_lock(void);
 void iochar_records_unlock(void);
 int iochar_record_touched(const iochar_record *r);
-/* Module mi's meta slots (core.h, iochar_meta_entry): the counter index
- * each carries, iochar_meta_count[mi] of them (integer ones first, floating
- * ones as n_int + j).  For the live file's schema. */
-const int16_t *iochar_meta_slots(int mi);
 int iochar_records_any_touched(void);
 /* The record memory into a fresh live file (runtime/live.c): again, for a
  * fork child or after a failed exec; now, at MPI_Init. */

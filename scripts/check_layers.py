@@ -92,16 +92,6 @@ REDUCER_LAYERS = [
     ["mpi_dispatch"],  # the exported MPI names, each MPI's table behind them
 ]
 LAYERS = {"runtime": RUNTIME_LAYERS, "reducer": REDUCER_LAYERS}
-# The calls that still run back up, by symbol (their #include of the callee's
-# header with them); any other one fails.  live.c reads records.c's meta
-# slots and whether any record was touched, while records.c keeps its records
-# in the live file: both files' bodies were left as they were while issue 29
-# changed them (a later change passes the slots and the flag down instead).
-KNOWN_BACK_CALLS = {
-    ("runtime/live", "runtime/records"): {"iochar_meta_slots", "iochar_records_any_touched"},
-}
-
-
 def floors(folder):
     """unit -> floor (0 the bottom) of runtime/ or reducer/."""
     return {u: i for i, floor in enumerate(LAYERS[folder]) for u in floor}
@@ -130,8 +120,6 @@ def include_order_violations(root):
                 if dest.parent.resolve() != src.parent.resolve() or not dest.exists():
                     continue  # another folder, or generated (log_dict.h)
                 there = unit_of(dest, floor)
-                if (f"{folder}/{here}", f"{folder}/{there}") in KNOWN_BACK_CALLS:
-                    continue
                 if there != here and floor.get(there, len(floor)) >= floor[here]:
                     yield (f'{rel}: #include "{target}" runs up the layers '
                            f"({here}: floor {floor[here]}, {there}: floor {floor.get(there, '?')})")
@@ -181,7 +169,7 @@ def call_order_violations(build):
             owner.update(dict.fromkeys(defined, unit))
             if unit.split("/")[0] in LAYERS:
                 uses.setdefault(unit, set()).update((o.parent, s) for s in used)
-    excused, reported = set(), set()
+    reported = set()
     for unit, used in sorted(uses.items()):
         folder, name = unit.split("/")
         floor = floors(folder)
@@ -194,18 +182,11 @@ def call_order_violations(build):
             other = there.split("/")[1]
             if floor.get(other, len(floor)) < floor[name]:
                 continue
-            if sym in KNOWN_BACK_CALLS.get((unit, there), ()):
-                excused.add((unit, there, sym))
-                continue
             line = (f"{unit}.c: uses {sym} of {there}.c, which runs up the layers "
                     f"({name}: floor {floor[name]}, {other}: floor {floor.get(other, '?')})")
             if line not in reported:  # once, not once per MPI
                 reported.add(line)
                 yield line
-    for (src, dst), syms in KNOWN_BACK_CALLS.items():
-        for sym in sorted(syms):
-            if (src, dst, sym) not in excused and objs:
-                yield f"{src}.c: no longer uses {sym} of {dst}.c: take it out of KNOWN_BACK_CALLS"
 
 
 def layer_violations(root, build=None):
