@@ -337,7 +337,7 @@ def _record_body(buf: bytes, off: int, end: int, m, c_off: int, p_off: int, name
         _fail(name, f"record at byte {off}: name runs past the published end")
     c = list(struct.unpack_from(f"<{m.n_int}q", buf, c_off))
     f = list(struct.unpack_from(f"<{m.n_flt}d", buf, c_off + 8 * m.n_int))
-    return c, f, buf[p_off:nul].decode(errors="replace"), nul
+    return c, f, buf[p_off:nul].decode("utf-8", "surrogateescape"), nul
 
 
 def _walk(buf: bytes, start: int, end: int, h: dict, mods: dict, ro: dict, name: str, agg: bool):
@@ -423,7 +423,7 @@ def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, flags: int, nam
     nul = buf.find(b"\0", p_off, end)
     if nul < 0:
         _fail(name, f"entry at byte {off}: name runs past the published end")
-    path, mark = _marked(buf, buf[p_off:nul].decode(errors="replace"), nul, end, flags, off, name)
+    path, mark = _marked(buf, buf[p_off:nul].decode("utf-8", "surrogateescape"), nul, end, flags, off, name)
     (full,) = struct.unpack_from("<Q", buf, off + h["meta_full_off"])
     if not full:
         c, f = [0] * m.n_int, [0.0] * m.n_flt

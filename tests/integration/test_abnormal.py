@@ -449,3 +449,28 @@ def test_parser_recover_cli_and_bad_live_files(tmp_path):
                                capture_output=True, text=True)
             assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
         f.unlink()
+
+
+def test_killed_names_keep_their_bytes(tmp_path):
+    """Paths are bytes: names that are not UTF-8, a metadata-only one (stat'ed) and
+    a record (written), come back from the live file as a log gives them
+    (surrogateescape: os.fsencode(path) is the name), not as U+FFFD."""
+    d = tmp_path / "d"
+    d.mkdir()
+    code = ("import os, signal\n"
+            "d = os.fsencode(os.getcwd())\n"
+            "open(d + b'/only\\xffstat', 'wb').close()\n"
+            "os.stat(d + b'/only\\xffstat')\n"
+            "fd = os.open(d + b'/data\\xfe\\x01', os.O_CREAT | os.O_WRONLY, 0o600)\n"
+            "os.write(fd, b'x' * 10)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    p = subprocess.run([sys.executable, "-c", code], env=env_for(d), cwd=str(d),
+                       capture_output=True, timeout=60)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    log = iochar.open(str(d))
+    assert log.job["ended_by"] == "killed"
+    names = {os.fsencode(p): p for p in log.records("POSIX")["path"]}
+    base = os.fsencode(str(d))
+    assert base + b"/only\xffstat" in names and base + b"/data\xfe\x01" in names
+    r = one(log.records("POSIX"), names[base + b"/data\xfe\x01"])
+    assert (r["POSIX_WRITES"], r["POSIX_BYTES_WRITTEN"]) == (1, 10)
