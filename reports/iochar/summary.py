@@ -74,6 +74,13 @@ class Table:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._cols[name]
 
+    def frame(self) -> pd.DataFrame:
+        """As a DataFrame (for a merge or join); object columns stay Python objects
+        (paths may hold non-UTF-8 bytes, which pandas' Arrow-backed str refuses)."""
+        idx = pd.RangeIndex(self._len)
+        return pd.DataFrame({k: _text(v, idx) if v.dtype == object else v
+                             for k, v in self._cols.items()})
+
 
 def column(df: pd.DataFrame | Table, name: str):
     """A present column's values (numpy, or pandas' array for strings) without building
@@ -278,16 +285,19 @@ def _unique(v: np.ndarray) -> bool:
     return not (s[1:] == s[:-1]).any()
 
 
-def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
-    """One row per file (record_id): summed ops/bytes/time, shared flag, path."""
+def per_file(df: pd.DataFrame, module: str) -> Table:
+    """One row per file (record_id): summed ops/bytes/time, shared flag, path. A Table
+    (a typical log has a few files, and a DataFrame of them costs ~1 ms to build);
+    Table.frame() for a rule that joins it."""
     cols = {c: concept(df, module, c) for c in CONCEPTS}
     rid, rank = column(df, "record_id"), column(df, "rank")
     paths = objects(df, "path") if "path" in df.columns else None
-    if _unique(rid):  # the common case: built in one go (pandas' per-column cost is most)
+    if _unique(rid):  # the common case: one record per file
         shared = rank == -1
-        return pd.DataFrame({
-            **cols, "record_id": rid, "shared_row": shared, "rank": rank, "nranks": 1,
-            "path": _text(paths, pd.RangeIndex(len(rid))) if paths is not None else "",
+        return Table({
+            **cols, "record_id": rid, "shared_row": shared, "rank": rank,
+            "nranks": np.ones(len(rid), np.int64),
+            "path": paths if paths is not None else np.full(len(rid), "", dtype=object),
             "shared": shared,
             "time": cols["time_read"] + cols["time_write"] + cols["time_meta"]})
     f = pd.DataFrame({**cols, "record_id": rid, "shared_row": rank == -1, "rank": rank})
@@ -303,7 +313,12 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     out = out.reset_index()
     out["shared"] = out["shared_row"] | (out["nranks"] > 1)
     out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
-    return out
+    return Table({k: objects(out, k) if k == "path" else column(out, k) for k in FILE_COLUMNS})
+
+
+# per_file's columns, in order
+FILE_COLUMNS = (*CONCEPTS, "record_id", "shared_row", "rank", "nranks", "path", "shared",
+                "time")
 
 
 def _by_rank(rank: np.ndarray, cols: dict) -> tuple:
@@ -376,7 +391,7 @@ def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
 
 def summarize_module(module: str, df: pd.DataFrame, job: dict,
                      ranks: pd.DataFrame | None = None, schema=None, top: int = 5,
-                     files: pd.DataFrame | None = None) -> dict:
+                     files: Table | None = None) -> dict:
     """files: per_file(df, module) when the caller has it already."""
     nprocs = max(int(job.get("nprocs") or 1), 1)
     run_time = float(job.get("run_time") or 0.0)
@@ -431,13 +446,17 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     if has_bins(df, module):
         s["size_histogram"] = size_histogram(df, module)
     s["top_sizes"] = top_sizes(df, module)
-    topf = files[files["time"] > 0].nlargest(top, "time") if top else None
-    s["top_files"] = [
-        {"path": str(row.path), "shared": bool(row.shared), "time": _py(row.time),
-         "time_read": _py(row.time_read), "time_write": _py(row.time_write),
-         "time_meta": _py(row.time_meta), "bytes_read": _int(row.bytes_read),
-         "bytes_written": _int(row.bytes_written)}
-        for row in topf.itertuples()] if topf is not None and len(topf) else []
+    s["top_files"] = []
+    if top:  # the largest times first, ties in file order (DataFrame.nlargest)
+        t = column(files, "time")
+        at = np.flatnonzero(t > 0)
+        paths = objects(files, "path")
+        for i in at[np.argsort(-t[at], kind="stable")][:top]:
+            s["top_files"].append({
+                "path": str(paths[i]), "shared": bool(f["shared"][i]), "time": _py(t[i]),
+                **{c: _py(f[c][i]) for c in ("time_read", "time_write", "time_meta")},
+                "bytes_read": _int(f["bytes_read"][i]),
+                "bytes_written": _int(f["bytes_written"][i])})
     s["counters"] = totals(df, module, schema)
     unknown = unknown_counts(df)
     if unknown:
@@ -499,7 +518,7 @@ def summarize(job: dict, records: dict[str, pd.DataFrame],
               ranks: dict[str, pd.DataFrame | None] | None = None,
               schemas: dict | None = None, top: int = 5, files: dict | None = None) -> dict:
     """The whole job: {"job": {...}, "modules": {name: {...}}} (docs/report-json.md).
-    files: a dict to fill with each module's per_file() frame (advice.Context reuses them)."""
+    files: a dict to fill with each module's per_file() table (advice.Context reuses them)."""
     jb = job_block(job)
     ranks = ranks or {}
     schemas = schemas or {}

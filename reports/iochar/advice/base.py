@@ -102,7 +102,7 @@ class Context:
     def concept(self, module: str, name: str) -> np.ndarray:
         return S.concept(self.frame(module), module, name)
 
-    def files(self, module: str) -> pd.DataFrame:
+    def files(self, module: str) -> S.Table:
         """Per-file rows (summary.per_file), cached."""
         if module not in self._files:
             self._files[module] = S.per_file(self.frame(module), module)
