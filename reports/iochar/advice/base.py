@@ -175,15 +175,16 @@ class Context:
 
 
     @cached_property
-    def file_time(self) -> pd.Series:
+    def file_time(self) -> np.ndarray:
+        """I/O seconds of each path of the layer table (its _path_codes' order)."""
         t = self.layer_table
-        return L.file_time(t, self._path_codes if len(t) else None)
+        return L.file_time(t, self._path_codes) if len(t) else np.empty(0)
 
     @cached_property
     def io_time(self) -> float:
         """The job's I/O seconds summed over ranks: each file counted once, at its
         largest layer; folded <AGGREGATE> records at the POSIX/STDIO level added."""
-        t = float(self.file_time.sum())
+        t = float(np.nansum(self.file_time))  # as Series.sum()
         for m in ("POSIX", "STDIO"):
             df = self.frame(m)
             if df is not None:
@@ -197,9 +198,9 @@ class Context:
         t = self.layer_table
         if not len(t):
             return 0.0
-        per = L._max_by_path(t, S.column(t, "bytes_read") + S.column(t, "bytes_written"),
-                             "bytes", self._path_codes)
-        return float(per.sum())
+        per = L.max_by_path(t, S.column(t, "bytes_read") + S.column(t, "bytes_written"),
+                            self._path_codes)
+        return float(np.nansum(per))
 
     def own_rows(self, module: str) -> np.ndarray:
         """Rows of module whose file the module's own layer owns (the application
@@ -286,7 +287,7 @@ class Context:
         if not keys or not len(ft):
             return 0.0
         at = self._codes_of(keys)  # file_time's index
-        v = ft.to_numpy(dtype=np.float64)[np.maximum(at, 0)]
+        v = ft[np.maximum(at, 0)]
         v[(at < 0) | np.isnan(v)] = 0.0
         return float(v.sum())
 

@@ -171,24 +171,23 @@ def owner_map(t: pd.DataFrame) -> dict:
     return dict(zip(paths.tolist(), layers.tolist()))
 
 
-def file_time(t: pd.DataFrame, codes: tuple | None = None) -> pd.Series:
-    """path -> I/O seconds (summed over ranks): the largest layer's time, since an
-    upper layer's time includes the calls it makes below."""
-    if not len(t):
-        return pd.Series(dtype=float)
-    return _max_by_path(t, S.column(t, "time"), "time", codes)
+def file_time(t, codes: tuple | None = None) -> np.ndarray:
+    """I/O seconds (summed over ranks) of each distinct path (path_codes' order): the
+    largest layer's time, since an upper layer's time includes the calls it makes below."""
+    return max_by_path(t, S.column(t, "time"), codes)
 
 
-def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str,
-                 codes: tuple | None = None) -> pd.Series:
-    """groupby("path", sort=False)[name].max() of the table (paths in first-seen
-    order; NaN only where every value is)."""
+def max_by_path(t, v: np.ndarray, codes: tuple | None = None) -> np.ndarray:
+    """groupby("path", sort=False).max() of values of the table's rows, as an array of
+    the distinct paths (path_codes' order); NaN only where every value is."""
     codes, uniq = codes or path_codes(t)
     v = np.asarray(v, dtype=np.float64)
-    if len(uniq) < len(v):
-        v = pd.Series(v).groupby(codes, sort=True).max().to_numpy()
-    return pd.Series(v, index=pd.Index(uniq, name="path", dtype=t["path"].dtype),
-                     name=name, dtype=np.float64)
+    if len(uniq) == len(v):  # one row per path (codes then count up from 0)
+        return v
+    out = np.full(len(uniq), -np.inf)
+    np.fmax.at(out, codes, v)  # fmax: NaN skipped
+    out[np.bincount(codes, ~np.isnan(v), len(uniq)) == 0] = np.nan
+    return out
 
 
 def evidence(t: pd.DataFrame, paths, codes: tuple | None = None,
