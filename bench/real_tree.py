@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "reports"))
 
-from iochar import log as L  # noqa: E402
+from iochar import logformat as L  # noqa: E402
+from iochar.log import from_bytes  # noqa: E402
 from iochar.writer import job_payload, section  # noqa: E402
 
 T0 = 1_760_000_000.0  # mid-October 2025, as site_scale.py's generated logs
@@ -138,8 +139,8 @@ def restamp(data: bytes, changes: dict) -> bytes:
         kind, _, count, pcrc, ulen, clen, start = L.section_at(data, off, version)
         end = start + clen
         if kind == b"JOB":
-            raw = L._payload(data[start:end], pcrc, ulen, "JOB", L.inflater_for(version))
-            job = dict(L._parse_job(raw, count, "JOB"), **changes)
+            raw = L.payload(data[start:end], pcrc, ulen, "JOB", L.inflater_for(version))
+            job = dict(L.parse_job(raw, count, "JOB"), **changes)
             secs.append(section("JOB", "", len(job), job_payload(job), version=version))
         else:
             secs.append(data[off:end])
@@ -158,7 +159,7 @@ def make_tree(logs: list, tree: Path, n: int) -> int:
         data = src.read_bytes()
         if i >= len(logs):  # a later run of the same program: restamped
             start = T0 + (i * 7919 % (90 * 86400))
-            job = L.from_bytes(data).job
+            job = from_bytes(data).job
             run = job.get("end_time", 0.0) - job.get("start_time", 0.0)
             data = restamp(data, {"jobid": str(200000 + i), "user": f"user{i % 23:02d}",
                                   "uid": 2000 + i % 23, "start_time": start,

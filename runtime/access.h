@@ -363,7 +363,8 @@ static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout 
 /* A metadata call on record r: count it (counter idx), stamp it (the start
  * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
  * part.  Caller holds r->lock. */
-/* The same on what a metadata-only entry became (records.c). */
+/* The same on what a metadata-only entry became, made now if need be
+ * (records.c). */
 void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
                              double t1);
 /* The same on a metadata-only entry (core.h): its slots, found from L's
@@ -372,18 +373,19 @@ static inline __attribute__((always_inline)) void
 iochar_meta_entry_in(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
                      double t0, double t1) {
   iochar_meta_entry *e = (iochar_meta_entry *)r;
-  if (__builtin_expect(__atomic_load_n(&e->full, __ATOMIC_ACQUIRE) != NULL, 0)) {
+  const int16_t *slot = iochar_meta_slot[L->module];
+  int a = ts_start >= 0 ? slot[L->n_int + ts_start] : 0;
+  int b = ts_start >= 0 ? slot[L->n_int + ts_end] : 0;
+  /* what it became, or a counter it does not carry (the module's rare ones,
+   * records.c): the call goes to its full record, made now if need be */
+  if (__builtin_expect(__atomic_load_n(&e->full, __ATOMIC_ACQUIRE) != NULL ||
+                           (idx >= 0 && slot[idx] < 0) || a < 0 || b < 0,
+                       0)) {
     iochar_meta_entry_apply(r, idx, ts_start, ts_end, t0, t1);
     return;
   }
-  const int16_t *slot = iochar_meta_slot[L->module];
-  /* every counter a metadata call sets is carried (records.c, meta_slots_make);
-   * the tests keep the code safe should one not be */
-  if (idx >= 0 && slot[idx] >= 0) e->c[slot[idx]]++;
-  if (ts_start >= 0) {
-    int a = slot[L->n_int + ts_start], b = slot[L->n_int + ts_end];
-    if (a >= 0 && b >= 0) iochar_ts((double *)&e->c[a], (double *)&e->c[b], t0, t1);
-  }
+  if (idx >= 0) e->c[slot[idx]]++;
+  if (ts_start >= 0) iochar_ts((double *)&e->c[a], (double *)&e->c[b], t0, t1);
   if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
   double last = r->meta_end, d;
   if (__builtin_expect(t0 >= last, 1)) { /* as iochar_time_span */

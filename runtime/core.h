@@ -112,6 +112,11 @@ typedef struct iochar_module {
    * first read or write.  Only modules whose every use of a record handles
    * such entries set it (POSIX). */
   uint8_t meta_entries;
+  /* Metadata counters a name seldom has before its first read or write
+   * (-1 ends the list): an entry does not carry them, and the first call
+   * that sets one makes it a full record (records.c), so that every new
+   * name's entry is smaller (its pages are most of a new name's cost). */
+  const int16_t *meta_rare;
 } iochar_module;
 
 /* A module's descriptor from its X-macro prefix P (P_NUM_INDICES...); extra

@@ -94,8 +94,30 @@ static inline int64_t mount_block_size(int best, const char *abs) {
   return bs;
 }
 
+/* The block size of the last directory asked about, by its number in the
+ * path notes: the next new name in it (a new name's FILE_ALIGNMENT, wrappers/
+ * posix.c) costs one compare instead of the mount lookup.  Not kept for a
+ * directory that holds a mount point (a name there may be on that mount). */
+static __thread struct {
+  uint64_t seq;
+  int64_t bs;
+} dir_bs __attribute__((tls_model("initial-exec")));
+
+static int mount_point_in(const char *dir, size_t dlen) {
+  for (int i = 0; i < nmounts; i++)
+    if (mounts[i].len > dlen && mounts[i].point[dlen] == '/' &&
+        memcmp(mounts[i].point, dir, dlen) == 0)
+      return 1;
+  return 0;
+}
+
 int64_t iochar_fs_block_size(const char *abs) {
-  return mount_block_size(iochar_mount_find(abs), abs);
+  const iochar_path_note *no = iochar_path_note_of(abs);
+  if (no && no->dir_seq && no->dir_seq == dir_bs.seq) return dir_bs.bs;
+  int64_t bs = mount_block_size(iochar_mount_find(abs), abs); /* the table read */
+  if (no && no->dir_seq && bs > 0 && !mount_point_in(abs, no->dlen))
+    dir_bs.seq = no->dir_seq, dir_bs.bs = bs;
+  return bs;
 }
 
 /* On ext2/3/4 every file's st_blksize is the superblock's block size, the

@@ -1,6 +1,5 @@
 /* Record tables in a bounded arena, the fd table, and the generic handle map. */
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +16,23 @@
 #define NBUCKETS (1u << 14)
 
 /* Record memory: one bump arena of IOCHAR_MEMORY bytes, mapped NORESERVE so
- * untouched pages cost nothing. Creation is under one mutex (opens only). */
+ * untouched pages cost nothing. Creation is under one lock (new names only).
+ * A spin lock (core.h), not a pthread mutex: under MPI (a progress thread)
+ * every new name takes it, and a mutex's lock and unlock were ~80
+ * instructions of a first stat's ~950; it is held for a few hundred
+ * instructions, rarely across a system call (a backing step), and a waiter
+ * yields every 64 spins (iochar_spin_wait). */
 static uint8_t *arena;
 static size_t arena_used, arena_size;
-static pthread_mutex_t rec_mutex = PTHREAD_MUTEX_INITIALIZER;
-/* While the process has one thread the mutex is not taken (as iochar_spin,
- * core.h): nothing under it creates a thread, and a signal handler is
- * turned away by the in-tool guard.  The fork handlers take it for real. */
-static inline void rec_lock(void) {
-  if (!iochar_single_threaded()) pthread_mutex_lock(&rec_mutex);
-}
-static inline void rec_unlock(void) {
-  if (!iochar_single_threaded()) pthread_mutex_unlock(&rec_mutex);
+static iochar_spin rec_mutex;
+/* While the process has one thread it is not taken (iochar_spin_lock):
+ * nothing under it creates a thread, and a signal handler is turned away by
+ * the in-tool guard.  The fork handlers take it for real. */
+static inline void rec_lock(void) { iochar_spin_lock(&rec_mutex); }
+static inline void rec_unlock(void) { iochar_spin_unlock(&rec_mutex); }
+static void rec_lock_always(void) {
+  if (atomic_flag_test_and_set_explicit(&rec_mutex.f, memory_order_acquire))
+    iochar_spin_wait(&rec_mutex);
 }
 static iochar_record *buckets[IOCHAR_MOD_COUNT][NBUCKETS];
 static iochar_record *mod_list[IOCHAR_MOD_COUNT];
@@ -89,7 +93,9 @@ static void *arena_alloc(size_t n, size_t owe) {
     size_t from = arena_populated, len = POPULATE;
     while (from + len < arena_used) len += POPULATE;
     if (from + len > tables_low) len = tables_low - from;
-    madvise(arena + from, len, MADV_POPULATE_WRITE);
+    /* a live file's backing steps (iochar_live_reserve) populated these
+     * pages already: a second madvise would only walk them again */
+    if (!iochar_live_active()) madvise(arena + from, len, MADV_POPULATE_WRITE);
     arena_populated = from + len;
   }
   return p;
@@ -146,13 +152,16 @@ static int16_t meta_idx[IOCHAR_MOD_COUNT][IOCHAR_META_MAX];
  * integer counters that sum (SUM) or keep one value (ANY) and the floating
  * timestamps and times, less every one that read and write accounting
  * sets (its layout's counters, but for the two alignments, which a name
- * has from its creation, and the metadata time).  Any new SUM or ANY
+ * has from its creation, and the metadata time) and the module's rare ones
+ * (meta_rare: their first call makes the entry full).  Any new SUM or ANY
  * counter of a list is carried without more. */
 static void meta_slots_make(int mi) {
   const iochar_module *m = iochar_modules[mi];
   if (!m || !m->meta_entries || !m->rw || m->n_int + m->n_flt > IOCHAR_META_MAX) return;
   const iochar_rw_layout *L = m->rw;
   uint8_t data[IOCHAR_META_MAX] = {0};
+  for (const int16_t *k = m->meta_rare; k && *k >= 0; k++)
+    if (*k < IOCHAR_META_MAX) data[*k] = 1; /* the module's rare ones: not carried */
 #define DATA(i, n)                                                                   \
   for (int i_ = (i), k_ = 0; i_ >= 0 && k_ < (n) && i_ + k_ < IOCHAR_META_MAX; k_++) \
   data[i_ + k_] = 1
@@ -211,11 +220,33 @@ static void lock_as_caller(iochar_spin *l, int bracket) {
     iochar_spin_lock(l);
 }
 
+static iochar_record *meta_promote(iochar_meta_entry *e);
+
+/* Entry e's full record, made now if it has none (the caller holds e's lock,
+ * by the rule of its bracket if it is in one).  As iochar_rw_state_make: the
+ * record's memory may need the live file backed (system calls), so a bracket
+ * pauses, e's lock held for real meanwhile (the caller's unlock frees it). */
+static iochar_record *entry_full(iochar_meta_entry *e, int bracket) {
+  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
+  if (f) return f;
+  if (bracket) {
+    iochar_spin_hold_in(&e->h.lock);
+    iochar_fast_pause();
+  }
+  rec_lock();
+  f = e->full ? e->full : meta_promote(e);
+  rec_unlock();
+  if (bracket) iochar_fast_resume();
+  return f;
+}
+
 void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
                              double t1) {
-  /* a full record now (caller holds the entry's lock: then its) */
-  iochar_record *f = ((iochar_meta_entry *)r)->full;
-  lock_as_caller(&f->lock, (iochar_in_tool & IOCHAR_FAST_MASK) != 0);
+  /* a full record (made now for a counter the entry does not carry); the
+   * caller holds the entry's lock, and this takes the record's too */
+  int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
+  iochar_record *f = entry_full((iochar_meta_entry *)r, bracket);
+  lock_as_caller(&f->lock, bracket);
   iochar_meta_apply(f, iochar_modules[r->module]->rw, idx, ts_start, ts_end, t0, t1);
   iochar_spin_unlock(&f->lock);
 }
@@ -460,22 +491,8 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
 
 iochar_record *iochar_record_for_data(iochar_fdesc *d, iochar_record *r) {
   if (!(r->flags & IOCHAR_REC_META)) return r;
-  iochar_meta_entry *e = (iochar_meta_entry *)r;
   int bracket = (iochar_in_tool & IOCHAR_FAST_MASK) != 0;
-  iochar_record *f = __atomic_load_n(&e->full, __ATOMIC_ACQUIRE);
-  if (!f) {
-    /* as iochar_rw_state_make: the record's memory may need the live file
-     * backed (system calls), so the bracket pauses, the entry's lock held
-     * for real meanwhile */
-    if (bracket) {
-      iochar_spin_hold_in(&r->lock);
-      iochar_fast_pause();
-    }
-    rec_lock();
-    f = e->full ? e->full : meta_promote(e);
-    rec_unlock();
-    if (bracket) iochar_fast_resume();
-  }
+  iochar_record *f = entry_full((iochar_meta_entry *)r, bracket);
   if (d) __atomic_store_n(&d->rec, f, __ATOMIC_RELAXED);
   /* the caller's lock moves to the record: the entry's first, then freed */
   lock_as_caller(&f->lock, bracket);
@@ -548,7 +565,7 @@ static void reset_entry(const iochar_module *m, iochar_meta_entry *e) {
 /* fork child: keep records (inherited fds still point at them) but zero what
  * they counted, so the child reports only its own I/O. */
 void iochar_records_reset(void) {
-  pthread_mutex_init(&rec_mutex, NULL);
+  atomic_flag_clear(&rec_mutex.f);
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
@@ -588,14 +605,14 @@ void iochar_records_live_again(void) {
 /* An MPI rank keeps a live file from MPI_Init on, records or not, so that a
  * killed rank is named (and not silently absent) when its job is read. */
 void iochar_records_live_now(void) {
-  pthread_mutex_lock(&rec_mutex);
+  rec_lock_always();
   if (!iochar_live_active()) iochar_live_on(arena_used, tables_low);
   iochar_live_sync_job();
-  pthread_mutex_unlock(&rec_mutex);
+  iochar_spin_unlock(&rec_mutex);
 }
 
-void iochar_records_lock(void) { pthread_mutex_lock(&rec_mutex); }
-void iochar_records_unlock(void) { pthread_mutex_unlock(&rec_mutex); }
+void iochar_records_lock(void) { rec_lock_always(); }
+void iochar_records_unlock(void) { iochar_spin_unlock(&rec_mutex); }
 
 /* ---- fd table ----------------------------------------------------------- */
 

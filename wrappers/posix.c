@@ -12,8 +12,17 @@
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
 static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
 
-const iochar_module iochar_mod_posix =
-    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1);
+/* Counters a name seldom has before its first read or write: a metadata-
+ * only entry does not carry them (56 of its 280 bytes for a 20-byte name),
+ * and the first call that sets one makes it a full record (records.c).  A
+ * name's first call (stat, open, creat, unlink, a rename's target) and the
+ * file-system facts of its first open are carried: never one of these. */
+static const int16_t meta_rare[] = {
+    POSIX_DUPS,    POSIX_SEEKS,     POSIX_MMAPS,          POSIX_FSYNCS,
+    POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES, -1};
+
+const iochar_module iochar_mod_posix = IOCHAR_MODULE_DEF(
+    POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1, .meta_rare = meta_rare);
 const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */

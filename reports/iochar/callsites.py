@@ -3,6 +3,7 @@ offline (addr2line, cached), and attribute advice to the code that caused it."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
 import struct
@@ -11,7 +12,9 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from .log import LogError, text_column
+from .frames import text_column
+from .logformat import LogError
+from .summary import human_bytes
 
 FRAMES, SIZES = 6, 4
 # One CALLSITE entry (docs/log-format.md): 248 bytes.
@@ -201,7 +204,7 @@ def from_log(log) -> Observed | None:
 
 def _build_id(path: str) -> str | None:
     """The GNU build-id of an ELF file (hex), or None when it cannot be read."""
-    try:
+    try:  # pyelftools is optional (not in the package's dependencies): imported when needed
         from elftools.common.exceptions import ELFError
         from elftools.elf.elffile import ELFFile
     except ImportError:
@@ -222,7 +225,7 @@ def _build_id(path: str) -> str | None:
 def _exported_functions(path: str):
     """(addresses, names) of the functions an ELF file exports (.dynsym), sorted, when
     it has no .symtab (stripped); None when it has one or cannot be read."""
-    try:
+    try:  # pyelftools is optional (not in the package's dependencies): imported when needed
         from elftools.common.exceptions import ELFError
         from elftools.elf.elffile import ELFFile
     except ImportError:
@@ -243,7 +246,6 @@ def _exported_functions(path: str):
 
 def _nearest_export(table, vaddr: int):
     """{'function', 'symbol'} of the exported function at or before the call in vaddr."""
-    import bisect
     addrs, names = table
     i = bisect.bisect_right(addrs, max(vaddr - 1, 0)) - 1
     if i < 0:
@@ -442,13 +444,13 @@ def text_lines(rep: dict, top: int = 10) -> list:
         for s in sites[:top]:
             what = []
             if s["reads"]:
-                what.append(f"reads {s['reads']:,} ({_hb(s['bytes_read'])})")
+                what.append(f"reads {s['reads']:,} ({human_bytes(s['bytes_read'])})")
             if s["writes"]:
-                what.append(f"writes {s['writes']:,} ({_hb(s['bytes_written'])})")
+                what.append(f"writes {s['writes']:,} ({human_bytes(s['bytes_written'])})")
             if s["meta"]:
                 what.append(f"meta {s['meta']:,}")
             if s["dominant_size"] is not None:
-                what.append(f"mostly {_hb(s['dominant_size'])}")
+                what.append(f"mostly {human_bytes(s['dominant_size'])}")
             t = s["time_read"] + s["time_write"] + s["time_meta"]
             out.append(f"  {s['module']:<6} {s['site']}: " + ", ".join(what)
                        + f", {t:.3g} s" + (f", {s['nranks']} ranks" if s["nranks"] > 1 else ""))
@@ -461,7 +463,3 @@ def text_lines(rep: dict, top: int = 10) -> list:
                    else "")]
     return out
 
-
-def _hb(n) -> str:
-    from .summary import human_bytes
-    return human_bytes(n)

@@ -1,29 +1,27 @@
-"""Format-2 encodings of RECORDS and NAMES payloads, and the preset zlib
-dictionary (docs/log-format.md, "Format 2 encodings"); the C writer's mirror is
-runtime/log_codec.c.  Vectorized: a million records decode in a fraction of a
-second."""
+"""Format-2 encodings of RECORDS and NAMES payloads (docs/log-format.md, "Format 2
+encodings"), and compression against the preset dictionary; the C writer's mirror is
+runtime/log_codec.c.  The dictionary, varints and the bounded reader are
+logformat.py's.  Vectorized: a million records decode in a fraction of a second."""
 
 from __future__ import annotations
 
 import zlib
-from pathlib import Path
 
 import numpy as np
 
-# The preset dictionary every format-2 section may be compressed against: the
-# counter lists of the modules, JOB keys and common file-system names as the
-# writer emits them.  Frozen: a log names it by its Adler-32 in the zlib header.
-DICTIONARY = (Path(__file__).with_name("log_dictionary.bin")).read_bytes()
-DICTIONARY_ADLER = zlib.adler32(DICTIONARY)
+from .logformat import (  # noqa: F401  (DICTIONARY_ADLER, decompressor: re-exported)
+    DICTIONARY,
+    DICTIONARY_ADLER,
+    MAX_NAME,
+    Reader,
+    decompressor,
+    varint,
+)
 
 RAW, CONST, PLAIN, DELTA, SAME, DIFF = range(6)
 NS = 0x80  # flag: a floating column stored as whole nanoseconds
 DIFF_WINDOW = 8  # DIFF may refer to one of the 8 stored columns before it
 NS_LIMIT = 9.0e9  # |seconds| below which n / 1e9 is exact for every integer n
-# The runtime's path limit (4095 bytes) plus the truncation marker "\0TRUNCATED": no
-# writer stores a longer name, and a reader that hashes names byte by byte need not
-# take one (docs/log-format.md, NAMES).
-MAX_NAME = 4095 + 10
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
@@ -64,70 +62,6 @@ def varints(u) -> bytes:
         b[sizes[sel] > k + 1] |= 0x80
         out[starts[sel] + k] = b
     return out.tobytes()
-
-
-def varint(v: int) -> bytes:
-    return varints(np.array([v], np.uint64))
-
-
-class _Cursor:
-    def __init__(self, buf: bytes, what: str):
-        self.buf, self.at, self.what = memoryview(buf), 0, what
-        self.raw = np.frombuffer(buf, np.uint8)
-
-    def fail(self, msg):
-        raise CodecError(f"{self.what}: {msg}")
-
-    def take(self, n: int) -> memoryview:
-        if n < 0 or self.at + n > len(self.buf):
-            self.fail("payload ends inside an entry")
-        out = self.buf[self.at:self.at + n]
-        self.at += n
-        return out
-
-    def varint(self) -> int:
-        v, shift = 0, 0
-        while True:
-            if self.at >= len(self.buf) or shift > 63:
-                self.fail("bad varint")
-            b = self.buf[self.at]
-            self.at += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
-        if v >= 1 << 64:
-            self.fail("varint over 64 bits")
-        return v
-
-    def varints(self, nbytes: int, count: int) -> np.ndarray:
-        """count varints filling exactly nbytes bytes, as uint64."""
-        if self.at + nbytes > len(self.buf):
-            self.fail("varints run past the payload")
-        b = self.raw[self.at:self.at + nbytes]
-        self.at += nbytes
-        ends = np.flatnonzero(b < 0x80)
-        if len(ends) != count or (count and ends[-1] != nbytes - 1) or (not count and nbytes):
-            self.fail(f"{nbytes} bytes do not hold {count} varints")
-        if not count:
-            return np.empty(0, np.uint64)
-        starts = np.empty(count, np.int64)
-        starts[0], starts[1:] = 0, ends[:-1] + 1
-        lens = ends - starts + 1
-        if lens.max() > 10:
-            self.fail("varint over 10 bytes")
-        over = (lens == 10) & (b[ends] > 1)
-        if over.any():
-            self.fail("varint over 64 bits")
-        # byte k of every varint longer than k, k = 0, 1...: no per-byte index arrays
-        low = (b & 0x7F).astype(np.uint64)
-        v = low[starts]
-        live = np.flatnonzero(lens > 1)
-        for k in range(1, int(lens.max())):
-            if k > 1:
-                live = live[lens[live] > k]
-            v[live] |= low[starts[live] + k] << np.uint64(7 * k)
-        return v
 
 
 # ---- RECORDS ---------------------------------------------------------------
@@ -193,7 +127,7 @@ def decode_columns(buf: bytes, start: int, ncols: int, count: int, floating: np.
                    what: str) -> np.ndarray:
     """Inverse of encode_columns from byte `start` of buf: int64 (ncols, count),
     floating columns as float64 bit patterns."""
-    c = _Cursor(buf, what)
+    c = Reader(buf, what, CodecError)
     c.at = start
     body = np.empty((ncols, count), np.int64)
     if not count:  # an empty section stores no columns at all
@@ -322,7 +256,7 @@ def decode_names_flat(buf: bytes, count: int, what: str, limit: int | None = Non
     unchanged), so each column is a run-length repeat of its writers' bytes. FNV-1a
     runs along in the same columns. limit bounds the decoded bytes (the front coding
     can expand far beyond its payload)."""
-    c = _Cursor(buf, what)
+    c = Reader(buf, what, CodecError)
     shared = c.varints(c.varint(), count)
     lens = c.varints(c.varint(), count)
     nexp = c.varint()
@@ -435,12 +369,6 @@ def _front_rows(rows, j, shared, full, sufstart, starts, text, flat, h):
         tail += own
         flat[starts[r] + j:starts[r] + end] = np.frombuffer(tail, np.uint8)
         h[r] = state
-
-
-def decompressor():
-    """Format 2 payloads: raw deflate (RFC 1951; the section CRC covers them)
-    against the preset dictionary."""
-    return zlib.decompressobj(-15, zdict=DICTIONARY)
 
 
 def compress(payload: bytes, level: int | None = None, runs: bool = False) -> bytes:

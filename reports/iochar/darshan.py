@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .log import LogError
+from .logformat import LogError
 from .schema import OP, topk_tables
 
 # Darshan module name -> iochar module name (only these are read; DXT, HEATMAP,

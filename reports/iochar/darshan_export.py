@@ -39,7 +39,7 @@ import numpy as np
 
 from . import __version__
 from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, UNFILLED, mapping
-from .log import LogError
+from .logformat import LogError
 
 VERSION = b"3.41"
 MAGIC = 6567223

@@ -52,7 +52,7 @@ def reasons(job: dict) -> list:
                    f"(this one: {how}); a call in flight at the end may be counted in part")
     if bits & PARTIAL["MISSING_RANKS"]:
         out.append(f"no readable log or live file for ranks {job.get('missing_ranks', '?')}")
-    if job.get("unreadable_logs"):  # per-rank logs left out (jobs.open_ranks)
+    if job.get("unreadable_logs"):  # per-rank logs left out (log.open_ranks)
         out.append(f"left out, unreadable: {job['unreadable_logs']}")
     if bits & PARTIAL["IO_URING"]:
         out.append("a process used io_uring: its reads and writes are in no counter")

@@ -17,8 +17,20 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .log import HEADER, LogError, SectionHeaderError, _ascii_field, _parse_job, _payload, inflater_for, section_at
-from .log import open as open_log
+from . import live
+from .livedir import live_files
+from .logformat import (
+    HEADER,
+    MAGIC,
+    ZLIB_MAX_RATIO,
+    LogError,
+    SectionHeaderError,
+    ascii_field,
+    inflater_for,
+    parse_job,
+    payload,
+    section_at,
+)
 
 CLOCK_SLACK = 5.0  # seconds: node clocks of one job may disagree by this much
 
@@ -31,13 +43,12 @@ def read_job(path: Path) -> dict:
     except OSError as e:
         raise LogError(f"cannot read {path}: {e.strerror or e}") from None
     name = str(path)
-    from . import live
     if data[:8] == live.MAGIC:  # a killed process's live file: the log it holds
         data, _ = live.recovered_log(path)
     if len(data) < HEADER.size:
         raise LogError(f"{name}: truncated file or not an iochar log")
     magic, version, hsize, total, nsec, crc = HEADER.unpack_from(data)
-    if magic != b"IOCHARLG" or zlib.crc32(data[:28]) != crc:
+    if magic != MAGIC or zlib.crc32(data[:28]) != crc:
         raise LogError(f"{name}: bad magic or header CRC: not an iochar log")
     if total != len(data):
         raise LogError(f"{name}: file is {len(data)} bytes but its header says {total}")
@@ -49,12 +60,12 @@ def read_job(path: Path) -> dict:
             if e.short:
                 break
             raise LogError(f"{name}: section {k} {e}") from None
-        if _ascii_field(kind_b, f"{name}: section {k} kind") == "JOB":
-            if start + clen > len(data) or ulen > max(clen, 1) * 1032:
+        if ascii_field(kind_b, f"{name}: section {k} kind") == "JOB":
+            if start + clen > len(data) or ulen > max(clen, 1) * ZLIB_MAX_RATIO:
                 break
-            buf = _payload(data[start:start + clen], pcrc, ulen, f"{name}: section {k} (JOB)",
-                           inflater_for(version))
-            return _parse_job(buf, count, f"{name}: section {k} (JOB)")
+            buf = payload(data[start:start + clen], pcrc, ulen, f"{name}: section {k} (JOB)",
+                          inflater_for(version))
+            return parse_job(buf, count, f"{name}: section {k} (JOB)")
         off = start + clen
     raise LogError(f"{name}: no JOB section")
 
@@ -65,7 +76,8 @@ def _num(v, default=0.0) -> float:
 
 @dataclass
 class Job:
-    """One job: its files (one log, or per-rank logs) and the JOB of its lowest rank."""
+    """One job: its files (one log, or per-rank logs) and the JOB of its lowest rank
+    (log.open_job reads it)."""
 
     files: list
     job: dict
@@ -100,71 +112,6 @@ class Job:
         if job.get("rank", 1 << 62) < self.job.get("rank", 1 << 62):
             self.job = job
 
-    def open(self):
-        """The iochar.Log of this job: per-rank logs merged as if reduced, from those
-        that read (open_ranks)."""
-        if len(self.files) == 1 and not self.unreadable:
-            return open_log(self.files[0])
-        return open_ranks(self.files, self.unreadable)
-
-
-def open_ranks(files: list, unreadable=()):
-    """One job's per-rank logs merged from those that read: a log that does not
-    (its own error, found reading it whole: framing, sections, records, merging) is
-    left out and named in the JOB (`unreadable_logs`, one "file: reason" each, "; "
-    apart) beside the files in `unreadable` already known bad; the ranks it held are
-    then missing (`missing_ranks`, partial bit 16). Raises one LogError when none
-    reads. The Log's `unreadable` lists [(file, reason)]."""
-    from .log import _read
-    parts, bad = [], list(unreadable)
-    for f in files:
-        try:
-            parts.append(_read(Path(f)))
-        except LogError as e:
-            bad.append((f, str(e)))
-    return merge_readable(parts, bad)
-
-
-def merge_readable(parts: list, bad: list):
-    """The Log of the parts (log._Part) that read whole, the others moved to `bad`
-    [(name, reason)] (open_ranks)."""
-    from .log import Log
-    parts, log = list(parts), None
-    while parts:
-        try:
-            log = Log(parts)
-            for m in log.modules:  # everything a report reads, so errors surface here
-                log.records(m), log.series(m), log.ranks(m)
-            break
-        except LogError as e:
-            log, culprit = None, _blamed(parts, str(e))
-            if culprit is None:  # a problem of the set, not of one file
-                raise
-            parts.remove(culprit)
-            bad.append((culprit.name, str(e)))
-    if log is None:
-        if len(bad) == 1:
-            raise LogError(bad[0][1])
-        raise LogError(f"none of the {len(bad)} logs of this job reads: "
-                       + "; ".join(_named(f, why) for f, why in bad[:3])
-                       + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
-    log.unreadable = bad
-    if bad:
-        log.job["unreadable_logs"] = "; ".join(_named(f, why) for f, why in bad)
-    return log
-
-
-def _named(path, why: str) -> str:
-    """A reader's error names its file; others get it in front."""
-    return why if why.startswith(f"{path}: ") or str(path) in why else f"{path}: {why}"
-
-
-def _blamed(parts: list, msg: str):
-    """The part an error is about: the reader's errors start with its name, merging's
-    say `cannot merge NAME:`."""
-    return next((p for p in parts if msg.startswith(f"{p.name}: ")
-                 or msg.startswith(f"cannot merge {p.name}: ")), None)
-
 
 def expand(paths) -> list:
     """Files named, and the *.iochar logs of directories named, in a stable order."""
@@ -172,7 +119,6 @@ def expand(paths) -> list:
     for it in paths:
         p = Path(it)
         if p.is_dir():
-            from .live import live_files
             found = sorted(p.glob("*.iochar"))
             found += live_files(p, found)  # processes killed before writing their log
             if not found:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import writer
 from .flags import PARTIAL, RUNTIME_BITS
-from .log import LogError
+from .logformat import LogError, Reader
 from .schema import OP
 
 MAGIC = b"IOCHARLV"
@@ -79,33 +79,24 @@ class _Module:
 
 def _parse_schema(buf: bytes, name: str, max_counters: int, version: int = VERSION) -> dict:
     """The modules a live file's records may belong to, by module id."""
-    off, mods = 0, {}
-
-    def take(n):
-        nonlocal off
-        if off + n > len(buf):
-            _fail(name, "schema runs past its area")
-        b = buf[off:off + n]
-        off += n
-        return b
+    r, mods = Reader(buf, f"{name}: live file", short="schema runs past its area"), {}
 
     def text():
-        (n,) = struct.unpack("<H", take(2))
         try:
-            return take(n).decode()
+            return r.text("<H", errors="strict")
         except UnicodeDecodeError:
             _fail(name, "schema name is not UTF-8")
 
-    (nmod,) = struct.unpack("<I", take(4))
+    (nmod,) = r.unpack("<I")
     if nmod > MAX_MODULES:
         _fail(name, f"{nmod} modules")
     for _ in range(nmod):
-        (mid,) = struct.unpack("<H", take(2))
+        (mid,) = r.unpack("<H")
         mname = text()
-        mversion, n_int, n_flt, state_size = struct.unpack("<IIII", take(16))
-        layout = struct.unpack("<30h", take(60))
-        (nmore,) = struct.unpack("<B", take(1))
-        more = struct.unpack("<8h", take(16))
+        mversion, n_int, n_flt, state_size = r.unpack("<IIII")
+        layout = r.unpack("<30h")
+        (nmore,) = r.unpack("<B")
+        more = r.unpack("<8h")
         if mid >= MAX_MODULES or mid in mods or not mname:
             _fail(name, f"bad module id {mid} ({mname!r})")
         if n_int + n_flt > max_counters or state_size > 1 << 20 or nmore > 4:
@@ -119,15 +110,15 @@ def _parse_schema(buf: bytes, name: str, max_counters: int, version: int = VERSI
         schema = []
         for _ in range(n_int + n_flt):
             cname = text()
-            (op,) = struct.unpack("<B", take(1))
+            (op,) = r.unpack("<B")
             schema.append((cname, op))
         names = [c for c, _ in schema]
         if len(set(names)) != len(names) or "" in names or {"rank", "record_id", "path"} & set(names):
             _fail(name, f"module {mname}: counter names empty, repeated or reserved")
         meta = ()
         if version >= 4:
-            (nmeta,) = struct.unpack("<H", take(2))
-            meta = struct.unpack(f"<{nmeta}H", take(2 * nmeta))
+            (nmeta,) = r.unpack("<H")
+            meta = r.unpack(f"<{nmeta}H")
             if len(set(meta)) != nmeta or any(i >= n_int + n_flt for i in meta):
                 _fail(name, f"module {mname}: metadata-only slots out of range")
         mods[mid] = _Module(mid, mname, mversion, n_int, n_flt, state_size, layout, more, schema,
@@ -603,51 +594,6 @@ def _rank_totals(m: _Module, items, rank) -> dict:
             if L[f"ft{k}"] >= 0:
                 v[key][0] += f[L[f"ft{k}"]]
     return v
-
-
-def live_files(d: Path, logs: list) -> list:
-    """The live files of logs destined for directory d (in d, and in this node's live
-    directory) still worth reading: not marked logged, and not of a
-    process whose log (among `logs`) was written after all (killed between its log's
-    rename and the live file's removal)."""
-    from .livedir import files_for  # this node's live directory: where they are now
-    lives = sorted(x for x in d.glob(".*.live") if is_live(x)) + files_for(d)
-    if not lives:
-        return []
-    done = set()
-    for lg in logs:
-        try:
-            with open(lg, "rb") as fh:
-                head = fh.read(1 << 16)
-            done |= _log_identities(head)
-        except OSError:
-            continue
-    out = []
-    for x in lives:
-        h = header_of(x)
-        # pid 0: killed while its live file was being made (before any record)
-        if h is not None and (h["state"] == LOGGED or h["pid"] == 0 or
-                              (h["pid"], round(h["start_wall"], 3)) in done):
-            continue
-        out.append(x)
-    return out
-
-
-def _log_identities(head: bytes) -> set:
-    """(pid, start time) of a log's JOB section, when its first section is JOB."""
-    import zlib
-
-    from .log import HEADER, SectionHeaderError, _parse_job, inflater_for, section_at
-    try:
-        version = HEADER.unpack_from(head)[1]
-        kind, _, count, _, ulen, clen, start = section_at(head, HEADER.size, version)
-        if kind.rstrip(b"\0") != b"JOB" or start + clen > len(head):
-            return set()
-        d = inflater_for(version)()
-        job = _parse_job(d.decompress(head[start:start + clen]), count, "JOB")
-        return {(job.get("pid"), round(float(job.get("start_time", 0)), 3))}
-    except (struct.error, zlib.error, LogError, SectionHeaderError, ValueError, TypeError):
-        return set()
 
 
 def header_of(path) -> dict | None:

@@ -3,9 +3,10 @@ directory (IOCHAR_LIVEDIR, default /dev/shm), one private directory per user (io
 0700), in it one directory per log directory, named by the FNV-1a hash of the log directory's
 real path, holding `.<log name>.<random>.live` files.
 
-`files_for(DIR)` finds the live files of logs destined for DIR on this node (the readers use it
-beside DIR's own files); `recover_node` is the job epilogue: every live file left on the node
-becomes a log in the dated tree, and goes."""
+`files_for(DIR)` finds the live files of logs destined for DIR on this node, and
+`live_files(DIR, logs)` those of them and of DIR itself still worth reading (the readers
+read them beside DIR's logs: jobs.expand); `recover_node` is the job epilogue: every live
+file left on the node becomes a log in the dated tree, and goes."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import os
 import pwd
 import re
 import stat
+import struct
+import zlib
 from pathlib import Path
 
 from . import live, logtree
-from .log import LogError
+from .logformat import HEADER, LogError, SectionHeaderError, inflater_for, parse_job, section_at
 
 DEFAULT = "/dev/shm"
 USER_DIR = re.compile(r"^iochar-(\d+)$")
@@ -80,6 +83,47 @@ def files_for(d, top=None) -> list:
         return sorted(sub / e.name for e in os.scandir(sub) if live.is_live(e.name))
     except OSError:
         return []
+
+
+def live_files(d: Path, logs: list) -> list:
+    """The live files of logs destined for directory d (in d, and in this node's live
+    directory: files_for) still worth reading: not marked logged, and not of a
+    process whose log (among `logs`) was written after all (killed between its log's
+    rename and the live file's removal)."""
+    lives = sorted(x for x in d.glob(".*.live") if live.is_live(x)) + files_for(d)
+    if not lives:
+        return []
+    done = set()
+    for lg in logs:
+        try:
+            with open(lg, "rb") as fh:
+                head = fh.read(1 << 16)
+            done |= _log_identities(head)
+        except OSError:
+            continue
+    out = []
+    for x in lives:
+        h = live.header_of(x)
+        # pid 0: killed while its live file was being made (before any record)
+        if h is not None and (h["state"] == live.LOGGED or h["pid"] == 0 or
+                              (h["pid"], round(h["start_wall"], 3)) in done):
+            continue
+        out.append(x)
+    return out
+
+
+def _log_identities(head: bytes) -> set:
+    """(pid, start time) of a log's JOB section, when its first section is JOB."""
+    try:
+        version = HEADER.unpack_from(head)[1]
+        kind, _, count, _, ulen, clen, start = section_at(head, HEADER.size, version)
+        if kind.rstrip(b"\0") != b"JOB" or start + clen > len(head):
+            return set()
+        d = inflater_for(version)()
+        job = parse_job(d.decompress(head[start:start + clen]), count, "JOB")
+        return {(job.get("pid"), round(float(job.get("start_time", 0)), 3))}
+    except (struct.error, zlib.error, LogError, SectionHeaderError, ValueError, TypeError):
+        return set()
 
 
 def _boot_time() -> float:

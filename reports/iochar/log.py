@@ -1,4 +1,6 @@
-"""Reader of iochar logs (docs/log-format.md); mirror image of writer.py."""
+"""Reading iochar logs (docs/log-format.md; writer.py is the mirror image): each file's
+sections parsed and checked (_Part), a job's `Log` (one file, or per-rank files merged
+as if reduced) and `open()`. The bytes themselves are logformat.py's."""
 
 from __future__ import annotations
 
@@ -15,22 +17,42 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import codec
-from .schema import OP, OPS, ROLE, ROLES, derive_role, topk_tables  # noqa: F401  (re-exported)
+from . import codec, jobs, live
+from .callsites import check_section
+from .darshan import DarshanLog
+from .frames import SCHEMA_CACHE, mounts_frame, ranks_frame, records_frame, text_column
 
-MAGIC = b"IOCHARLG"
-FORMAT_VERSION = 3  # 2, 1 still read (section_at); 1: byte-plane RECORDS, NAMES with ids, zlib
-HEADER = struct.Struct("<8sIIQII")  # magic, version, header size, file size, nsections, crc
-SECTION = struct.Struct("<8s16sIIQII")  # formats 1-2: kind, module, count, crc, ulen, clen, hcrc
-AGGREGATE_ID = 0xFFFFFFFFFFFFFFFF
-UNKNOWN_PATH = "<UNKNOWN>"  # shown for a record id that has no NAMES entry
-SERIES_KEYS = ("bytes_read", "bytes_written", "reads", "writes")
-RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
-                        ("bytes_read", "<i8"), ("bytes_written", "<i8"),
-                        ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
-JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
-MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS"}
-ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
+# AGGREGATE_ID, SECTION, record_dtype and section_head are not used here: re-exported, as
+# `from iochar.log import ...` has always given them (tests, tools, users' scripts)
+from .logformat import (  # noqa: F401
+    AGGREGATE_ID,
+    FORMAT_VERSION,
+    HEADER,
+    JOB_KINDS,
+    MAGIC,
+    MAX_NAME,
+    MAX_NPROCS,
+    MODULE_KINDS,
+    RANKS_DTYPE,
+    SECTION,
+    SERIES_KEYS,
+    TRUNCATED_MARK,
+    UNKNOWN_PATH,
+    ZLIB_MAX_RATIO,
+    LogError,
+    Reader,
+    SectionHeaderError,
+    ascii_field,
+    inflater_for,
+    parse_job,
+    payload,
+    record_dtype,
+    section_at,
+    section_head,
+)
+from .merge import merge_jobs, note_missing_ranks, parse_topk, reduce_records, whole_tables
+from .schema import OP, OPS, ROLE, ROLES, derive_role, topk_tables  # noqa: F401  (OPS, ROLE: re-exported)
+
 # Memory is bounded by the file's real size, never by a number written in it: all
 # payloads of a file together inflate to at most INFLATE_FLOOR + INFLATE_RATIO x its
 # size (real logs stay far below: random record ids alone keep RECORDS above 1/100),
@@ -38,226 +60,15 @@ ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bom
 PARALLEL_BYTES = 1 << 20  # compressed payload bytes past which sections inflate in threads
 INFLATE_FLOOR = 16 << 20
 INFLATE_RATIO = 256
-MAX_NPROCS = 1 << 24  # JOB nprocs above this is not a job
 MAX_COUNTERS = 1 << 16  # per module schema
-EPOCH_MAX = 1e10  # JOB start/end times: seconds since 1970, before the year 2286
-TRUNCATED_MARK = b"\0TRUNCATED"  # NAMES entry of a name cut at the runtime's path limit
-_IDENT = re.compile(r"[A-Za-z0-9_]*\Z")
 _COUNTER = re.compile(r"[A-Za-z0-9_.]{1,255}\Z")
 
 
 builtins_open = builtins.open  # `open` below is this module's
 
 
-class LogError(Exception):
-    """A log that cannot be read: the message names the file and the problem."""
-
-
-def record_dtype(n_int: int, n_float: int) -> np.dtype:
-    """One RECORDS row: u64 id, i64 rank, i64 counters[n_int], f64 counters[n_float]."""
-    return np.dtype([("record_id", "<u8"), ("rank", "<i8"),
-                     ("ints", "<i8", (n_int,)), ("floats", "<f8", (n_float,))])
-
-
-class _Reader:
-    """Bounds-checked cursor over one decompressed payload."""
-
-    def __init__(self, buf: bytes, what: str):
-        self.buf, self.off, self.what = buf, 0, what
-
-    def take(self, n: int) -> bytes:
-        if self.off + n > len(self.buf):
-            raise LogError(f"{self.what}: payload ends inside an entry")
-        b = self.buf[self.off:self.off + n]
-        self.off += n
-        return b
-
-    def unpack(self, fmt: str):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
-
-    def text(self, lenfmt: str) -> str:
-        """A length-prefixed string; bytes that are not UTF-8 are kept (surrogateescape)."""
-        (n,) = self.unpack(lenfmt)
-        return self.take(n).decode("utf-8", "surrogateescape")
-
-    def done(self):
-        if self.off != len(self.buf):
-            raise LogError(f"{self.what}: {len(self.buf) - self.off} bytes left after the last entry")
-
-
-def _ascii_field(raw: bytes, what: str) -> str:
-    """Section kind or module: NUL-padded letters, digits and '_' (they end up in
-    column names, plot labels and file names of exports)."""
-    s = raw.rstrip(b"\0")
-    if b"\0" in s or not _IDENT.match(s.decode("latin-1")):
-        raise LogError(f"{what}: not NUL-padded ASCII letters, digits and '_'")
-    return s.decode()
-
-
-class SectionHeaderError(Exception):
-    """A section header that cannot be read: `short` when it runs past the end."""
-
-    def __init__(self, msg: str, short: bool = False):
-        super().__init__(msg)
-        self.short = short
-
-
-def _varint(data, p: int, limit_bits: int, what: str) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        if p >= len(data):
-            raise SectionHeaderError("header runs past the end of the file", short=True)
-        b = data[p]
-        p += 1
-        v |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-        if shift >= 70:
-            raise SectionHeaderError(f"{what} is not a varint")
-    if v >> limit_bits:
-        raise SectionHeaderError(f"{what} {v} out of range")
-    return v, p
-
-
-def section_at(data, off: int, version: int) -> tuple:
-    """The section header at byte off: (kind, module, count, payload crc, raw length,
-    compressed length, payload start), kind and module as bytes. Formats 1-2: a fixed
-    48 bytes (NUL-padded names, header CRC over 44); format 3: u8 length + kind
-    (1-8 bytes), u8 length + module (0-16), LEB128 count, raw and compressed lengths,
-    u32 payload CRC, u32 CRC of the header's bytes before it. Raises
-    SectionHeaderError (its CRC included)."""
-    n = len(data)
-    if version < 3:
-        if off + SECTION.size > n:
-            raise SectionHeaderError("header runs past the end of the file", short=True)
-        kind, mod, count, pcrc, ulen, clen, hcrc = SECTION.unpack_from(data, off)
-        if zlib.crc32(data[off:off + 44]) != hcrc:
-            raise SectionHeaderError("header CRC mismatch")
-        return kind, mod, count, pcrc, ulen, clen, off + SECTION.size
-    p = off
-    names = []
-    for what, lo, hi in (("kind", 1, 8), ("module", 0, 16)):
-        if p >= n:
-            raise SectionHeaderError("header runs past the end of the file", short=True)
-        k = data[p]
-        if not lo <= k <= hi:
-            raise SectionHeaderError(f"{what} length {k} not in [{lo}, {hi}]")
-        if p + 1 + k > n:
-            raise SectionHeaderError("header runs past the end of the file", short=True)
-        names.append(bytes(data[p + 1:p + 1 + k]))
-        p += 1 + k
-    count, p = _varint(data, p, 32, "count")
-    ulen, p = _varint(data, p, 64, "raw length")
-    clen, p = _varint(data, p, 32, "compressed length")
-    if p + 8 > n:
-        raise SectionHeaderError("header runs past the end of the file", short=True)
-    pcrc, hcrc = struct.unpack_from("<II", data, p)
-    if zlib.crc32(data[off:p + 4]) != hcrc:
-        raise SectionHeaderError("header CRC mismatch")
-    return names[0], names[1], count, pcrc, ulen, clen, p + 8
-
-
-def section_head(kind: bytes, module: bytes, count: int, pcrc: int, ulen: int, clen: int,
-                 version: int = FORMAT_VERSION) -> bytes:
-    """The header section_at reads (the writers' side)."""
-    if version < 3:
-        head = SECTION.pack(kind, module, count, pcrc, ulen, clen, 0)[:44]
-        return head + struct.pack("<I", zlib.crc32(head))
-
-    def varint(v):
-        out = bytearray()
-        while v >= 0x80:
-            out.append(v & 0x7F | 0x80)
-            v >>= 7
-        return bytes(out + bytes([v]))
-    head = (bytes([len(kind)]) + kind + bytes([len(module)]) + module + varint(count)
-            + varint(ulen) + varint(clen) + struct.pack("<I", pcrc))
-    return head + struct.pack("<I", zlib.crc32(head))
-
-
-def inflater_for(version: int):
-    """The decompressor factory of a log's format version (1: zlib streams,
-    2: raw deflate against codec.DICTIONARY)."""
-    return codec.decompressor if version >= 2 else zlib.decompressobj
-
-
-def _payload(comp, crc: int, ulen: int, what: str, inflater=zlib.decompressobj) -> bytes:
-    """Check a section's CRC and inflate its payload to exactly ulen bytes
-    (format 1: zlib streams; 2: raw deflate against codec.DICTIONARY)."""
-    if zlib.crc32(comp) != crc:
-        raise LogError(f"{what} CRC mismatch")
-    d = inflater()
-    try:
-        out = d.decompress(comp, ulen + 1)
-    except zlib.error as e:
-        raise LogError(f"{what}: zlib error: {e}") from None
-    if len(out) > ulen:
-        raise LogError(f"{what}: payload larger than the {ulen} bytes its header says")
-    if not d.eof:
-        raise LogError(f"{what}: zlib stream truncated")
-    if d.unused_data:
-        raise LogError(f"{what}: {len(d.unused_data)} bytes after the zlib stream")
-    if len(out) != ulen:
-        raise LogError(f"{what}: payload is {len(out)} bytes, header says {ulen}")
-    return out
-
-
-def _parse_job(buf: bytes, count: int, what: str) -> dict:
-    r, job = _Reader(buf, what), {}
-    for _ in range(count):
-        key = r.text("<H")
-        (t,) = r.unpack("<B")
-        if t == 1:
-            (job[key],) = r.unpack("<q")
-        elif t == 2:
-            (job[key],) = r.unpack("<d")
-        elif t == 3:
-            job[key] = r.text("<I")
-        else:
-            raise LogError(f"{what}: key {key!r} has unknown value type {t}")
-        if not key:
-            raise LogError(f"{what}: empty key")
-    r.done()
-    _check_job(job, what)
-    return job
-
-
-# Keys the reader and reporters rely on (docs/log-format.md): type and range. Other
-# keys are kept as they are; a reporter shows them escaped and does no arithmetic.
-JOB_INTS = {"format": (0, 1 << 31), "nprocs": (1, MAX_NPROCS), "nnodes": (1, MAX_NPROCS),
-            "uid": (0, (1 << 32) - 1), "pid": (0, (1 << 32) - 1), "rank": (0, MAX_NPROCS - 1),
-            "partial": (0, (1 << 31) - 1), "folded_files": (0, 1 << 62),
-            "memory_bound": (0, 1 << 62), "finalized": (0, 1), "truncated_paths": (0, 1 << 62)}
-JOB_TIMES = ("start_time", "end_time")
-JOB_STRS = ("version", "exe", "cmdline", "jobid", "hostname", "user", "mpi", "warnings",
-            "time_origin", "ended_by", "missing_ranks")
-
-
-def _check_job(job: dict, what: str):
-    for key, v in job.items():
-        if key in JOB_INTS or key.startswith("folded."):
-            lo, hi = JOB_INTS.get(key, (0, 1 << 62))
-            if not isinstance(v, int):
-                raise LogError(f"{what}: {key} is {type(v).__name__} {v!r}, not an integer")
-            if not lo <= v <= hi:
-                raise LogError(f"{what}: {key} {v} out of range [{lo}, {hi}]")
-        elif key in JOB_TIMES:
-            if not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or not 0 <= v <= EPOCH_MAX:
-                raise LogError(f"{what}: {key} {v!r} is not a time (seconds since the "
-                               f"epoch, 0 to {EPOCH_MAX:g})")
-            job[key] = float(v)
-        elif key in JOB_STRS and not isinstance(v, str):
-            raise LogError(f"{what}: {key} is {type(v).__name__} {v!r}, not a string")
-    nprocs = job.get("nprocs", 1)
-    for key in ("rank", "nnodes"):
-        if job.get(key, 0) > nprocs - (key == "rank"):
-            raise LogError(f"{what}: {key} {job[key]} out of range for nprocs {nprocs}")
-
-
 def _parse_mounts(buf: bytes, count: int, what: str) -> list:
-    r, rows = _Reader(buf, what), []
+    r, rows = Reader(buf, what), []
     for _ in range(count):
         (bs,) = r.unpack("<I")
         fs = r.text("<H")
@@ -321,10 +132,10 @@ def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: 
                 bad = min(bad, r)
                 break
             cut[r] = True
-    long = np.flatnonzero(lens > codec.MAX_NAME)
+    long = np.flatnonzero(lens > MAX_NAME)
     if len(long):
         raise LogError(f"{what}: path {int(long[0])} is {int(lens[long[0]])} bytes, more than "
-                       f"the {codec.MAX_NAME} a name may hold")
+                       f"the {MAX_NAME} a name may hold")
     empty = np.flatnonzero(lens - cut * len(TRUNCATED_MARK) <= 0)
     if len(empty) and empty[0] < bad:
         raise LogError(f"{what}: path {int(empty[0])} is empty")
@@ -341,7 +152,6 @@ def _names_checked(ids: np.ndarray, flat: np.ndarray, starts: np.ndarray, lens: 
     return ids, paths, truncated
 
 
-SCHEMA_CACHE = 256  # payloads kept (each a few KiB): the logs of one tool version share one
 _WHAT = "\0SCHEMA\0"  # the section's name in a cached check's messages, put back on error
 
 
@@ -362,7 +172,7 @@ def _parse_schema(buf: bytes, count: int, what: str):
 
 
 def _check_schema(buf: bytes, count: int, what: str):
-    r = _Reader(buf, what)
+    r = Reader(buf, what)
     version, n_int, n_float = r.unpack("<III")
     if n_int + n_float != count:
         raise LogError(f"{what}: count {count} != n_int {n_int} + n_float {n_float}")
@@ -460,8 +270,8 @@ class _Part:
                 if e.short:
                     self._fail(f"truncated file: {where} header at byte {off} runs past the end")
                 self._fail(f"{where} {e}")
-            kind = _ascii_field(kind_b, f"{where} kind")
-            module = _ascii_field(mod_b, f"{where} module")
+            kind = ascii_field(kind_b, f"{where} kind")
+            module = ascii_field(mod_b, f"{where} module")
             where = f"section {k} ({kind}{' ' + module if module else ''})"
             if start + clen > size:
                 self._fail(f"{where}: payload of {clen} bytes runs past the end of the file")
@@ -474,7 +284,7 @@ class _Part:
             self._check_size(kind, module, count, ulen, where)
             item = (kind, module, count, view[start:start + clen], pcrc, ulen, where)
             if kind == "SCHEMA":  # needed now to check the sizes of later RECORDS
-                self._section(*item[:3], _payload(*item[3:], inflater), where)
+                self._section(*item[:3], payload(*item[3:], inflater), where)
             else:
                 todo.append(item)
             off = start + clen
@@ -484,9 +294,9 @@ class _Part:
         # small ones do not pay for starting threads
         if sum(len(it[3]) for it in todo) > PARALLEL_BYTES:
             with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-                bufs = list(pool.map(lambda it: _payload(*it[3:], inflater), todo))
+                bufs = list(pool.map(lambda it: payload(*it[3:], inflater), todo))
         else:
-            bufs = [_payload(*it[3:], inflater) for it in todo]
+            bufs = [payload(*it[3:], inflater) for it in todo]
         for item, buf in zip(todo, bufs):
             self._section(*item[:3], buf, item[-1])
         if self.job is None:
@@ -548,7 +358,7 @@ class _Part:
         if kind == "JOB":
             if self.job is not None:
                 self._fail(f"{where}: second JOB section")
-            self.job = _parse_job(buf, count, f"{self.name}: {where}")
+            self.job = parse_job(buf, count, f"{self.name}: {where}")
         elif kind == "MOUNTS":
             self.mounts += _parse_mounts(buf, count, f"{self.name}: {where}")
         elif kind == "NAMES":
@@ -596,13 +406,11 @@ class _Part:
             self.ranks.setdefault(module, []).append(np.frombuffer(buf, dtype=RANKS_DTYPE).copy())
         else:
             if kind in ("CALLSITE", "LOADMAP", "TRACE"):  # optional observer sections
-                from .callsites import check_section
                 try:
                     check_section(kind, module, count, buf)
                 except LogError as e:
                     self._fail(f"{where}: {e}")
             elif kind == "TOPK":  # whole top-k tables of a per-rank log
-                from .merge import parse_topk
                 if module not in self.schemas:
                     self._fail(f"{where}: TOPK before the module's SCHEMA")
                 ids, _ = parse_topk(buf, count, self.schemas[module][3], f"{self.name}: {where}")
@@ -716,70 +524,6 @@ def _present_mask(buf: bytes, ncounters: int) -> np.ndarray:
     return bits[:ncounters]
 
 
-def text_column(values, index=None) -> pd.Series:
-    """A column of names as Python str objects (dtype object). Names from a log may hold
-    bytes that are not UTF-8 (kept by surrogateescape), which pandas' Arrow-backed str
-    dtype cannot store: every column or Series of paths is built through here."""
-    arr = np.empty(len(values), dtype=object)
-    arr[:] = list(values) if not isinstance(values, np.ndarray) else values
-    return pd.Series(arr, index=index, dtype=object)
-
-
-# ---- DataFrames from decoded columns ---------------------------------------------
-# A small log's cost is mostly pandas building frames, and most of that is building
-# each frame's column Index from a list of names (a str Index, ~100 us for a module's
-# counters). The frames below are made from a few 2-D blocks with an Index made once
-# per schema; their contents, dtypes and column names are what the plain
-# constructors give.
-
-@functools.lru_cache(maxsize=SCHEMA_CACHE)
-def _columns(names: tuple) -> pd.Index:
-    """column names -> pd.Index (the logs of one tool version share them)."""
-    return pd.Index(list(names))
-
-
-def records_frame(ranks: np.ndarray, ids: np.ndarray, paths, ints: np.ndarray,
-                  floats: np.ndarray, counters: list) -> pd.DataFrame:
-    """rank, record_id, path, then the counters: ints (n_int, rows) int64 and floats
-    (n_float, rows) float64, in `counters` order (ints first)."""
-    head = pd.DataFrame({"rank": ranks, "record_id": ids, "path": text_column(paths)})
-    df = pd.concat([head, pd.DataFrame(ints.T, copy=False), pd.DataFrame(floats.T, copy=False)],
-                   axis=1, ignore_index=True)
-    df.columns = _columns(("rank", "record_id", "path", *counters))
-    return df
-
-
-_RANK_INTS = [k for k in RANKS_DTYPE.names if RANKS_DTYPE[k].kind == "i"]
-_RANK_FLOATS = [k for k in RANKS_DTYPE.names if RANKS_DTYPE[k].kind == "f"]
-_RANK_COLUMNS = pd.Index([*_RANK_INTS, *_RANK_FLOATS])
-assert list(_RANK_COLUMNS) == list(RANKS_DTYPE.names)  # ints first in the record
-
-
-def ranks_frame(arr: np.ndarray) -> pd.DataFrame:
-    """A RANKS structured array as a frame, one column per field."""
-    ints = np.stack([arr[k] for k in _RANK_INTS]) if len(arr) else \
-        np.empty((len(_RANK_INTS), 0), np.int64)
-    floats = np.stack([arr[k] for k in _RANK_FLOATS]) if len(arr) else \
-        np.empty((len(_RANK_FLOATS), 0), np.float64)
-    df = pd.concat([pd.DataFrame(ints.T, copy=False), pd.DataFrame(floats.T, copy=False)],
-                   axis=1, ignore_index=True)
-    df.columns = _RANK_COLUMNS
-    return df
-
-
-@functools.lru_cache(maxsize=SCHEMA_CACHE)
-def _mounts(rows: tuple) -> pd.DataFrame:
-    """MOUNTS rows -> frame: the jobs of one cluster share their table."""
-    return pd.DataFrame({"mount_point": text_column([r[0] for r in rows]),
-                         "fs_type": text_column([r[1] for r in rows]),
-                         "block_size": np.array([r[2] for r in rows], dtype=np.int64)})
-
-
-def mounts_frame(rows: list) -> pd.DataFrame:
-    """mount_point, fs_type (str objects), block_size (int64): one row per mount."""
-    return _mounts(tuple(rows)).copy(deep=False)  # copy-on-write: a caller's change stays its own
-
-
 def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
     """Vectorized id -> path lookup; `names` is indexed by unique uint64 ids."""
     idx = names.index.get_indexer(ids) if len(names) else np.full(len(ids), -1)
@@ -835,7 +579,6 @@ class Log:
             self.job = dict(parts[0].job)
             self._shifts = [0.0]
         else:
-            from .merge import merge_jobs
             self.job = merge_jobs([p.job for p in parts], self.files)
             t0 = self.job.get("start_time", 0.0)
             self._shifts = [float(p.job.get("start_time", t0)) - t0 for p in parts]
@@ -857,7 +600,6 @@ class Log:
                     rows.append(r)
         self.mounts = mounts_frame(rows)
         self.extra_sections = [e for p in parts for e in p.extra]
-        from .merge import note_missing_ranks
         note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
@@ -924,7 +666,6 @@ class Log:
                 frames.append(df)
             df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             if len(self._parts) > 1:
-                from .merge import reduce_records, topk_tables, whole_tables
                 try:
                     tables = None
                     if topk_tables(cols):  # per-rank logs carry whole tables (TOPK)
@@ -938,7 +679,6 @@ class Log:
 
     def _topk_parts(self, module: str, cols: list, frames: list) -> list:
         """Per part with this module: (its row count, its TOPK tables or None)."""
-        from .merge import parse_topk
         out, parts = [], [p for p in self._parts if module in p.schemas]
         for p, df in zip(parts, frames):
             secs = [(c, b) for k, m, c, b in p.extra if k == "TOPK" and m == module]
@@ -982,7 +722,6 @@ class Log:
 
 
 def _read(path: Path) -> _Part:
-    from . import live
     try:
         with builtins_open(path, "rb") as fh:
             magic = fh.read(8)
@@ -1002,7 +741,6 @@ def from_bytes(data, name: str = "<bytes>") -> Log:
     """A Log from the bytes of one file, or from a list of the bytes of several per-rank
     files of one job (tests, fuzzing)."""
     if isinstance(data, (list, tuple)):  # as a directory of them: from those that read
-        from .jobs import merge_readable
         parts, bad = [], []
         for i, d in enumerate(data):
             try:
@@ -1020,9 +758,7 @@ def open(path_or_list, job: str | None = None) -> Log:
     jobid), else the directory must hold exactly one. A `.darshan` file is read
     through PyDarshan (iochar/darshan.py)."""
     if isinstance(path_or_list, (str, os.PathLike)) and str(path_or_list).endswith(".darshan"):
-        from .darshan import DarshanLog
         return DarshanLog(path_or_list)
-    from . import jobs
     items = [path_or_list] if isinstance(path_or_list, (str, os.PathLike)) else list(path_or_list)
     if job is None and not any(Path(it).is_dir() for it in items):
         return Log([_read(p) for p in jobs.expand(items)])
@@ -1033,8 +769,71 @@ def open(path_or_list, job: str | None = None) -> Log:
         raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one with "
                        f"job= (ids: {', '.join(g.id for g in found[:5])}"
                        f"{', ...' if len(found) > 5 else ''})")
-    return found[0].open()  # per-rank logs: from those that read (jobs.open_ranks)
+    return open_job(found[0])  # per-rank logs: from those that read (open_ranks)
 
+
+def open_job(job: jobs.Job) -> Log:
+    """The Log of one job found in a directory (jobs.find): per-rank logs merged as if
+    reduced, from those that read (open_ranks)."""
+    if len(job.files) == 1 and not job.unreadable:
+        return open(job.files[0])
+    return open_ranks(job.files, job.unreadable)
+
+
+def open_ranks(files: list, unreadable=()) -> Log:
+    """One job's per-rank logs merged from those that read: a log that does not
+    (its own error, found reading it whole: framing, sections, records, merging) is
+    left out and named in the JOB (`unreadable_logs`, one "file: reason" each, "; "
+    apart) beside the files in `unreadable` already known bad; the ranks it held are
+    then missing (`missing_ranks`, partial bit 16). Raises one LogError when none
+    reads. The Log's `unreadable` lists [(file, reason)]."""
+    parts, bad = [], list(unreadable)
+    for f in files:
+        try:
+            parts.append(_read(Path(f)))
+        except LogError as e:
+            bad.append((f, str(e)))
+    return merge_readable(parts, bad)
+
+
+def merge_readable(parts: list, bad: list) -> Log:
+    """The Log of the parts (_Part) that read whole, the others moved to `bad`
+    [(name, reason)] (open_ranks)."""
+    parts, log = list(parts), None
+    while parts:
+        try:
+            log = Log(parts)
+            for m in log.modules:  # everything a report reads, so errors surface here
+                log.records(m), log.series(m), log.ranks(m)
+            break
+        except LogError as e:
+            log, culprit = None, _blamed(parts, str(e))
+            if culprit is None:  # a problem of the set, not of one file
+                raise
+            parts.remove(culprit)
+            bad.append((culprit.name, str(e)))
+    if log is None:
+        if len(bad) == 1:
+            raise LogError(bad[0][1])
+        raise LogError(f"none of the {len(bad)} logs of this job reads: "
+                       + "; ".join(_named(f, why) for f, why in bad[:3])
+                       + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
+    log.unreadable = bad
+    if bad:
+        log.job["unreadable_logs"] = "; ".join(_named(f, why) for f, why in bad)
+    return log
+
+
+def _named(path, why: str) -> str:
+    """A reader's error names its file; others get it in front."""
+    return why if why.startswith(f"{path}: ") or str(path) in why else f"{path}: {why}"
+
+
+def _blamed(parts: list, msg: str):
+    """The part an error is about: the reader's errors start with its name, merging's
+    say `cannot merge NAME:`."""
+    return next((p for p in parts if msg.startswith(f"{p.name}: ")
+                 or msg.startswith(f"cannot merge {p.name}: ")), None)
 
 
 def timestamp_columns(df: pd.DataFrame) -> list:

@@ -12,7 +12,7 @@ import stat
 import time
 from pathlib import Path
 
-from .log import LogError
+from .logformat import LogError
 
 _OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

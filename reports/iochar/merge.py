@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .flags import PARTIAL, flags
-from .log import LogError, text_column
+from .frames import text_column
+from .logformat import LogError
 from .schema import OP, OPS, topk_tables  # noqa: F401  (re-exported)
 
 _MIN_NZ = (OP["MIN_NZ"], OP["TS_START"])

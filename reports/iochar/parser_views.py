@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import summary as S
-from .log import AGGREGATE_ID
+from .logformat import AGGREGATE_ID
 from .merge import reduce_group_rows
 from .schema import OP
 

@@ -15,6 +15,8 @@ import math
 import time
 import warnings
 
+import pandas as pd
+
 TRUNCATED_NOTE = "... [truncated]"  # after a name the runtime cut at its path limit
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
@@ -72,8 +74,6 @@ def sanitize(obj):
 
 @contextlib.contextmanager
 def _object_strings():
-    import pandas as pd
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the option is deprecated (pandas 3.x)
         try:

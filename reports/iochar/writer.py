@@ -1,4 +1,5 @@
-"""Exact Python writer of iochar logs (docs/log-format.md); mirror image of log.py.
+"""Exact Python writer of iochar logs (docs/log-format.md); mirror image of log.py (the
+bytes: logformat.py and codec.py).
 
 Used by tests, fuzzing and benchmarks; vectorized so million-record logs are quick.
 """
@@ -14,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from . import codec
-from .log import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, ROLE, SERIES_KEYS, record_dtype, section_head
+from .logformat import FORMAT_VERSION, HEADER, MAGIC, RANKS_DTYPE, SERIES_KEYS, record_dtype, section_head
+from .schema import ROLE
 
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 
@@ -29,7 +31,7 @@ def fnv1a64(path: str | bytes) -> int:
 
 def section(kind: str, module: str, count: int, payload: bytes, level: int = 1,
             version: int = FORMAT_VERSION) -> bytes:
-    """One section: header (log.section_head: 48 bytes in formats 1-2, ~24 in 3)
+    """One section: header (logformat.section_head: 48 bytes in formats 1-2, ~24 in 3)
     then the compressed payload (format 1: a zlib stream at `level`; 2 and 3: raw
     deflate against the preset dictionary)."""
     comp = (zlib.compress(payload, level) if version < 2

@@ -43,6 +43,7 @@ from iochar.callsites import ENTRY_DTYPE, TRACE_DTYPE  # noqa: E402
 from iochar.cli import diff, parser, report  # noqa: E402
 from iochar.cli.common import write_atomic  # noqa: E402
 from iochar.log import HEADER, from_bytes, section_at, section_head  # noqa: E402
+from iochar.logformat import Reader  # noqa: E402
 from iochar.safetext import sanitize  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -273,7 +274,7 @@ def _bitmap_words(secs, sec) -> int:
 
 def columns(payload: bytes, words: int) -> tuple[bytes, list]:
     """RECORDS (formats 2-3) -> (presence bitmap, [each column's bytes]), lenient."""
-    c = codec._Cursor(payload, "seed")
+    c = Reader(payload, "seed", codec.CodecError)
     c.at = 8 * words
     cols = []
     while c.at < len(payload):
@@ -376,7 +377,7 @@ def m_front(secs, rng):
         sec[3] = (codec.varint(len(shared)) + shared + codec.varint(len(lens)) + lens
                   + codec.varint(k) + ids + first + bytes(65 + i % 26 for i in range(1, k)))
         return f"NAMES {k} names of {n} bytes"
-    c = codec._Cursor(sec[3], "seed")
+    c = Reader(sec[3], "seed", codec.CodecError)
     shared = c.varints(c.varint(), sec[2]).astype(np.int64)
     lens = c.varints(c.varint(), sec[2]).astype(np.int64)
     rest = sec[3][c.at:]

@@ -9,7 +9,11 @@
  * DIR/k.open<i> created, closed and stat'ed, no data, and 20 directories
  * DIR/k.stat<i> made (mkdir: not recorded) and stat'ed twice, names only
  * ever stat'ed; then as ready, without stdio), opens_exit (the same, then
- * exit(0)),
+ * exit(0)), rare / rare_exit (20 files DIR/k.rare<i> created and closed,
+ * then each opened read-write and given one lseek, dup, fsync, fdatasync,
+ * ftruncate and mmap, no data, closed, renamed to DIR/k.moved<i> and that
+ * stat'ed: the counters a metadata-only entry does not carry; then as
+ * opens / opens_exit),
  * exit_run / _exit_run (10 more writes to k.dat, a run of repeats still
  * pending at the end, then exit(0) / _exit(0)). */
 #include <fcntl.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +56,27 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "exit")) exit(0);
   if (!strcmp(mode, "_exit")) _exit(0);
+  if (!strcmp(mode, "rare") || !strcmp(mode, "rare_exit")) {
+    char to[4096];
+    for (int i = 0; i < 20; i++) {
+      struct stat st;
+      snprintf(path, sizeof path, "%s/k.rare%d", dir, i);
+      snprintf(to, sizeof to, "%s/k.moved%d", dir, i);
+      int g = open(path, O_WRONLY | O_CREAT, 0644);
+      if (g < 0 || close(g)) return 2;
+      g = open(path, O_RDWR);
+      int h = g < 0 ? -1 : dup(g);
+      if (h < 0 || close(h) || lseek(g, 0, SEEK_END) != 0 || fsync(g) || fdatasync(g) ||
+          ftruncate(g, 4096))
+        return 2;
+      void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, g, 0);
+      if (m == MAP_FAILED || munmap(m, 4096) || close(g) || rename(path, to) || stat(to, &st))
+        return 2;
+    }
+    if (!strcmp(mode, "rare_exit")) exit(0);
+    if (write(1, "ready\n", 6) != 6) return 2;
+    for (;;) pause();
+  }
   if (!strcmp(mode, "opens") || !strcmp(mode, "opens_exit")) {
     for (int i = 0; i < 20; i++) {
       struct stat st;

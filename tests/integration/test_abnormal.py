@@ -151,6 +151,36 @@ def test_killed_counters_equal_the_logged_ones(tmp_path):
     same_counters(la, lb, a, b)
 
 
+def test_rare_counters_make_entries_full(tmp_path):
+    """The counters a metadata-only entry does not carry (seeks, dups, syncs,
+    truncates, mmaps, a rename's source: wrappers/posix.c, meta_rare) make it a full
+    record at their first call, with everything counted before: exact in the log
+    and, after SIGKILL, in the live file."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    p = start_ready([K, str(a), "100", "rare"], a)
+    os.killpg(p.pid, signal.SIGKILL)
+    assert p.wait(timeout=60) == -signal.SIGKILL
+    assert run([K, str(b), "100", "rare_exit"], b).returncode == 0
+    la, lb = iochar.open(str(a)), iochar.open(str(b))
+    assert la.job["ended_by"] == "killed"
+    same_counters(la, lb, a, b)
+    for log, d in ((la, a), (lb, b)):
+        df = log.records("POSIX")
+        assert len(df) == 41  # k.dat and 40 names
+        for i in range(20):
+            r = one(df, f"{d}/k.rare{i}")
+            assert (r["POSIX_OPENS"], r["POSIX_SEEKS"], r["POSIX_DUPS"], r["POSIX_FSYNCS"],
+                    r["POSIX_FDSYNCS"], r["POSIX_TRUNCATES"], r["POSIX_MMAPS"],
+                    r["POSIX_RENAME_SOURCES"], r["POSIX_WRITES"], r["POSIX_MODE"],
+                    r["POSIX_MEM_ALIGNMENT"]) == (2, 1, 1, 1, 1, 1, 1, 1, 0, 0o644, 8)
+            assert r["POSIX_FILE_ALIGNMENT"] > 0 and r["POSIX_FILE_BLKSIZE"] > 0
+            assert 0 < r["POSIX_F_OPEN_START_TIMESTAMP"] < r["POSIX_F_CLOSE_END_TIMESTAMP"]
+            r = one(df, f"{d}/k.moved{i}")
+            assert (r["POSIX_RENAME_TARGETS"], r["POSIX_STATS"], r["POSIX_OPENS"]) == (1, 1, 0)
+
+
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_older_live_files_still_read(tmp_path, version):
     """Live files of versions 1 (state and top-k tables inside each record), 2

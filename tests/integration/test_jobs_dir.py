@@ -15,6 +15,7 @@ import iochar
 from iochar import jobs as J
 from iochar.cli import diff, parser, report
 from iochar.flags import PARTIAL
+from iochar.log import open_job
 from report_frames import frame, job, write
 from tool import LIB, logs_in, mpiexec, run, workload
 
@@ -55,7 +56,7 @@ def test_grouping_by_job_identity(tmp_path):
     assert [(j.id, J.exe_name(j.job), len(j.files), sorted(j.ranks, key=str)) for j in jobs] == [
         ("100:100", "app", 1, [None]), ("100:101", "app", 1, [None]),
         ("200:210", "sim", 4, [0, 1, 2, 3]), ("200:220", "sim", 4, [0, 1, 2, 3])]
-    log = jobs[2].open()  # a per-rank set merges as before
+    log = open_job(jobs[2])  # a per-rank set merges as before
     assert log.job["nprocs"] == 4 and log.job["merged_logs"] == 4
     assert log.records("POSIX")["POSIX_BYTES_WRITTEN"].sum() == 1000 * (1 + 2 + 3 + 4)
 

@@ -13,6 +13,7 @@ import pytest
 import iochar
 from iochar import codec
 from iochar.log import AGGREGATE_ID, FORMAT_VERSION, HEADER, from_bytes, section_at
+from iochar.logformat import Reader
 from iochar.writer import encode_log, fnv1a64, job_payload, schema_payload, section
 from logdata import make_job, posix_like_schema, random_records
 from tool import logs_in, mpiexec, run_log, workload
@@ -30,7 +31,7 @@ def roundtrip(cols, floating):
 
 def encodings(enc, ncols):
     """The encoding byte of each column, walking the framing."""
-    c, out = codec._Cursor(enc, "t"), []
+    c, out = Reader(enc, "t"), []
     for _ in range(ncols):
         e = c.take(1)[0]
         out.append(e)

@@ -1,8 +1,10 @@
 """The C include graph: runtime -> nothing; reducer -> runtime; wrappers ->
-runtime (and reducer/mpi_wrap.h only); no back edge; and only the commands import
-from reports/iochar/cli/ (scripts/check_layers.py)."""
+runtime (and reducer/mpi_wrap.h only); no back edge; only the commands import
+from reports/iochar/cli/; inside reports/iochar/ every import runs down the layer
+order (scripts/check_layers.py)."""
 import importlib.util
 import pathlib
+import shutil
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -108,3 +110,47 @@ def test_a_file_outside_the_layer_order_fails(tmp_path):
         ROOT / "build" / "libiochar.so.p" / "runtime_layout.c.o")
     assert list(check_layers.layer_violations(tmp_path, build)) == [
         "runtime/stray.c: not in the layer order (scripts/check_layers.py RUNTIME_LAYERS)"]
+# ---- the layer order inside reports/iochar/ (PY_LAYERS) ----------------------------
+
+def test_package_follows_its_layer_order():
+    assert list(check_layers.python_layer_violations(ROOT)) == []
+
+
+def _package_copy(tmp_path):
+    """reports/ with the package's sources and pyproject.toml, to plant imports in."""
+    dest = tmp_path / "reports"
+    shutil.copytree(ROOT / "reports" / "iochar", dest / "iochar",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.bin"))
+    shutil.copy(ROOT / "reports" / "pyproject.toml", dest / "pyproject.toml")
+    return dest / "iochar"
+
+
+def test_planted_back_imports_fail(tmp_path):
+    pkg = _package_copy(tmp_path)
+    assert list(check_layers.python_layer_violations(tmp_path)) == []
+    with open(pkg / "logformat.py", "a") as f:  # the floor importing the top
+        f.write("\nfrom . import log  # noqa\n")
+    with open(pkg / "merge.py", "a") as f:  # hidden in a function
+        f.write("\n\ndef _later():\n    from .log import Log\n    return Log\n")
+    with open(pkg / "codec.py", "a") as f:  # another module's private name
+        f.write("\nfrom .logformat import _struct  # noqa\n")
+    with open(pkg / "advice" / "base.py", "a") as f:  # a loop inside a subpackage
+        f.write("\nfrom .small_io import small_counts  # noqa\n")
+    (pkg / "newmod.py").write_text("x = 1\n")  # not placed in the order
+    lines = len((ROOT / "reports" / "iochar" / "logformat.py").read_text().splitlines())
+    mlines = len((ROOT / "reports" / "iochar" / "merge.py").read_text().splitlines())
+    clines = len((ROOT / "reports" / "iochar" / "codec.py").read_text().splitlines())
+    assert list(check_layers.python_layer_violations(tmp_path)) == [
+        f"reports/iochar/codec.py:{clines + 2}: imports _struct from logformat.py (a private name)",
+        f"reports/iochar/logformat.py:{lines + 2}: imports log (runs back up: logformat -> log)",
+        f"reports/iochar/merge.py:{mlines + 4}: imports log (runs back up: merge -> log)",
+        "reports/iochar/newmod.py: newmod is not in the layer order (scripts/check_layers.py PY_LAYERS)",
+        "import loop: reports/iochar/advice/base.py -> reports/iochar/advice/small_io.py"
+        " -> reports/iochar/advice/base.py",
+    ]
+
+
+def test_contributing_shows_the_order_verbatim():
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    block = "\n".join("    " + ln for ln in check_layers.PY_LAYERS.strip("\n").splitlines())
+    assert block in text

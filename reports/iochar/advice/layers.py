@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import summary as S
-from ..log import text_column
+from ..frames import text_column
 
 # Layers from the highest to the lowest, with the modules that make each one.
 # NetCDF-4 files reach HDF5 and PnetCDF files reach MPI-IO underneath: the first

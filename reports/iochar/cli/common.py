@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..advice import ConfigError
 from ..atomicfile import write_atomic
 from ..log import LogError
 from ..safetext import escape, lines, sanitize, show_path, when
@@ -33,10 +34,6 @@ class ArgParser(argparse.ArgumentParser):
 def _message(e: BaseException) -> str:
     if isinstance(e, OSError) and e.filename is not None:
         return f"{os.fsdecode(e.filename)}: {e.strerror or e}"
-    try:
-        from ..advice import ConfigError
-    except ImportError:  # advice unavailable: its errors cannot occur either
-        ConfigError = CliError
     if isinstance(e, (LogError, CliError, ConfigError)):
         return str(e)
     if isinstance(e, OSError):

@@ -14,7 +14,7 @@ from .. import advice, junit
 from .. import summary as S
 from ..compare import TIME_THRESHOLD, changes_only, compare, describe, fmt, warnings
 from ..jobreport import build, load, load_log
-from ..log import LogError
+from ..log import LogError, open_job
 from . import jobs as cj
 from .common import ArgParser, escape, run_cli, sanitize
 from .version import add_version
@@ -61,7 +61,7 @@ def _side(paths: str, want: str | None, which: str) -> dict:
     if len(jobs) > 1:
         raise LogError(f"{paths} holds {len(jobs)} jobs: pick one with --{which}-job "
                        f"(jobs: {', '.join(j.id for j in jobs)})")
-    return load_log(jobs[0].open())
+    return load_log(open_job(jobs[0]))
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import jobs as J
 from .. import summary as S
 from ..log import LogError
-from .textsafe import esc
+from ..safetext import escape
 
 # Layers that reach the file system; MPI-IO, HDF5 and NetCDF sit on top of POSIX, so
 # their bytes and time are already counted there.
@@ -36,7 +36,7 @@ def find(paths: list, want: str | None):
 def warn_bad(prog: str, bad: list):
     for p, why in bad:
         what = why if str(p) in why else f"{p}: {why}"  # the reader's errors name the file
-        print(f"{prog}: warning: skipped {esc(what)}", file=sys.stderr)
+        print(f"{prog}: warning: skipped {escape(what)}", file=sys.stderr)
 
 
 def nothing_read(bad: list) -> LogError:
@@ -76,8 +76,8 @@ def table(rows: list) -> str:
             f"{'written':>10} {'I/O time':>9} logs")
     out = [head]
     for r in rows:
-        exe = esc(J.exe_name({"exe": r["exe"]}))
-        out.append(f"{esc(r['id']):<16} {exe:<20} {r['nprocs']!s:>6} "
+        exe = escape(J.exe_name({"exe": r["exe"]}))
+        out.append(f"{escape(r['id']):<16} {exe:<20} {r['nprocs']!s:>6} "
                    f"{_when(r['start_time']):<19} {S.human_bytes(r['bytes_read']):>10} "
                    f"{S.human_bytes(r['bytes_written']):>10} {S.human_time(r['io_time']):>9} "
                    f"{len(r['logs'])}")
@@ -85,5 +85,5 @@ def table(rows: list) -> str:
 
 
 def banner(r: dict) -> str:
-    return (f"==== job {esc(r['id'])}: {esc(r['exe'])}, {r['nprocs']} processes, "
+    return (f"==== job {escape(r['id'])}: {escape(r['exe'])}, {r['nprocs']} processes, "
             f"{len(r['logs'])} log(s) ====\n")

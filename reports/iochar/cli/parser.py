@@ -7,7 +7,10 @@ import sys
 import numpy as np
 
 from .. import parser_views as V
-from ..log import LogError
+from ..darshan_export import export
+from ..live import recover
+from ..livedir import recover_node
+from ..log import LogError, open_job
 from ..log import open as open_log
 from . import jobs as cj
 from .common import ArgParser, escape, run_cli, show_path
@@ -108,7 +111,6 @@ class _Filtered:
 def _recover_node(args) -> int:
     """The epilogue (iochar/livedir.py): the logs written, one a line; each file it could
     not recover, one line on stderr (exit 2; the file stays for another try)."""
-    from ..livedir import recover_node
     if not args.recover or args.logs or args.output:
         raise LogError("--livedir goes with --recover and no LOG or -o")
     written, problems = recover_node(args.livedir, args.into, args.jobid)
@@ -164,12 +166,10 @@ def _main(argv) -> int:
     if not args.logs:
         ap.error("a LOG is needed (or --recover --livedir D)")
     if args.to_darshan:
-        from ..darshan_export import export
         log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
         print(escape(str(export(log, args.to_darshan))))
         return 0
     if args.recover:
-        from ..live import recover
         if args.output and len(args.logs) > 1:
             raise LogError("-o takes one live file")
         for f in args.logs:
@@ -184,7 +184,7 @@ def _main(argv) -> int:
     for jid, log in logs:
         if not hasattr(log, "modules"):  # a job: read one at a time
             try:
-                log = log.open()
+                log = open_job(log)
             except LogError as e:
                 if jid is None:  # the only job: its error is the command's
                     raise

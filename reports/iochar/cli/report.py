@@ -9,7 +9,7 @@ from .. import advice, callsites, html
 from .. import flags as F
 from .. import summary as S
 from ..jobreport import build, load, load_log
-from ..log import LogError
+from ..log import LogError, open_job
 from ..safetext import TRUNCATED_NOTE
 from . import jobs as cj
 from .common import ArgParser, escape, run_cli, sanitize, when, write_atomic
@@ -93,7 +93,7 @@ def _many(args, cfg) -> int:
     rows, reps, datas, skipped = [], [], [], []
     for j in jobs:
         try:
-            log = j.open()
+            log = open_job(j)
             data = load_log(log)
             rep = build(data, cfg)
         except LogError as e:

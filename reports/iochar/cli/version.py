@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from .. import __version__
+
 
 def version() -> str:
     """iochar.__version__ of the imported package (the installed metadata can belong to
     another checkout when several share one environment); the metadata otherwise."""
-    from .. import __version__
     if __version__:
         return __version__
     try:

@@ -11,6 +11,7 @@ from .. import __version__, advice, compare, safetext
 from .. import summary as S
 from ..cli.common import ArgParser, run_cli
 from . import queries
+from .export import export_darshan
 from .ingest import ingest
 from .store import Store, StoreError
 
@@ -82,7 +83,7 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_sql(args) -> int:
-    import duckdb
+    import duckdb  # heavy (tens of ms): imported by the one command that queries
     con = Store(args.store).connect()
     try:
         cur = con.execute(args.query)
@@ -126,7 +127,6 @@ def _cmd_history(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from .export import export_darshan
     res = export_darshan(Store(args.store), args.darshan)
     for path, why in res.failed:
         print(f"{PROG}: not exported: {escape(path)}: {escape(why)}", file=sys.stderr)

@@ -73,7 +73,7 @@ def discover(paths: list) -> list:
 
 def progress_bar(total: int, enabled: bool):
     """A progress bar on stderr (tqdm), drawn only when asked or stderr is a terminal."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # heavy (pulls importlib.metadata, email): only ingest draws a bar
     return tqdm(total=total, unit="log", file=sys.stderr, disable=not enabled,
                 mininterval=0.2, dynamic_ncols=True)
 
@@ -215,7 +215,7 @@ class _Dask:
             forkserver.set_forkserver_preload(["distributed", "iochar.db.extract"])
             forkserver.ensure_running()
         try:
-            import dask
+            import dask  # optional and heavy: Dask only when asked
             from distributed import Client, LocalCluster
         except ImportError:
             raise RuntimeError("--scheduler/--workers need Dask: "
@@ -262,7 +262,7 @@ class _Dask:
 
 
 def _import_extract():
-    import iochar.db.extract  # noqa: F401
+    import iochar.db.extract  # noqa: F401  (the task itself: a worker imports the parsing side)
 
 
 class _Writer:

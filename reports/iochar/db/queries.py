@@ -7,6 +7,8 @@ run is compared with the run before it, from the per-module numbers the store ke
 
 from __future__ import annotations
 
+import datetime as dt
+
 from .. import compare
 
 TOP = 10
@@ -111,9 +113,7 @@ def history(con, exe: str, threshold: float = 10.0,
 
 def plot_history(hist: dict, out: str) -> None:
     """I/O time and bytes moved per run over time; regressed runs marked in red."""
-    import datetime as dt
-
-    import matplotlib
+    import matplotlib  # heavy: imported by the one command that draws
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

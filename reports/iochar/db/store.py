@@ -84,7 +84,7 @@ class Store:
     def connect(self):
         """A DuckDB connection with one view per table (jobs, summaries, findings,
         errors, and posix, mpiio, stdio, ... per module)."""
-        import duckdb
+        import duckdb  # heavy (tens of ms): imported when a query needs it
         con = duckdb.connect()
         views = [(n, self.root / n, n in DATED) for n in (*DATED, "errors")]
         views += [(m.lower(), self.root / "modules" / m, True) for m in self.modules()]
