@@ -502,8 +502,10 @@ def unknown_counts(df: pd.DataFrame) -> dict:
     negative times, darshan.unknown_as_nan); col() reads them as 0, so they are in
     no total. An iochar log has none (its reader rejects non-finite values)."""
     out = {}
+    if _no_nan(df):
+        return out
     # the dtypes once, then only the float columns' values (most counters are integers)
-    for name, dtype in zip(df.columns[3:], df.dtypes.iloc[3:]):
+    for name, dtype in zip(df.columns[3:].tolist(), df.dtypes.iloc[3:]):
         if dtype.kind != "f":
             continue
         v = column(df, name)
@@ -512,6 +514,21 @@ def unknown_counts(df: pd.DataFrame) -> dict:
             if n:
                 out[name] = n
     return out
+
+
+def _no_nan(df: pd.DataFrame) -> bool:
+    """The frame holds numpy blocks only and none of its float ones a NaN: one check per
+    block (a reader's frame has a few), not one per column."""
+    blocks = getattr(getattr(df, "_mgr", None), "blocks", None)
+    if blocks is None:
+        return False
+    for b in blocks:
+        v = b.values
+        if not isinstance(v, np.ndarray):
+            return False
+        if v.dtype.kind == "f" and np.isnan(v).any():
+            return False
+    return True
 
 
 def summarize(job: dict, records: dict[str, pd.DataFrame],
