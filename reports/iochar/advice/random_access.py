@@ -44,8 +44,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if df is None or f"{module}_CONSEC_READS" not in df.columns or \
                 layer == "MPIIO" and "MPIIO" not in ctx.records:
             continue
-        df = S.rows(df, ctx.own_rows(module) if layer != "MPIIO" else
-                    independent_mpiio_rows(ctx))
+        df = ctx.own_frame(module) if layer != "MPIIO" else \
+            S.rows(df, independent_mpiio_rows(ctx))
         shared = df["rank"].to_numpy() == -1
         best = None
         for key in ("READS", "WRITES"):
