@@ -40,11 +40,12 @@ def by_name(paths, owners) -> np.ndarray:
     low = (owners == "MPIIO") | (owners == "POSIX")
     if not low.any():
         return owners
-    names = pd.Series(np.asarray(paths, dtype=object)[low], dtype=object).str.lower()
-    for suffix, layer in SUFFIX_LAYER.items():
-        hit = names.str.endswith(suffix).fillna(False).to_numpy(bool)
-        sel = np.flatnonzero(low)[hit]
-        owners[sel] = layer
+    paths = np.asarray(paths, dtype=object)
+    for i in np.flatnonzero(low).tolist():  # a log's few files: plain str methods
+        name = paths[i].lower() if isinstance(paths[i], str) else ""
+        for suffix, layer in SUFFIX_LAYER.items():
+            if name.endswith(suffix):
+                owners[i] = layer
     return owners
 
 
