@@ -90,7 +90,7 @@ def column(df: pd.DataFrame | Table, name: str):
         return df[name]
     if _COLUMN_ARRAY:
         cache = _views(df)
-        v = cache.get(name)
+        v = cache.get(name)  # None: not read yet, or absent (get_loc raises KeyError)
         if v is None:
             loc = df.columns.get_loc(name)
             if isinstance(loc, int):
@@ -104,12 +104,13 @@ def column(df: pd.DataFrame | Table, name: str):
 
 
 def _views(df: pd.DataFrame) -> dict:
-    """The frame's {name: numpy view of a column} read so far. A report reads the same
-    few counters of a frame hundreds of times, and pandas' lookup is most of each read.
-    Views, not copies: a value written in place shows through them; the cache is
-    dropped when the frame's columns or blocks change (a column set, added or renamed,
-    a dtype changed), which replaces those objects. Kept on the frame itself (not
-    propagated to frames derived from it), so it lives and dies with the frame."""
+    """The frame's {name: numpy view of a column (None: no such column)} read so far.
+    A report reads the same few counters of a frame hundreds of times, and pandas'
+    lookup is most of each read. Views, not copies: a value written in place shows
+    through them; the cache is dropped when the frame's columns or blocks change (a
+    column set, added or renamed, a dtype changed), which replaces those objects. Kept
+    on the frame itself (not propagated to frames derived from it), so it lives and
+    dies with the frame."""
     mgr = df._mgr
     key = getattr(df, "_iochar_views", None)
     if key is None or key[0] is not mgr or key[1] is not mgr.blocks or \
@@ -144,16 +145,29 @@ _COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")
 
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
-    if name in df.columns:
-        v = column(df, name)
-        if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
-            return v.astype(np.float64)
-        if v.dtype.kind == "f":  # NaN (an unknown) as 0 (np.nan_to_num costs ~14 us)
-            v = v.copy()
-            v[np.isnan(v)] = 0.0
-            return v
-        return df[name].to_numpy(dtype=np.float64, na_value=0.0)
-    return np.zeros(len(df))
+    if not _has(df, name):
+        return np.zeros(len(df))
+    v = column(df, name)
+    if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
+        return v.astype(np.float64)
+    if v.dtype.kind == "f":  # NaN (an unknown) as 0 (np.nan_to_num costs ~14 us)
+        v = v.copy()
+        v[np.isnan(v)] = 0.0
+        return v
+    return df[name].to_numpy(dtype=np.float64, na_value=0.0)
+
+
+def _has(df, name: str) -> bool:
+    """name in df.columns, remembered with the frame's column views (absent: None)."""
+    if isinstance(df, pd.DataFrame) and _COLUMN_ARRAY:
+        cache = _views(df)
+        if name in cache:
+            return cache[name] is not None
+        if name in df.columns:
+            return True
+        cache[name] = None
+        return False
+    return name in df.columns
 
 
 def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
@@ -163,10 +177,10 @@ def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
     alternatives = spec.split("|")
     for alt in alternatives:
         names = alt.split("+")
-        if any(n in df.columns for n in names) or alt is alternatives[-1]:
+        if any(_has(df, n) for n in names) or alt is alternatives[-1]:
             out = np.zeros(len(df))
             for n in names:
-                if n in df.columns:
+                if _has(df, n):
                     out = out + col(df, n)
             return out
     return np.zeros(len(df))
