@@ -114,17 +114,19 @@ def table_codes(ctx) -> tuple:
             pd.api.types.infer_dtype(paths, skipna=False) == "string":
         # one row per (path, layer) already: what the groupby would give
         return S.Table(cols), (codes, np.asarray(uniq, dtype=object))
-    t = pd.DataFrame({**cols, "path": text_column(paths)})
-    agg = {k: "sum" for k in METRICS}
-    agg["nranks"] = "max"
-    agg["path"] = "first"
-    # grouped by the name's bytes: a path that is not UTF-8 (surrogateescape) cannot be
-    # a pandas group key
-    t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
-                            for p in t["path"]])
-    g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
-    return S.Table({k: S.objects(g, k) if k in ("path", "layer") else S.column(g, k)
-                    for k in COLUMNS}), None
+    # grouped by (the name's bytes, layer), groups in first-seen order: a path that is
+    # not UTF-8 (surrogateescape) cannot be a pandas group key
+    key = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
+                       for p in paths]).to_numpy()
+    group = pd.factorize(key, use_na_sentinel=False)[0] * len(LAYERS) + lcodes
+    group = pd.factorize(group)[0]  # 0, 1, ... in first-seen order
+    _, first = np.unique(group, return_index=True)  # each group's first row
+    # sums by pandas' grouped sum (compensated: what a per-column agg gives)
+    sums = pd.DataFrame({k: cols[k] for k in METRICS}).groupby(group, sort=False).sum()
+    nranks = cols["nranks"][first]
+    np.maximum.at(nranks, group, cols["nranks"])
+    return S.Table({"path": paths[first], "layer": cols["layer"][first],
+                    **{k: S.column(sums, k) for k in METRICS}, "nranks": nranks}), None
 
 
 def path_codes(t: pd.DataFrame) -> tuple:
