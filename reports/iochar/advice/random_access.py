@@ -55,6 +55,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             # Each rank's first access in a direction follows nothing: not counted.
             first = np.minimum(ops, np.where(shared, ctx.nprocs, 1))
             jumps = np.maximum(ops - con - first, 0)
+            if float(jumps.sum()) < cfg["min_ops"]:  # random ones are fewer still
+                continue
             # Jumps by one of the few most common strides are a regular (strided)
             # pattern, not random; the strided-shared rule judges those.
             regular = np.minimum(stride_counts(df, module), jumps)
