@@ -41,12 +41,15 @@ def by_name(paths, owners) -> np.ndarray:
     if not low.any():
         return owners
     paths = np.asarray(paths, dtype=object)
-    for i in np.flatnonzero(low).tolist():  # a log's few files: plain str methods
+    for i in np.flatnonzero(low).tolist():  # str methods: a pandas .str call costs ~0.1 ms
         name = paths[i].lower() if isinstance(paths[i], str) else ""
-        for suffix, layer in SUFFIX_LAYER.items():
-            if name.endswith(suffix):
-                owners[i] = layer
+        if name.endswith(_SUFFIXES):
+            owners[i] = next(layer for suffix, layer in SUFFIX_LAYER.items()
+                             if name.endswith(suffix))
     return owners
+
+
+_SUFFIXES = tuple(SUFFIX_LAYER)
 
 
 def file_of(paths: np.ndarray, files: set) -> np.ndarray:
