@@ -95,7 +95,9 @@ def bin_bounds(label: str) -> tuple[float, float]:
 def size_bins(names, module: str) -> list[str]:
     """Labels of the module's access-size bins named in `names` (a schema's counter
     names or a frame's columns), smallest first; read and write bins together."""
-    return list(_size_bins(tuple(names), module))
+    # a frame's columns: one tolist(), not an iteration of pandas' Arrow-backed strings
+    return list(_size_bins(tuple(names.tolist() if hasattr(names, "tolist") else names),
+                           module))
 
 
 @functools.lru_cache(maxsize=256)  # per schema: the logs of one tool version share it

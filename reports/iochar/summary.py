@@ -74,6 +74,13 @@ class Table:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._cols[name]
 
+    def frame(self) -> pd.DataFrame:
+        """As a DataFrame (for a merge or join); object columns stay Python objects
+        (paths may hold non-UTF-8 bytes, which pandas' Arrow-backed str refuses)."""
+        idx = pd.RangeIndex(self._len)
+        return pd.DataFrame({k: _text(v, idx) if v.dtype == object else v
+                             for k, v in self._cols.items()})
+
 
 def column(df: pd.DataFrame | Table, name: str):
     """A present column's values (numpy, or pandas' array for strings) without building
@@ -82,12 +89,35 @@ def column(df: pd.DataFrame | Table, name: str):
     if isinstance(df, Table):
         return df[name]
     if _COLUMN_ARRAY:
-        loc = df.columns.get_loc(name)
-        if isinstance(loc, int):
-            v = df._get_column_array(loc)
-            if isinstance(v, np.ndarray):  # extension arrays (nullable, str) convert below
-                return v
+        cache = _views(df)
+        v = cache.get(name)  # None: not read yet, or absent (get_loc raises KeyError)
+        if v is None:
+            loc = df.columns.get_loc(name)
+            if isinstance(loc, int):
+                v = df._get_column_array(loc)
+                if isinstance(v, np.ndarray):  # extension arrays (nullable, str) below
+                    cache[name] = v
+                    return v
+        else:
+            return v
     return df[name].to_numpy()
+
+
+def _views(df: pd.DataFrame) -> dict:
+    """The frame's {name: numpy view of a column (None: no such column)} read so far.
+    A report reads the same few counters of a frame hundreds of times, and pandas'
+    lookup is most of each read. Views, not copies: a value written in place shows
+    through them; the cache is dropped when the frame's columns or blocks change (a
+    column set, added or renamed, a dtype changed), which replaces those objects. Kept
+    on the frame itself (not propagated to frames derived from it), so it lives and
+    dies with the frame."""
+    mgr = df._mgr
+    key = getattr(df, "_iochar_views", None)
+    if key is None or key[0] is not mgr or key[1] is not mgr.blocks or \
+            key[2] is not df.columns:
+        key = (mgr, mgr.blocks, df.columns, {})
+        object.__setattr__(df, "_iochar_views", key)
+    return key[3]
 
 
 def rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
@@ -115,14 +145,29 @@ _COLUMN_ARRAY = hasattr(pd.DataFrame, "_get_column_array")
 
 def col(df: pd.DataFrame, name: str) -> np.ndarray:
     """One column as float64, zeros when the log does not carry it."""
-    if name in df.columns:
-        v = column(df, name)
-        if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
-            return v.astype(np.float64)
-        if v.dtype.kind == "f":
-            return np.nan_to_num(v, nan=0.0, posinf=np.inf, neginf=-np.inf)
-        return df[name].to_numpy(dtype=np.float64, na_value=0.0)
-    return np.zeros(len(df))
+    if not _has(df, name):
+        return np.zeros(len(df))
+    v = column(df, name)
+    if v.dtype.kind in "iu":  # the common case, without pandas' NA scan
+        return v.astype(np.float64)
+    if v.dtype.kind == "f":  # NaN (an unknown) as 0 (np.nan_to_num costs ~14 us)
+        v = v.copy()
+        v[np.isnan(v)] = 0.0
+        return v
+    return df[name].to_numpy(dtype=np.float64, na_value=0.0)
+
+
+def _has(df, name: str) -> bool:
+    """name in df.columns, remembered with the frame's column views (absent: None)."""
+    if isinstance(df, pd.DataFrame) and _COLUMN_ARRAY:
+        cache = _views(df)
+        if name in cache:
+            return cache[name] is not None
+        if name in df.columns:
+            return True
+        cache[name] = None
+        return False
+    return name in df.columns
 
 
 def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
@@ -132,21 +177,32 @@ def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
     alternatives = spec.split("|")
     for alt in alternatives:
         names = alt.split("+")
-        if any(n in df.columns for n in names) or alt is alternatives[-1]:
+        if any(_has(df, n) for n in names) or alt is alternatives[-1]:
             out = np.zeros(len(df))
             for n in names:
-                if n in df.columns:
+                if _has(df, n):
                     out = out + col(df, n)
             return out
     return np.zeros(len(df))
 
 
+def _spec(module: str, name: str) -> str | None:
+    """counter_map(module).get(name), built once per module (a report asks ~10^4 times)."""
+    m = _MAPS.get(module)
+    if m is None:
+        m = _MAPS[module] = counter_map(module)
+    return m.get(name)
+
+
+_MAPS: dict[str, dict[str, str]] = {}
+
+
 def concept(df: pd.DataFrame, module: str, name: str) -> np.ndarray:
-    return expr(df, counter_map(module).get(name))
+    return expr(df, _spec(module, name))
 
 
 def has_concept(df: pd.DataFrame, module: str, name: str) -> bool:
-    spec = counter_map(module).get(name) or ""
+    spec = _spec(module, name) or ""
     return any(n in df.columns for n in re.split(r"[+|]", spec) if n)
 
 
@@ -243,16 +299,19 @@ def _unique(v: np.ndarray) -> bool:
     return not (s[1:] == s[:-1]).any()
 
 
-def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
-    """One row per file (record_id): summed ops/bytes/time, shared flag, path."""
+def per_file(df: pd.DataFrame, module: str) -> Table:
+    """One row per file (record_id): summed ops/bytes/time, shared flag, path. A Table
+    (a typical log has a few files, and a DataFrame of them costs ~1 ms to build);
+    Table.frame() for a rule that joins it."""
     cols = {c: concept(df, module, c) for c in CONCEPTS}
     rid, rank = column(df, "record_id"), column(df, "rank")
     paths = objects(df, "path") if "path" in df.columns else None
-    if _unique(rid):  # the common case: built in one go (pandas' per-column cost is most)
+    if _unique(rid):  # the common case: one record per file
         shared = rank == -1
-        return pd.DataFrame({
-            **cols, "record_id": rid, "shared_row": shared, "rank": rank, "nranks": 1,
-            "path": _text(paths, pd.RangeIndex(len(rid))) if paths is not None else "",
+        return Table({
+            **cols, "record_id": rid, "shared_row": shared, "rank": rank,
+            "nranks": np.ones(len(rid), np.int64),
+            "path": paths if paths is not None else np.full(len(rid), "", dtype=object),
             "shared": shared,
             "time": cols["time_read"] + cols["time_write"] + cols["time_meta"]})
     f = pd.DataFrame({**cols, "record_id": rid, "shared_row": rank == -1, "rank": rank})
@@ -268,7 +327,12 @@ def per_file(df: pd.DataFrame, module: str) -> pd.DataFrame:
     out = out.reset_index()
     out["shared"] = out["shared_row"] | (out["nranks"] > 1)
     out["time"] = out["time_read"] + out["time_write"] + out["time_meta"]
-    return out
+    return Table({k: objects(out, k) if k == "path" else column(out, k) for k in FILE_COLUMNS})
+
+
+# per_file's columns, in order
+FILE_COLUMNS = (*CONCEPTS, "record_id", "shared_row", "rank", "nranks", "path", "shared",
+                "time")
 
 
 def _by_rank(rank: np.ndarray, cols: dict) -> tuple:
@@ -341,7 +405,7 @@ def totals(df: pd.DataFrame, module: str, schema=None) -> dict:
 
 def summarize_module(module: str, df: pd.DataFrame, job: dict,
                      ranks: pd.DataFrame | None = None, schema=None, top: int = 5,
-                     files: pd.DataFrame | None = None) -> dict:
+                     files: Table | None = None) -> dict:
     """files: per_file(df, module) when the caller has it already."""
     nprocs = max(int(job.get("nprocs") or 1), 1)
     run_time = float(job.get("run_time") or 0.0)
@@ -396,13 +460,17 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     if has_bins(df, module):
         s["size_histogram"] = size_histogram(df, module)
     s["top_sizes"] = top_sizes(df, module)
-    topf = files[files["time"] > 0].nlargest(top, "time") if top else None
-    s["top_files"] = [
-        {"path": str(row.path), "shared": bool(row.shared), "time": _py(row.time),
-         "time_read": _py(row.time_read), "time_write": _py(row.time_write),
-         "time_meta": _py(row.time_meta), "bytes_read": _int(row.bytes_read),
-         "bytes_written": _int(row.bytes_written)}
-        for row in topf.itertuples()] if topf is not None and len(topf) else []
+    s["top_files"] = []
+    if top:  # the largest times first, ties in file order (DataFrame.nlargest)
+        t = column(files, "time")
+        at = np.flatnonzero(t > 0)
+        paths = objects(files, "path")
+        for i in at[np.argsort(-t[at], kind="stable")][:top]:
+            s["top_files"].append({
+                "path": str(paths[i]), "shared": bool(f["shared"][i]), "time": _py(t[i]),
+                **{c: _py(f[c][i]) for c in ("time_read", "time_write", "time_meta")},
+                "bytes_read": _int(f["bytes_read"][i]),
+                "bytes_written": _int(f["bytes_written"][i])})
     s["counters"] = totals(df, module, schema)
     unknown = unknown_counts(df)
     if unknown:
@@ -448,8 +516,10 @@ def unknown_counts(df: pd.DataFrame) -> dict:
     negative times, darshan.unknown_as_nan); col() reads them as 0, so they are in
     no total. An iochar log has none (its reader rejects non-finite values)."""
     out = {}
+    if _no_nan(df):
+        return out
     # the dtypes once, then only the float columns' values (most counters are integers)
-    for name, dtype in zip(df.columns[3:], df.dtypes.iloc[3:]):
+    for name, dtype in zip(df.columns[3:].tolist(), df.dtypes.iloc[3:]):
         if dtype.kind != "f":
             continue
         v = column(df, name)
@@ -460,11 +530,26 @@ def unknown_counts(df: pd.DataFrame) -> dict:
     return out
 
 
+def _no_nan(df: pd.DataFrame) -> bool:
+    """The frame holds numpy blocks only and none of its float ones a NaN: one check per
+    block (a reader's frame has a few), not one per column."""
+    blocks = getattr(getattr(df, "_mgr", None), "blocks", None)
+    if blocks is None:
+        return False
+    for b in blocks:
+        v = b.values
+        if not isinstance(v, np.ndarray):
+            return False
+        if v.dtype.kind == "f" and np.isnan(v).any():
+            return False
+    return True
+
+
 def summarize(job: dict, records: dict[str, pd.DataFrame],
               ranks: dict[str, pd.DataFrame | None] | None = None,
               schemas: dict | None = None, top: int = 5, files: dict | None = None) -> dict:
     """The whole job: {"job": {...}, "modules": {name: {...}}} (docs/report-json.md).
-    files: a dict to fill with each module's per_file() frame (advice.Context reuses them)."""
+    files: a dict to fill with each module's per_file() table (advice.Context reuses them)."""
     jb = job_block(job)
     ranks = ranks or {}
     schemas = schemas or {}

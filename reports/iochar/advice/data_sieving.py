@@ -30,6 +30,11 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         return []
     out = []
     h5_given = library_bytes(ctx)
+    # without HDF5's bytes a file qualifies by its POSIX reads alone: when all of the
+    # log's (their positive part) are below the floor, none does
+    if not h5_given and \
+            np.maximum(S.col(px, "POSIX_BYTES_READ"), 0).sum() < cfg["min_bytes"]:
+        return out
     for path, rows in mp.groupby("path", sort=False):
         if (S.concept(rows, "MPIIO", "reads").sum() or
                 S.concept(rows, "MPIIO", "bytes_read").sum()):

@@ -18,9 +18,14 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         return []
     out = []
     top = S.top_sizes(df, "MPIIO")
-    paths = set(df["path"]) if "path" in df.columns else set()
-    kw = {"seconds": ctx.time_of(paths), "layers": ctx.layers_of(paths), "paths": paths,
-          "files": least(paths)}
+    where: dict = {}
+
+    def kw() -> dict:  # the files, their time and layers: built for a finding only
+        if not where:
+            paths = set(df["path"]) if "path" in df.columns else set()
+            where.update(seconds=ctx.time_of(paths), layers=ctx.layers_of(paths),
+                         paths=paths, files=least(paths))
+        return where
     for d, key in (("WRITE", "writes"), ("READ", "reads")):
         hint = f"MPIIO_HINT_ROMIO_CB_{d}"
         ds = f"MPIIO_HINT_ROMIO_DS_{d}"
@@ -42,7 +47,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 "merges the small pieces into large contiguous accesses",
                 {hint: DISABLE, f"MPIIO_{key.upper()}": ops, f"small_{key}": small,
                  f"MPIIO_COLL_{d}S": coll, "MPIIO_VIEWS": views}, "MPIIO", floor="warn",
-                **kw))
+                **kw()))
         indep = float(S.col(df, f"MPIIO_INDEP_{d}S").sum())
         large = ops - small_counts(df, "MPIIO", d, cfg["large_size"], top)[1]
         if (S.col(df, ds) == ENABLE).any() and indep >= cfg["min_ops"] and \
@@ -56,7 +61,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 "pieces sieving reads (and for writes locks and rewrites) whole buffers "
                 "around them for nothing",
                 {ds: ENABLE, f"MPIIO_INDEP_{d}S": indep, f"large_{key}": large}, "MPIIO",
-                **kw))
+                **kw()))
     nbytes = float(S.concept(df, "MPIIO", "bytes_read").sum()
                    + S.concept(df, "MPIIO", "bytes_written").sum())
     coll = float(S.expr(df, "MPIIO_COLL_READS+MPIIO_COLL_WRITES").sum())
@@ -69,8 +74,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             f"{S.human_bytes(nbytes)} collectively",
             f"MPI_Info_set(info, \"cb_nodes\", \"{ctx.nnodes}\") (about the number of "
             "nodes, or a multiple of the stripe count)",
-            {"MPIIO_HINT_CB_NODES": cbn, "nnodes": ctx.nnodes, "bytes": nbytes}, "MPIIO", **kw))
-    out += buffer_rounds(ctx, df, cfg, kw)
+            {"MPIIO_HINT_CB_NODES": cbn, "nnodes": ctx.nnodes, "bytes": nbytes}, "MPIIO", **kw()))
+    out += buffer_rounds(ctx, df, cfg)
     sf = S.col(df, "MPIIO_HINT_STRIPING_FACTOR")
     if (sf == 1).any() and ctx.nprocs >= cfg["min_nprocs"] and nbytes >= cfg["min_bytes"] \
             and (df["rank"] == -1).any():
@@ -82,11 +87,11 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             "\"N\") at MPI_File_open with MPI_MODE_CREATE, or lfs setstripe -c N on the "
             "directory",
             {"MPIIO_HINT_STRIPING_FACTOR": 1, "nprocs": ctx.nprocs, "bytes": nbytes},
-            "MPIIO", **kw))
+            "MPIIO", **kw()))
     return out
 
 
-def buffer_rounds(ctx: Context, df, cfg: dict, kw: dict) -> list[Advice]:
+def buffer_rounds(ctx: Context, df, cfg: dict) -> list[Advice]:
     """cb_buffer_size smaller than what each aggregator takes per collective call:
     ROMIO then runs several exchange-and-write rounds per call."""
     cbs, cbn = S.col(df, "MPIIO_HINT_CB_BUFFER_SIZE"), S.col(df, "MPIIO_HINT_CB_NODES")

@@ -40,12 +40,16 @@ def by_name(paths, owners) -> np.ndarray:
     low = (owners == "MPIIO") | (owners == "POSIX")
     if not low.any():
         return owners
-    names = pd.Series(np.asarray(paths, dtype=object)[low], dtype=object).str.lower()
-    for suffix, layer in SUFFIX_LAYER.items():
-        hit = names.str.endswith(suffix).fillna(False).to_numpy(bool)
-        sel = np.flatnonzero(low)[hit]
-        owners[sel] = layer
+    paths = np.asarray(paths, dtype=object)
+    for i in np.flatnonzero(low).tolist():  # str methods: a pandas .str call costs ~0.1 ms
+        name = paths[i].lower() if isinstance(paths[i], str) else ""
+        if name.endswith(_SUFFIXES):
+            owners[i] = next(layer for suffix, layer in SUFFIX_LAYER.items()
+                             if name.endswith(suffix))
     return owners
+
+
+_SUFFIXES = tuple(SUFFIX_LAYER)
 
 
 def file_of(paths: np.ndarray, files: set) -> np.ndarray:
@@ -113,17 +117,19 @@ def table_codes(ctx) -> tuple:
             pd.api.types.infer_dtype(paths, skipna=False) == "string":
         # one row per (path, layer) already: what the groupby would give
         return S.Table(cols), (codes, np.asarray(uniq, dtype=object))
-    t = pd.DataFrame({**cols, "path": text_column(paths)})
-    agg = {k: "sum" for k in METRICS}
-    agg["nranks"] = "max"
-    agg["path"] = "first"
-    # grouped by the name's bytes: a path that is not UTF-8 (surrogateescape) cannot be
-    # a pandas group key
-    t["key"] = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
-                            for p in t["path"]])
-    g = t.groupby(["key", "layer"], sort=False).agg(agg).reset_index()
-    return S.Table({k: S.objects(g, k) if k in ("path", "layer") else S.column(g, k)
-                    for k in COLUMNS}), None
+    # grouped by (the name's bytes, layer), groups in first-seen order: a path that is
+    # not UTF-8 (surrogateescape) cannot be a pandas group key
+    key = text_column([p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
+                       for p in paths]).to_numpy()
+    group = pd.factorize(key, use_na_sentinel=False)[0] * len(LAYERS) + lcodes
+    group = pd.factorize(group)[0]  # 0, 1, ... in first-seen order
+    _, first = np.unique(group, return_index=True)  # each group's first row
+    # sums by pandas' grouped sum (compensated: what a per-column agg gives)
+    sums = pd.DataFrame({k: cols[k] for k in METRICS}).groupby(group, sort=False).sum()
+    nranks = cols["nranks"][first]
+    np.maximum.at(nranks, group, cols["nranks"])
+    return S.Table({"path": paths[first], "layer": cols["layer"][first],
+                    **{k: S.column(sums, k) for k in METRICS}, "nranks": nranks}), None
 
 
 def path_codes(t: pd.DataFrame) -> tuple:
@@ -171,24 +177,23 @@ def owner_map(t: pd.DataFrame) -> dict:
     return dict(zip(paths.tolist(), layers.tolist()))
 
 
-def file_time(t: pd.DataFrame, codes: tuple | None = None) -> pd.Series:
-    """path -> I/O seconds (summed over ranks): the largest layer's time, since an
-    upper layer's time includes the calls it makes below."""
-    if not len(t):
-        return pd.Series(dtype=float)
-    return _max_by_path(t, S.column(t, "time"), "time", codes)
+def file_time(t, codes: tuple | None = None) -> np.ndarray:
+    """I/O seconds (summed over ranks) of each distinct path (path_codes' order): the
+    largest layer's time, since an upper layer's time includes the calls it makes below."""
+    return max_by_path(t, S.column(t, "time"), codes)
 
 
-def _max_by_path(t: pd.DataFrame, v: np.ndarray, name: str,
-                 codes: tuple | None = None) -> pd.Series:
-    """groupby("path", sort=False)[name].max() of the table (paths in first-seen
-    order; NaN only where every value is)."""
+def max_by_path(t, v: np.ndarray, codes: tuple | None = None) -> np.ndarray:
+    """groupby("path", sort=False).max() of values of the table's rows, as an array of
+    the distinct paths (path_codes' order); NaN only where every value is."""
     codes, uniq = codes or path_codes(t)
     v = np.asarray(v, dtype=np.float64)
-    if len(uniq) < len(v):
-        v = pd.Series(v).groupby(codes, sort=True).max().to_numpy()
-    return pd.Series(v, index=pd.Index(uniq, name="path", dtype=t["path"].dtype),
-                     name=name, dtype=np.float64)
+    if len(uniq) == len(v):  # one row per path (codes then count up from 0)
+        return v
+    out = np.full(len(uniq), -np.inf)
+    np.fmax.at(out, codes, v)  # fmax: NaN skipped
+    out[np.bincount(codes, ~np.isnan(v), len(uniq)) == 0] = np.nan
+    return out
 
 
 def evidence(t: pd.DataFrame, paths, codes: tuple | None = None,

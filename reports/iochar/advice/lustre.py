@@ -57,7 +57,7 @@ def single_stripe(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
     if px is None or ctx.nprocs < 2:
         return []
     f = ctx.files("POSIX")
-    f = f.merge(lay[["record_id", "stripe_count", "stripe_size"]], on="record_id")
+    f = f.frame().merge(lay[["record_id", "stripe_count", "stripe_size"]], on="record_id")
     nbytes = S.column(f, "bytes_read") + S.column(f, "bytes_written")
     hit = (S.column(f, "stripe_count") == 1) & S.column(f, "shared").astype(bool) & \
         (nbytes >= cfg["min_bytes"])
@@ -104,7 +104,7 @@ def slow_ost(ctx: Context, cfg: dict, lay: pd.DataFrame) -> list[Advice]:
     OSTs gives each 1/k of its bytes and time): an OST far slower than the median."""
     if "POSIX" not in ctx.records:
         return []
-    f = ctx.files("POSIX").merge(lay[["record_id", "osts"]], on="record_id")
+    f = ctx.files("POSIX").frame().merge(lay[["record_id", "osts"]], on="record_id")
     nbytes = S.column(f, "bytes_read") + S.column(f, "bytes_written")
     t = S.column(f, "time_read") + S.column(f, "time_write")
     keep = (nbytes >= cfg["min_file_bytes"]) & (t > 0) & (f["osts"].map(len) > 0).to_numpy()

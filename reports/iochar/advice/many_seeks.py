@@ -17,7 +17,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         df = ctx.frame(module)
         if df is None:
             continue
-        df = S.rows(df, ctx.own_rows(module))
+        df = ctx.own_frame(module)
         seeks_row = S.concept(df, module, "seeks")
         ops_row = S.concept(df, module, "reads") + S.concept(df, module, "writes")
         seeks, ops = float(seeks_row.sum()), float(ops_row.sum())

@@ -18,7 +18,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         df = ctx.frame(module)
         if df is None:
             continue
-        df = S.rows(df, ctx.own_rows(module))
+        df = ctx.own_frame(module)
         if not len(df):
             continue
         meta, rd, wr = (float(S.concept(df, module, k).sum())

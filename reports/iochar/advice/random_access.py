@@ -44,8 +44,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if df is None or f"{module}_CONSEC_READS" not in df.columns or \
                 layer == "MPIIO" and "MPIIO" not in ctx.records:
             continue
-        df = S.rows(df, ctx.own_rows(module) if layer != "MPIIO" else
-                    independent_mpiio_rows(ctx))
+        df = ctx.own_frame(module) if layer != "MPIIO" else \
+            S.rows(df, independent_mpiio_rows(ctx))
         shared = df["rank"].to_numpy() == -1
         best = None
         for key in ("READS", "WRITES"):
@@ -55,6 +55,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             # Each rank's first access in a direction follows nothing: not counted.
             first = np.minimum(ops, np.where(shared, ctx.nprocs, 1))
             jumps = np.maximum(ops - con - first, 0)
+            if float(jumps.sum()) < cfg["min_ops"]:  # random ones are fewer still
+                continue
             # Jumps by one of the few most common strides are a regular (strided)
             # pattern, not random; the strided-shared rule judges those.
             regular = np.minimum(stride_counts(df, module), jumps)

@@ -18,7 +18,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         name = f"{module}_RW_SWITCHES"
         if df is None or name not in df.columns:
             continue
-        df = S.rows(df, ctx.own_rows(module))
+        df = ctx.own_frame(module)
         raw = S.col(df, name)
         per = np.maximum(raw - np.maximum(S.concept(df, module, "opens"), 1), 0)
         sw = float(per.sum())

@@ -52,10 +52,8 @@ def judged(ctx: Context, layer: str):
     if df is None:
         return module, None
     if module in ("POSIX", "STDIO", "MPIIO"):
-        keep = ctx.own_rows(module)
-    else:
-        keep = df["record_id"].to_numpy() != S.AGGREGATE_ID
-    return module, S.rows(df, keep)
+        return module, ctx.own_frame(module)
+    return module, S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
 
 
 def collective_share(df, module: str) -> float:

@@ -48,7 +48,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if df is None or ctx.nprocs < 2 or "POSIX_STRIDE1_STRIDE" not in df.columns:
         return []
     df = S.rows(df, S.column(df, "record_id") != S.AGGREGATE_ID)
-    df = S.rows(df, candidates(df, cfg))
+    keep = candidates(df, cfg)
+    if not keep.any():  # the common case: nothing to group
+        return []
+    df = S.rows(df, keep)
     out = []
     for _rid, rows in df.groupby("record_id", sort=False):
         nranks = ctx.nprocs if (rows["rank"] == -1).any() else rows["rank"].nunique()
