@@ -17,8 +17,8 @@ reports/pyproject.toml: iochar/db/cli.py) import from reports/iochar/cli/.
 
 Inside reports/iochar/ the modules follow PY_LAYERS (bottom first): an import that
 runs back up the order (inside a function too) fails, so does a module missing from
-the order, an import of another module's _private name, and a loop inside a
-subpackage.
+the order, an import of another module's _private name (or a use of one
+through the module, `S._name`), and a loop inside a subpackage.
 
 Prints each offending `#include`, call or import and exits 1; exit 0 when all
 hold.  Usage: check_layers.py [source root [build dir]] (the build dir
@@ -305,7 +305,35 @@ def python_layer_violations(root):
                     inner.setdefault(src, set()).add(dest)
             elif to in order and order[to] > order[me]:
                 yield f"{where}:{line}: imports {to} (runs back up: {me} -> {to})"
+        yield from _private_uses(src, pkg, where)
     yield from _loops(root, inner)
+
+
+def _private_uses(src, pkg, where):
+    """`M._name` where M names another iochar module (`from . import summary as S`):
+    the same private reach as importing _name from it."""
+    tree = ast.parse(src.read_text(errors="replace"))
+    here = ["iochar", *src.relative_to(pkg).parent.parts]
+    modules = {}  # local name -> module file
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            for a in node.names:
+                f = _module_of(pkg, f"{mod}.{a.name}") if mod.split(".")[0] == "iochar" else None
+                if f is not None:
+                    modules[a.asname or a.name] = f
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                f = _module_of(pkg, a.name) if a.name.split(".")[0] == "iochar" else None
+                if f is not None and a.asname:
+                    modules[a.asname] = f
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and modules[node.value.id] != src
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            yield (f"{where}:{node.lineno}: uses {node.attr} of "
+                   f"{modules[node.value.id].relative_to(pkg)} (a private name)")
 
 
 def _loops(root, graph: dict):

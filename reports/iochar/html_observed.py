@@ -30,12 +30,12 @@ def offset_vs_time(trace) -> str:
         data = data.assign(record_id=[os.fsencode(p) for p in data["path"]])
     ids = list(data.groupby("record_id")["length"].sum()
                .sort_values(ascending=False, kind="stable").index[:MAX_FILES]) or [None]
-    fig, axes = plots._subplots(len(ids), 1, figsize=(9, 0.6 + 2.2 * len(ids)),
+    fig, axes = plots.new_figure(len(ids), 1, figsize=(9, 0.6 + 2.2 * len(ids)),
                                 squeeze=False)
     for ax, rid in zip(axes[:, 0], ids):
         d = data[data["record_id"] == rid] if rid is not None else data.iloc[:0]
         if d.empty:
-            plots._empty(ax)
+            plots.no_data(ax)
             continue
         path = d["path"].iat[0]
         for op in ("read", "write"):
@@ -67,7 +67,7 @@ def offset_vs_time(trace) -> str:
 def rank_vs_time(trace) -> str:
     """Each rank a row; each segment a bar from start to end, coloured by operation."""
     ranks = sorted(trace["rank"].unique())
-    fig, ax = plots._subplots(figsize=(9, 0.8 + 0.3 * min(max(len(ranks), 1), 32)))
+    fig, ax = plots.new_figure(figsize=(9, 0.8 + 0.3 * min(max(len(ranks), 1), 32)))
     for op in ("read", "write", "meta"):
         x = trace[trace["op"] == op]
         if len(x):  # one collection of rectangles per op, not a patch per segment

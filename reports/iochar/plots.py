@@ -59,7 +59,7 @@ def to_png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _subplots(*args, figsize, **kw):
+def new_figure(*args, figsize, **kw):
     # constrained layout keeps titles, labels and outside legends from overlapping
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.subplots(*args, **kw)
@@ -107,7 +107,7 @@ def binary_axis(axis, vmax: float):
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: S.human_bytes(v) if v >= 0 else ""))
 
 
-def _empty(ax, text="no data"):
+def no_data(ax, text="no data"):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#888")
     ax.set_xticks([])
     ax.set_yticks([])
@@ -117,14 +117,14 @@ def _empty(ax, text="no data"):
 def cost_per_module(modules: dict) -> str:
     """Stacked read/write/meta time (per-process average) per module."""
     names = [escape(m) for m in modules]
-    fig, ax = _subplots(figsize=(7, 0.5 + 0.45 * max(len(names), 1)))
+    fig, ax = new_figure(figsize=(7, 0.5 + 0.45 * max(len(names), 1)))
     left = np.zeros(len(names))
     for kind in ("read", "write", "meta"):
         v = floats([modules[m].get(f"time_{kind}") for m in modules])
         ax.barh(names, v, left=left, color=COLORS[kind], label=kind)
         left += v
     if not names:
-        _empty(ax)
+        no_data(ax)
     ax.invert_yaxis()
     ax.set_xlabel("seconds per process (average)")
     ax.set_title("I/O cost per module")
@@ -137,7 +137,7 @@ def op_counts(modules: dict) -> str:
     """Grouped bars of operation counts per module (log scale)."""
     kinds = ("reads", "writes", "opens", "seeks", "stats", "syncs")
     names = [escape(m) for m in modules]
-    fig, ax = _subplots(figsize=(7, 3))
+    fig, ax = new_figure(figsize=(7, 3))
     x = np.arange(len(names))
     w = 0.8 / len(kinds)
     for i, k in enumerate(kinds):
@@ -149,14 +149,14 @@ def op_counts(modules: dict) -> str:
     ax.set_title("Operation counts")
     legend_beside(ax)
     if not names:
-        _empty(ax)
+        no_data(ax)
     return to_png(fig)
 
 
 @literal_text
 def size_histogram(module: str, hist: dict) -> str:
     """Read and write counts per access-size bin."""
-    fig, ax = _subplots(figsize=(7, 2.8))
+    fig, ax = new_figure(figsize=(7, 2.8))
     bins = sorted({b for kind in ("read", "write") for b in hist.get(kind, {})},
                   key=R.bin_bounds)  # the bins the log names, smallest first
     x = np.arange(len(bins))
@@ -175,7 +175,7 @@ def size_histogram(module: str, hist: dict) -> str:
 def io_over_time(series: dict, run_time: float = 0.0) -> str:
     """Bytes read and written per time bin, one panel per module."""
     mods = [m for m, s in series.items() if s is not None]
-    fig, axes = _subplots(max(len(mods), 1), 1, figsize=(7, 1.2 + 1.6 * max(len(mods), 1)),
+    fig, axes = new_figure(max(len(mods), 1), 1, figsize=(7, 1.2 + 1.6 * max(len(mods), 1)),
                              squeeze=False, sharex=True)
     for ax, m in zip(axes[:, 0], mods):
         s = series[m]
@@ -187,7 +187,7 @@ def io_over_time(series: dict, run_time: float = 0.0) -> str:
         ax.set_ylabel(f"{escape(m)}\nMiB/s", fontsize=8)
         legend_beside(ax, fontsize=7)
     if not mods:
-        _empty(axes[0, 0], "no time series in the log")
+        no_data(axes[0, 0], "no time series in the log")
     else:
         if run_time and np.isfinite(float(run_time)) and float(run_time) > 0:
             axes[-1, 0].set_xlim(0, float(run_time))
@@ -200,7 +200,7 @@ def io_over_time(series: dict, run_time: float = 0.0) -> str:
 def rank_imbalance(module: str, ranks) -> str:
     """Per-rank bytes and stacked read/write/meta time (from RANKS); past MAX_BARS
     ranks, the ones with the most I/O time."""
-    fig, (a1, a2) = _subplots(2, 1, figsize=(7, 4), sharex=True)
+    fig, (a1, a2) = new_figure(2, 1, figsize=(7, 4), sharex=True)
     r = ranks.groupby("rank", as_index=False).sum()
     if len(r) > MAX_BARS:
         t = sum(floats(r[f"{k}_time"].to_numpy()) for k in ("read", "write", "meta"))

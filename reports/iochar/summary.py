@@ -206,7 +206,7 @@ def has_concept(df: pd.DataFrame, module: str, name: str) -> bool:
     return any(n in df.columns for n in re.split(r"[+|]", spec) if n)
 
 
-def _py(v):
+def json_value(v):
     """numpy scalars -> plain Python for JSON."""
     if isinstance(v, (np.integer,)):
         return int(v)
@@ -223,7 +223,7 @@ def _int(v) -> int:
 
 
 def job_block(job: dict) -> dict:
-    out = {k: _py(v) for k, v in job.items()}
+    out = {k: json_value(v) for k, v in job.items()}
     start, end = job.get("start_time"), job.get("end_time")
     run = float(end) - float(start) if start is not None and end is not None else 0.0
     out["run_time"] = round(max(run, 0.0), 6)
@@ -282,13 +282,13 @@ def pattern(df: pd.DataFrame, module: str, reads, writes) -> dict | None:
         # a file's first access is neither sequential nor random (by definition
         # it follows nothing): one per record is left out of the random share
         first = float((np.asarray(ops) > 0).sum())
-        out[d] = {"ops": _int(n), "sequential": _py(seq / n if n else 0.0),
-                  "consecutive": _py(con / n if n else 0.0),
-                  "random": _py(max(n - seq - first, 0.0) / n if n else 0.0)}
+        out[d] = {"ops": _int(n), "sequential": json_value(seq / n if n else 0.0),
+                  "consecutive": json_value(con / n if n else 0.0),
+                  "random": json_value(max(n - seq - first, 0.0) / n if n else 0.0)}
     return out
 
 
-def _unique(v: np.ndarray) -> bool:
+def all_distinct(v: np.ndarray) -> bool:
     """No value twice. Sorted and compared: numpy's hash-based np.unique takes ~2 s on a
     million random 64-bit record ids, a sort ~20 ms."""
     if len(v) < 2:
@@ -306,7 +306,7 @@ def per_file(df: pd.DataFrame, module: str) -> Table:
     cols = {c: concept(df, module, c) for c in CONCEPTS}
     rid, rank = column(df, "record_id"), column(df, "rank")
     paths = objects(df, "path") if "path" in df.columns else None
-    if _unique(rid):  # the common case: one record per file
+    if all_distinct(rid):  # the common case: one record per file
         shared = rank == -1
         return Table({
             **cols, "record_id": rid, "shared_row": shared, "rank": rank,
@@ -338,7 +338,7 @@ FILE_COLUMNS = (*CONCEPTS, "record_id", "shared_row", "rank", "nranks", "path", 
 def _by_rank(rank: np.ndarray, cols: dict) -> tuple:
     """(ranks ascending, {name: values}): DataFrame(cols).groupby(rank).sum() as arrays,
     without the groupby (and its frames) when ranks are unique."""
-    if len(rank) and _unique(rank):
+    if len(rank) and all_distinct(rank):
         order = np.argsort(rank, kind="stable")
         return rank[order], {k: v[order] for k, v in cols.items()}
     g = pd.DataFrame({**cols, "rank": rank}).groupby("rank").sum()
@@ -428,15 +428,15 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
         s[c] = _int(f[c].sum())
     # Times: per-process average (cumulative time / nprocs), as Darshan reports them.
     for c in ("time_read", "time_write", "time_meta"):
-        s[c + "_total"] = _py(f[c].sum())
-        s[c] = _py(f[c].sum() / nprocs)
+        s[c + "_total"] = json_value(f[c].sum())
+        s[c] = json_value(f[c].sum() / nprocs)
     rk, per, exact = rank_arrays(df, module, nprocs, ranks)
     if len(rk):
         total = per["time_read"] + per["time_write"] + per["time_meta"]
         r, fast = argmax(total), argmin(total)
-        slow = {"rank": int(rk[r]), "exact": exact, "time": _py(total[r]),
-                **{c: _py(per[c][r]) for c in ("time_read", "time_write", "time_meta")}}
-        s["fastest_rank"] = {"rank": int(rk[fast]), "time": _py(total[fast])}
+        slow = {"rank": int(rk[r]), "exact": exact, "time": json_value(total[r]),
+                **{c: json_value(per[c][r]) for c in ("time_read", "time_write", "time_meta")}}
+        s["fastest_rank"] = {"rank": int(rk[fast]), "time": json_value(total[fast])}
         max_read, max_write = nanmax(per["time_read"]), nanmax(per["time_write"])
     else:
         slow = {"rank": None, "exact": exact, "time": 0, "time_read": 0, "time_write": 0,
@@ -445,14 +445,14 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
     s["slowest_rank"] = slow
     io = float(slow["time"] or 0)
     s["share_of_runtime"] = {
-        k: _py(min(float(slow[f"time_{k}"] or 0) / run_time, 1.0) if run_time > 0 else 0.0)
+        k: json_value(min(float(slow[f"time_{k}"] or 0) / run_time, 1.0) if run_time > 0 else 0.0)
         for k in ("read", "write", "meta")}
-    s["share_of_runtime"]["io"] = _py(min(io / run_time, 1.0) if run_time > 0 else 0.0)
+    s["share_of_runtime"]["io"] = json_value(min(io / run_time, 1.0) if run_time > 0 else 0.0)
     nbytes = s["bytes_read"] + s["bytes_written"]
     s["bandwidth"] = {  # bytes/s, by the slowest rank (Darshan's agg_perf_by_slowest)
-        "total": _py(nbytes / io if io > 0 else 0.0),
-        "read": _py(s["bytes_read"] / max_read if max_read > 0 else 0.0),
-        "write": _py(s["bytes_written"] / max_write if max_write > 0 else 0.0),
+        "total": json_value(nbytes / io if io > 0 else 0.0),
+        "read": json_value(s["bytes_read"] / max_read if max_read > 0 else 0.0),
+        "write": json_value(s["bytes_written"] / max_write if max_write > 0 else 0.0),
     }
     pat = pattern(df, module, f["reads"], f["writes"])
     if pat is not None:
@@ -467,8 +467,8 @@ def summarize_module(module: str, df: pd.DataFrame, job: dict,
         paths = objects(files, "path")
         for i in at[np.argsort(-t[at], kind="stable")][:top]:
             s["top_files"].append({
-                "path": str(paths[i]), "shared": bool(f["shared"][i]), "time": _py(t[i]),
-                **{c: _py(f[c][i]) for c in ("time_read", "time_write", "time_meta")},
+                "path": str(paths[i]), "shared": bool(f["shared"][i]), "time": json_value(t[i]),
+                **{c: json_value(f[c][i]) for c in ("time_read", "time_write", "time_meta")},
                 "bytes_read": _int(f["bytes_read"][i]),
                 "bytes_written": _int(f["bytes_written"][i])})
     s["counters"] = totals(df, module, schema)

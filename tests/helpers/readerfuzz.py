@@ -716,7 +716,7 @@ def report_all(log, name: str, ctx: Context, with_html: bool = False, base: str 
     base = base or name  # the seed this log was made from
     res = diff.compare(ctx.base_report(base, seed_bytes(base)), rep, 10.0, 50.0)
     diff.text(res, "base", "new")
-    json.dumps(sanitize(res), default=S._py, allow_nan=False)
+    json.dumps(sanitize(res), default=S.json_value, allow_nan=False)
     if with_html:
         page = html.render(rep, d["series"], d["ranks"], d.get("observed"))
         write_atomic(str(ctx.tmp / "report.html"), page)

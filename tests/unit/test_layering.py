@@ -137,14 +137,18 @@ def test_planted_back_imports_fail(tmp_path):
     with open(pkg / "advice" / "base.py", "a") as f:  # a loop inside a subpackage
         f.write("\nfrom .small_io import small_counts  # noqa\n")
     (pkg / "newmod.py").write_text("x = 1\n")  # not placed in the order
+    with open(pkg / "writer.py", "a") as f:  # a private name through the module
+        f.write("\nfrom . import summary as _S  # noqa\n_x = _S._hidden\n")
     lines = len((ROOT / "reports" / "iochar" / "logformat.py").read_text().splitlines())
     mlines = len((ROOT / "reports" / "iochar" / "merge.py").read_text().splitlines())
     clines = len((ROOT / "reports" / "iochar" / "codec.py").read_text().splitlines())
+    wlines = len((ROOT / "reports" / "iochar" / "writer.py").read_text().splitlines())
     assert list(check_layers.python_layer_violations(tmp_path)) == [
         f"reports/iochar/codec.py:{clines + 2}: imports _struct from logformat.py (a private name)",
         f"reports/iochar/logformat.py:{lines + 2}: imports log (runs back up: logformat -> log)",
         f"reports/iochar/merge.py:{mlines + 4}: imports log (runs back up: merge -> log)",
         "reports/iochar/newmod.py: newmod is not in the layer order (scripts/check_layers.py PY_LAYERS)",
+        f"reports/iochar/writer.py:{wlines + 3}: uses _hidden of summary.py (a private name)",
         "import loop: reports/iochar/advice/base.py -> reports/iochar/advice/small_io.py"
         " -> reports/iochar/advice/base.py",
     ]

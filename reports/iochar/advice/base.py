@@ -55,8 +55,8 @@ class Advice:
                 "module": self.module, "message": self.message,
                 "recommendation": self.recommendation, "remedy": self.recommendation,
                 "example": self.example,
-                "evidence": {k: S._py(v) for k, v in self.evidence.items()},
-                "cost": {k: S._py(v) for k, v in self.cost.items()},
+                "evidence": {k: S.json_value(v) for k, v in self.evidence.items()},
+                "cost": {k: S.json_value(v) for k, v in self.cost.items()},
                 "layers": {k: dict(v) for k, v in self.layers.items()},
                 "files": list(self.files),
                 "folded": [dict(f) for f in self.folded]}

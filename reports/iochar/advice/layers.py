@@ -113,7 +113,7 @@ def table_codes(ctx) -> tuple:
     codes, uniq = pd.factorize(paths, use_na_sentinel=False)
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     lcodes = np.concatenate([np.full(len(p["path"]), rank[p["layer"][0]]) for p in parts])
-    if S._unique(codes * len(LAYERS) + lcodes) and \
+    if S.all_distinct(codes * len(LAYERS) + lcodes) and \
             pd.api.types.infer_dtype(paths, skipna=False) == "string":
         # one row per (path, layer) already: what the groupby would give
         return S.Table(cols), (codes, np.asarray(uniq, dtype=object))
@@ -218,5 +218,5 @@ def evidence(t: pd.DataFrame, paths, codes: tuple | None = None,
             ("reads", "reads"), ("writes", "writes"), ("bytes_read", "bytes_read"),
             ("bytes_written", "bytes_written"), ("time_s", "time"))}
         d["files"] = int(rows.sum())
-        out[layer] = {k: S._py(v) for k, v in d.items() if v}
+        out[layer] = {k: S.json_value(v) for k, v in d.items() if v}
     return out

@@ -25,7 +25,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         cols = {"read": S.concept(df, module, "bytes_read"),
                 "size": S.col(df, mb) + 1, "time": S.concept(df, module, "time_read"),
                 "nranks": nranks}
-        if S._unique(rid):  # one row per file: no grouping, and most logs stop here
+        if S.all_distinct(rid):  # one row per file: no grouping, and most logs stop here
             with np.errstate(divide="ignore", invalid="ignore"):
                 fac = cols["read"] / cols["size"]
             if not ((fac >= cfg["factor"]) &

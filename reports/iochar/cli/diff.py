@@ -98,7 +98,7 @@ def _main(argv) -> int:
     shown = changes_only(res) if args.changes_only else res
     if args.json:
         print(json.dumps(sanitize({"base": args.base, "new": args.new, **shown}), indent=1,
-                         default=S._py, allow_nan=False))
+                         default=S.json_value, allow_nan=False))
     else:
         sys.stdout.write(text(shown, args.base, args.new))
     return 1 if res["regression"] else 0

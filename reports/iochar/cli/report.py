@@ -116,7 +116,7 @@ def _many(args, cfg) -> int:
                          if args.json else text(reps[0]))
     elif args.json:
         doc = {"jobs": [r if args.list else {**r, "report": rep} for r, rep in zip(rows, reps)]}
-        sys.stdout.write(json.dumps(sanitize(doc), indent=1, default=S._py) + "\n")
+        sys.stdout.write(json.dumps(sanitize(doc), indent=1, default=S.json_value) + "\n")
     else:
         sys.stdout.write(cj.table(rows))  # fields escaped by jobs.table/banner
         if not args.list:

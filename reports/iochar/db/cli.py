@@ -77,7 +77,7 @@ def _summary_text(s: dict) -> str:
 
 def _cmd_summary(args) -> int:
     s = queries.summary(Store(args.store).connect(), args.top)
-    sys.stdout.write(json.dumps(s, indent=1, default=S._py) + "\n" if args.json
+    sys.stdout.write(json.dumps(s, indent=1, default=S.json_value) + "\n" if args.json
                      else _summary_text(s))
     return 0
 
@@ -110,7 +110,7 @@ def _cmd_history(args) -> int:
     if args.plot:
         queries.plot_history(h, args.plot)
     if args.json:
-        print(json.dumps(h, indent=1, default=S._py))
+        print(json.dumps(h, indent=1, default=S.json_value))
     else:
         out = [f"history of {escape(args.exe)}: {len(h['runs'])} runs, {h['regressions']} "
                "regressed (iochar-diff rules, each run against the one before)",
