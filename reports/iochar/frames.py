@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 import pandas as pd
-from pandas.api.internals import create_dataframe_from_blocks
+from pandas.api.internals import create_dataframe_from_blocks  # pandas >= 3.0
 
 from .logformat import RANKS_DTYPE
 
