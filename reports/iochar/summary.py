@@ -7,6 +7,7 @@ frames. Everything is vectorized: a 1,000,000-record frame summarizes in about a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -187,14 +188,14 @@ def expr(df: pd.DataFrame, spec: str | None) -> np.ndarray:
 
 
 def _spec(module: str, name: str) -> str | None:
-    """counter_map(module).get(name), built once per module (a report asks ~10^4 times)."""
-    m = _MAPS.get(module)
-    if m is None:
-        m = _MAPS[module] = counter_map(module)
-    return m.get(name)
+    """counter_map(module).get(name), the map built once per module (a report asks
+    ~10^4 times)."""
+    return _counter_map(module).get(name)
 
 
-_MAPS: dict[str, dict[str, str]] = {}
+@functools.cache
+def _counter_map(module: str) -> dict[str, str]:
+    return counter_map(module)  # shared: read, never changed
 
 
 def concept(df: pd.DataFrame, module: str, name: str) -> np.ndarray:
