@@ -212,7 +212,7 @@ def python_violations(root):
         if src.parent == pkg / "cli" or src in allowed:
             continue
         bad = {}  # line -> the most specific name imported there
-        for line, mod, _, name in _targets(src, pkg):
+        for line, mod, _, name, _ in _targets(src, pkg):
             full = f"{mod}.{name}" if name else mod
             if (mod == "iochar.cli" or mod.startswith("iochar.cli.")) and \
                     len(full) > len(bad.get(line, "")):
@@ -222,15 +222,16 @@ def python_violations(root):
 
 
 def _targets(path, pkg):
-    """(line, module, its file or None, name taken from it or None) of each iochar
-    import in path, relative ones resolved, those inside functions included.
-    `from M import x` takes module M.x when there is one, else the name x of M."""
+    """(line, module, its file or None, name taken from it or None, the local name
+    bound to a module or None) of each iochar import in path, relative ones resolved,
+    those inside functions included. `from M import x` takes module M.x when there is
+    one, else the name x of M."""
     here = ["iochar", *path.relative_to(pkg).parent.parts]
     for node in ast.walk(ast.parse(path.read_text(errors="replace"))):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == "iochar":
-                    yield node.lineno, a.name, _module_of(pkg, a.name), None
+                    yield node.lineno, a.name, _module_of(pkg, a.name), None, a.asname
         elif isinstance(node, ast.ImportFrom):
             base = here[:len(here) - node.level + 1] if node.level else []
             mod = ".".join(base + ([node.module] if node.module else []))
@@ -239,9 +240,9 @@ def _targets(path, pkg):
             for a in node.names:
                 sub = _module_of(pkg, f"{mod}.{a.name}")
                 if sub is not None:
-                    yield node.lineno, f"{mod}.{a.name}", sub, None
+                    yield node.lineno, f"{mod}.{a.name}", sub, None, a.asname or a.name
                 else:
-                    yield node.lineno, mod, _module_of(pkg, mod), a.name
+                    yield node.lineno, mod, _module_of(pkg, mod), a.name, None
 
 
 def _module_of(pkg, dotted: str):
@@ -294,7 +295,7 @@ def python_layer_violations(root):
         if me not in order:
             yield f"{where}: {me} is not in the layer order (scripts/check_layers.py PY_LAYERS)"
             continue
-        for line, _, dest, name in _targets(src, pkg):
+        for line, _, dest, name, _ in _targets(src, pkg):
             if dest is None or dest == src:
                 continue
             to = _unit(pkg, dest)
@@ -312,25 +313,11 @@ def python_layer_violations(root):
 def _private_uses(src, pkg, where):
     """`M._name` where M names another iochar module (`from . import summary as S`):
     the same private reach as importing _name from it."""
-    tree = ast.parse(src.read_text(errors="replace"))
-    here = ["iochar", *src.relative_to(pkg).parent.parts]
-    modules = {}  # local name -> module file
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
-            mod = ".".join(base + ([node.module] if node.module else []))
-            for a in node.names:
-                f = _module_of(pkg, f"{mod}.{a.name}") if mod.split(".")[0] == "iochar" else None
-                if f is not None:
-                    modules[a.asname or a.name] = f
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                f = _module_of(pkg, a.name) if a.name.split(".")[0] == "iochar" else None
-                if f is not None and a.asname:
-                    modules[a.asname] = f
-    for node in ast.walk(tree):
+    modules = {local: dest for _, _, dest, _, local in _targets(src, pkg)
+               if local and dest is not None and dest != src}
+    for node in ast.walk(ast.parse(src.read_text(errors="replace"))):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in modules and modules[node.value.id] != src
+                and node.value.id in modules
                 and node.attr.startswith("_") and not node.attr.startswith("__")):
             yield (f"{where}:{node.lineno}: uses {node.attr} of "
                    f"{modules[node.value.id].relative_to(pkg)} (a private name)")
