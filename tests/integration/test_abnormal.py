@@ -134,19 +134,26 @@ def test_state_only_for_files_with_data(tmp_path):
     assert h["arena_size"] - h["tables_low"] == per_state
 
 
-def test_killed_counters_equal_the_logged_ones(tmp_path):
-    """SIGKILL after files only stat'ed, files opened and stat'ed, and files with data:
-    every integer counter the live file gives back equals the one a normal exit logs."""
+def killed_and_exited(tmp_path, n, mode):
+    """kill_workload's `mode` run twice, SIGKILLed in a/ and to its normal exit
+    (`mode`_exit) in b/: (the log recovered from a's live file, b's log, a, b)."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    p = start_ready([K, str(a), "500", "opens"], a)
+    p = start_ready([K, str(a), n, mode], a)
     os.killpg(p.pid, signal.SIGKILL)
     assert p.wait(timeout=60) == -signal.SIGKILL
-    assert run([K, str(b), "500", "opens_exit"], b).returncode == 0
+    assert run([K, str(b), n, f"{mode}_exit"], b).returncode == 0
     assert len(lives(a)) == 1 and len(logs_in(b)) == 1
     la, lb = iochar.open(str(a)), iochar.open(str(b))
     assert la.job["ended_by"] == "killed"
+    return la, lb, a, b
+
+
+def test_killed_counters_equal_the_logged_ones(tmp_path):
+    """SIGKILL after files only stat'ed, files opened and stat'ed, and files with data:
+    every integer counter the live file gives back equals the one a normal exit logs."""
+    la, lb, a, b = killed_and_exited(tmp_path, "500", "opens")
     assert len(la.records("POSIX")) == len(lb.records("POSIX")) == 41
     same_counters(la, lb, a, b)
 
@@ -156,15 +163,7 @@ def test_rare_counters_make_entries_full(tmp_path):
     truncates, mmaps, a rename's source: wrappers/posix.c, meta_rare) make it a full
     record at their first call, with everything counted before: exact in the log
     and, after SIGKILL, in the live file."""
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    p = start_ready([K, str(a), "100", "rare"], a)
-    os.killpg(p.pid, signal.SIGKILL)
-    assert p.wait(timeout=60) == -signal.SIGKILL
-    assert run([K, str(b), "100", "rare_exit"], b).returncode == 0
-    la, lb = iochar.open(str(a)), iochar.open(str(b))
-    assert la.job["ended_by"] == "killed"
+    la, lb, a, b = killed_and_exited(tmp_path, "100", "rare")
     same_counters(la, lb, a, b)
     for log, d in ((la, a), (lb, b)):
         df = log.records("POSIX")
