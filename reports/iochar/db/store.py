@@ -30,6 +30,19 @@ from .extract import SCHEMAS
 DATED = ("jobs", "summaries", "findings")
 
 
+def _column_order(con, glob: str) -> list:
+    """A module table's columns in one order, whatever order its files were written in
+    (union_by_name takes the first file's, and part names are random, so two stores of
+    the same logs would differ): the widest file's order (ties: the smaller list), then
+    the columns no such file has, by name. The partition column (month) follows."""
+    files: dict = {}
+    for f, col in con.execute(f"SELECT file_name, name FROM parquet_schema('{glob}')").fetchall():
+        files.setdefault(f, []).append(col)
+    schemas = [tuple(c[1:]) for c in files.values()]  # c[0]: the schema's root
+    first = min(schemas, key=lambda c: (-len(c), c))
+    return [*first, *sorted({c for s in schemas for c in s} - set(first))]
+
+
 class StoreError(Exception):
     """A store directory that cannot be used (message names the problem)."""
 
@@ -91,7 +104,12 @@ class Store:
         for name, where, dated in views:
             if self._files(where):
                 glob = str(where / ("**/*.parquet" if dated else "*.parquet")).replace("'", "''")
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', "
+                cols = "*"
+                if name not in SCHEMAS:  # a module's: its columns vary with the logs
+                    first = ", ".join('"' + c.replace('"', '""') + '"'
+                                      for c in _column_order(con, glob))
+                    cols = f"{first}, * EXCLUDE ({first})"
+                con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM read_parquet('{glob}', "
                             f"hive_partitioning={str(dated).lower()}, union_by_name=true)")
             else:
                 con.register(f"_empty_{name}", SCHEMAS[name].empty_table())
