@@ -17,7 +17,7 @@
 /* Rank 0's log file, named and created with the job's facts (facts.c,
  * name_log), from then on this file's: its descriptor while rank 0 writes
  * through it (the pwrite path), its private directory once made. */
-static iochar_tmpfile tmp0 = {.fd = -1};
+static iochar_tmpfile tmp0 = {.fd = -1, .dfd = -1};
 
 void red_tmp_keep(const iochar_tmpfile *t) { tmp0 = *t; }
 

@@ -84,24 +84,37 @@ static int dir_of(const char *final_path, char *dir, size_t n) {
 
 /* POSIX ACL entries as the kernel stores them in system.posix_acl_access
  * (little-endian: a u32 version, then u16 tag, u16 perm, u32 id each). */
-enum { ACL_TAG_USER = 2, ACL_TAG_GROUP = 8, ACL_TAG_MASK = 0x10, ACL_PERM_W = 2 };
+enum {
+  ACL_TAG_USER = 2,
+  ACL_TAG_GROUP_OBJ = 4,
+  ACL_TAG_GROUP = 8,
+  ACL_TAG_MASK = 0x10,
+  ACL_PERM_W = 2
+};
 
-/* A named user (not us) or named group entry of dir's access ACL grants
- * write, and the mask lets it through.  An ACL too long to read here counts
- * as granting (the safe answer). */
-static int acl_grants_write(const char *dir) {
+/* Whether dir's group class may write, from its access ACL where it has
+ * one with a mask (then the mode's group bits are only the mask): the mask
+ * allows write and the owning group, a named group, or a named user other
+ * than us has it.  -1: no such ACL (the mode's group bits decide).  An ACL
+ * too long to read here counts as granting (the safe answer). */
+static int acl_group_write(const char *dir) {
   uint8_t b[4 + 8 * 256];
   ssize_t n = getxattr(dir, "system.posix_acl_access", b, sizeof b);
-  if (n < 0) return errno == ERANGE;
-  unsigned mask = 7, named = 0;
+  if (n < 0) return errno == ERANGE ? 1 : -1;
+  int has_mask = 0;
+  unsigned mask = 0, w = 0;
   for (ssize_t at = 4; at + 8 <= n; at += 8) {
-    uint16_t tag = (uint16_t)(b[at] | b[at + 1] << 8), perm = (uint16_t)(b[at + 2] | b[at + 3] << 8);
+    uint16_t tag = (uint16_t)(b[at] | b[at + 1] << 8),
+             perm = (uint16_t)(b[at + 2] | b[at + 3] << 8);
     uint32_t id = (uint32_t)b[at + 4] | (uint32_t)b[at + 5] << 8 | (uint32_t)b[at + 6] << 16 |
                   (uint32_t)b[at + 7] << 24;
-    if (tag == ACL_TAG_MASK) mask = perm;
-    if ((tag == ACL_TAG_USER && id != (uint32_t)geteuid()) || tag == ACL_TAG_GROUP) named |= perm;
+    if (tag == ACL_TAG_MASK) has_mask = 1, mask = perm;
+    if ((tag == ACL_TAG_USER && id != (uint32_t)geteuid()) || tag == ACL_TAG_GROUP ||
+        tag == ACL_TAG_GROUP_OBJ)
+      w |= perm;
   }
-  return (named & mask & ACL_PERM_W) != 0;
+  if (!has_mask) return -1;
+  return (w & mask & ACL_PERM_W) != 0;
 }
 
 int iochar_dir_shared(const char *dir) {
@@ -111,7 +124,8 @@ int iochar_dir_shared(const char *dir) {
   if (st.st_uid != geteuid() && st.st_uid != 0) return 1;
   if (st.st_mode & S_IWOTH) return 1;
   if (st.st_mode & S_ISVTX) return 0; /* only the owner of a name may rename it */
-  return (st.st_mode & S_IWGRP) || acl_grants_write(dir);
+  int acl = acl_group_write(dir);
+  return acl >= 0 ? acl : (st.st_mode & S_IWGRP) != 0;
 }
 
 /* A directory every user can write without the sticky bit: refused (EPERM). */
@@ -124,6 +138,8 @@ static int dir_refused(const char *dir) {
   return 0;
 }
 
+int iochar_tmp_unnamed_off;
+
 static void proc_fd_path(char *out, size_t n, int fd) { snprintf(out, n, "/proc/self/fd/%d", fd); }
 
 /* An unnamed file in dir that linkat can give a name later: through
@@ -131,6 +147,10 @@ static void proc_fd_path(char *out, size_t n, int fd) { snprintf(out, n, "/proc/
  * 6.10).  -1 with errno EOPNOTSUPP when the file system or the kernel has
  * no O_TMPFILE, or there is no way to link it. */
 static int unnamed_create(const char *dir) {
+  if (iochar_tmp_unnamed_off) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
   int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (errno == EISDIR || errno == EINVAL || errno == ENOTSUP) errno = EOPNOTSUPP;
@@ -187,6 +207,7 @@ static int private_make(iochar_tmpfile *t) {
   }
   t->ddev = (uint64_t)st.st_dev;
   t->dino = (uint64_t)st.st_ino;
+  t->dfd = d;
   return d;
 }
 
@@ -205,7 +226,7 @@ int iochar_tmp_dir_name(const char *final_path, iochar_tmpfile *t) {
 int iochar_tmp_create(const char *final_path, iochar_tmpfile *t, int by_name) {
   char dir[IOCHAR_TMP_PATH];
   memset(t, 0, sizeof *t);
-  t->fd = -1;
+  t->fd = t->dfd = -1;
   if (dir_of(final_path, dir, sizeof dir) || dir_refused(dir)) return -1;
   t->shared = iochar_dir_shared(dir);
   if (!by_name) {
@@ -230,9 +251,6 @@ int iochar_tmp_create(const char *final_path, iochar_tmpfile *t, int by_name) {
     t->kind = IOCHAR_TMP_PRIVATE;
     snprintf(t->name, sizeof t->name, "%s/log", t->dir);
     t->fd = openat(d, "log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int e = errno;
-    close(d);
-    errno = e;
     if (t->fd < 0) t->name[0] = 0; /* not ours */
   } else if (t->fd < 0) {
     t->kind = IOCHAR_TMP_FLAT;
@@ -271,10 +289,15 @@ int iochar_tmp_private(iochar_tmpfile *t) {
   if (d < 0) return -1;
   int rc = t->kind == IOCHAR_TMP_UNNAMED ? link_fd(t->fd, d, "log")
                                          : rename_noreplace(AT_FDCWD, t->name, d, "log");
-  int e = errno;
-  close(d);
-  errno = e;
-  if (rc != 0) return -1;
+  if (rc != 0) {
+    int e = errno;
+    close(d);
+    t->dfd = -1;
+    rmdir(t->dir);
+    t->dir_made = 0;
+    errno = e;
+    return -1;
+  }
   t->kind = IOCHAR_TMP_PRIVATE;
   snprintf(t->name, sizeof t->name, "%s/log", t->dir);
   return 0;
@@ -290,12 +313,11 @@ int iochar_tmp_place(iochar_tmpfile *t, const char *path) {
     e = errno;
     if (rc == 0) t->name[0] = 0;
   } else if (t->kind == IOCHAR_TMP_PRIVATE && t->name[0]) {
-    /* Through the directory's checked descriptor: whatever someone puts
-     * at the directory's name, the file moved is ours. */
-    int d = iochar_tmp_open_dir(t->dir, t->ddev, t->dino);
-    rc = d < 0 ? -1 : rename_noreplace(d, "log", AT_FDCWD, path);
-    e = errno;
-    if (d >= 0) close(d);
+    /* Through the descriptor kept since the directory was made: whatever
+     * someone puts at its name, or wherever they move it, the file moved
+     * is ours. */
+    rc = t->dfd < 0 ? -1 : rename_noreplace(t->dfd, "log", AT_FDCWD, path);
+    e = t->dfd < 0 ? EBADF : errno;
     if (rc == 0) t->name[0] = 0;
   }
   errno = e;
@@ -308,18 +330,22 @@ int iochar_tmp_check(const iochar_tmpfile *t, const char *path) {
   return (uint64_t)st.st_dev == t->dev && (uint64_t)st.st_ino == t->ino ? 0 : 1;
 }
 
-/* Remove t's private directory (and the file in it, if still there): only
- * when the name still holds the directory made. */
+/* Remove t's private directory (and the file in it, if still there): the
+ * directory by name only while the name still holds it. */
 static void private_remove(iochar_tmpfile *t) {
+  if (t->dfd >= 0) {
+    if (t->name[0]) unlinkat(t->dfd, "log", 0);
+    close(t->dfd);
+  }
+  t->dfd = -1;
+  t->name[0] = 0;
   if (!t->dir_made) return;
   int d = iochar_tmp_open_dir(t->dir, t->ddev, t->dino);
   if (d >= 0) {
-    if (t->name[0]) unlinkat(d, "log", 0);
     close(d);
     rmdir(t->dir);
   }
   t->dir_made = 0;
-  t->name[0] = 0;
 }
 
 int iochar_tmp_close(iochar_tmpfile *t) {
@@ -336,7 +362,7 @@ void iochar_tmp_discard(iochar_tmpfile *t) {
   if (t->fd >= 0) close(t->fd);
   t->fd = -1;
   if (t->kind == IOCHAR_TMP_FLAT && t->name[0]) unlink(t->name); /* no other user can write there */
-  if (t->kind == IOCHAR_TMP_PRIVATE || t->dir_made) private_remove(t);
+  if (t->kind == IOCHAR_TMP_PRIVATE || t->dir_made || t->dfd >= 0) private_remove(t);
   t->name[0] = 0;
   t->kind = IOCHAR_TMP_NONE;
   errno = e;

@@ -10,9 +10,11 @@
 
 /* Another user could replace names in dir (docs/security.md, "another
  * user could write here"): it is owned by another user but root, or every
- * user may write it, or (without the sticky bit) its group or a named entry
- * of its POSIX ACL (system.posix_acl_access) may, under the ACL's mask.
- * 1 or 0 (0 when it cannot be examined: creating in it fails then). */
+ * user may write it, or, without the sticky bit, its group class may: the
+ * mode's group write bit, or where dir has a POSIX access ACL with a mask
+ * (system.posix_acl_access), the mask and the owning group, a named group
+ * or a named user other than us.  1 or 0 (0 when it cannot be examined:
+ * creating in it fails then). */
 int iochar_dir_shared(const char *dir);
 
 /* A file on its way to its final name (docs/security.md):
@@ -29,13 +31,18 @@ enum { IOCHAR_TMP_NONE, IOCHAR_TMP_UNNAMED, IOCHAR_TMP_PRIVATE, IOCHAR_TMP_FLAT 
 #define IOCHAR_TMP_PATH (4096 + 64)
 typedef struct iochar_tmpfile {
   int fd, kind;
-  int dir_made;              /* PRIVATE: the directory exists (ours to remove) */
-  int shared;                /* iochar_dir_shared of the final name's directory */
-  uint64_t dev, ino;         /* the file, from its descriptor */
-  uint64_t ddev, dino;       /* the private directory's, once made */
-  char dir[IOCHAR_TMP_PATH]; /* the private directory's path ("": none) */
+  int dfd;                         /* PRIVATE: the directory, open since made (-1: none) */
+  int dir_made;                    /* PRIVATE: the directory exists (ours to remove) */
+  int shared;                      /* iochar_dir_shared of the final name's directory */
+  uint64_t dev, ino;               /* the file, from its descriptor */
+  uint64_t ddev, dino;             /* the private directory's, once made */
+  char dir[IOCHAR_TMP_PATH];       /* the private directory's path ("": none) */
   char name[IOCHAR_TMP_PATH + 16]; /* FLAT: its path; PRIVATE: dir/log; UNNAMED: "" */
 } iochar_tmpfile;
+
+/* Tests (IOCHAR_TEST_FAULT=no_tmpfile): behave as on a file system without
+ * O_TMPFILE. */
+extern int iochar_tmp_unnamed_off;
 
 /* Create t's file for final_path: UNNAMED where the file system has
  * O_TMPFILE (and the file can be linked later), else PRIVATE when
@@ -62,15 +69,16 @@ int iochar_tmp_open_dir(const char *dir, uint64_t ddev, uint64_t dino);
 /* Give t's file the name path, never replacing whatever is there (EEXIST
  * then: the caller may try another name).  UNNAMED: linkat of the
  * descriptor; FLAT: a no-replace rename; PRIVATE: a no-replace rename out
- * of the directory, reached through a descriptor checked by
- * iochar_tmp_open_dir.  0, or -1 with errno set. */
+ * of the directory through the descriptor kept since it was made (wherever
+ * someone moved it).  0, or -1 with errno set. */
 int iochar_tmp_place(iochar_tmpfile *t, const char *path);
 
 /* After iochar_tmp_place: is the file at path (not followed) still t's?
  * 0 yes; 1 no: another file took the name since (it is left alone). */
 int iochar_tmp_check(const iochar_tmpfile *t, const char *path);
 
-/* Close t's descriptor (if still open) and remove its private directory.
+/* Close t's descriptors (if still open) and remove its private directory
+ * (when its name still holds it).
  * Close errors (EIO, EDQUOT at close on NFS): -1 with errno. */
 int iochar_tmp_close(iochar_tmpfile *t);
 
