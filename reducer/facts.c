@@ -76,7 +76,16 @@ static void name_log(red_ctx *x, red_facts *f) {
   }
   int by_name = red_collective_write(x), ok = 0;
   static iochar_tmpfile t; /* 8 KB: off the stack; handed to write.c */
-  if (f->path_ok && iochar_tmp_create(f->path, &t, by_name) == 0) {
+  if (f->path_ok && iochar_tmp_create(f->path, &t, by_name) != 0 && errno == EXDEV) {
+    /* Another user took the private directory's name at every try: the
+     * ranks write their own logs (unnamed files: nothing to take), and the
+     * fallback's warning says so. */
+    f->failed = 1;
+    f->dir[0] = f->tmp[0] = 0;
+    f->dir_len = 0;
+    return;
+  }
+  if (f->path_ok && t.fd >= 0) {
     ok = 1;
     if (t.kind != IOCHAR_TMP_PRIVATE && iochar_tmp_dir_name(f->path, &t) != 0) {
       iochar_tmp_discard(&t);

@@ -100,7 +100,13 @@ void iochar_log_failed(const char *path) {
     return;
   }
   if (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) return; /* said at start */
-  iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
+  if (errno == EXDEV) /* safefile.h: its private directory's name, taken at every try */
+    iochar_warn_once(IOCHAR_WARN_LOG_TAKEN,
+                     "cannot write log %s: another user's directory took the name of its "
+                     "private directory (left alone)",
+                     path);
+  else
+    iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
 }
 
 /* path with ".pid<pid>" (and ".<k>" from the second try) before a final

@@ -241,8 +241,8 @@ int iochar_tmp_create(const char *final_path, iochar_tmpfile *t, int by_name) {
     int d = -1;
     for (int attempt = 0; attempt < 8 && d < 0; attempt++) {
       if (iochar_tmp_dir_name(final_path, t)) return -1;
-      d = private_make(t);
-      if (d < 0 && errno != EEXIST) break;
+      d = private_make(t); /* EXDEV: another directory at its name: try another */
+      if (d < 0 && errno != EEXIST && errno != EXDEV) break;
     }
     if (d < 0) {
       iochar_tmp_discard(t);

@@ -49,7 +49,9 @@ extern int iochar_tmp_unnamed_off;
  * iochar_dir_shared or by_name (other processes open it by name), else
  * FLAT.  by_name: always PRIVATE.  0, or -1 with errno set (nothing left);
  * EPERM when every user can write the directory and it has no sticky bit:
- * the tool creates nothing there. */
+ * the tool creates nothing there; EXDEV when another directory took the
+ * private directory's name between its mkdir and its open, at each of 8
+ * tries. */
 int iochar_tmp_create(const char *final_path, iochar_tmpfile *t, int by_name);
 
 /* Choose (not make) the private directory's name for final_path, for a file
