@@ -9,30 +9,48 @@ import tempfile
 
 
 def write_atomic(path: str, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8) to a temp file with an unpredictable name created
-    O_EXCL in the target directory, flush it to disk, then rename it into place: a
-    reader (a browser, a CI system) never sees a half-written file, and a failure
-    removes the temp file and leaves any earlier file as it was. The file gets the
-    mode open() would have given it (0666 less the umask)."""
+    """Write `data` (text as UTF-8) to a temp file in a private directory (0700, an
+    unpredictable name) made beside `path`, flush it to disk, then rename it into place:
+    a reader (a browser, a CI system) never sees a half-written file, a failure removes
+    the temp file and leaves any earlier file as it was, and in a directory other users
+    can write nobody can swap the temp file (the rename goes through the directory's
+    descriptor, wherever someone moves it). The file gets the mode open() would have
+    given it (0666 less the umask). `path` is then checked to be that file; when another
+    file took the name meanwhile, an OSError says so (their file is left alone)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".iochar-", suffix=".tmp")
+    tmpdir = tempfile.mkdtemp(dir=os.path.dirname(target), prefix=".iochar-", suffix=".d")
+    dfd = fd = -1
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(f.fileno(), 0o666 & ~mask)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        dfd = os.open(tmpdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        st = os.fstat(dfd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise OSError(f"{tmpdir}: another user's directory took its name (left alone)")
+        fd = os.open("f", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=dfd)
+        _write_fd(fd, data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        os.fsync(fd)
+        os.replace("f", target, src_dir_fd=dfd)
+        if not _same_file(fd, target):
+            raise OSError("another file took its name as it was written (left alone)")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if dfd >= 0:
+            try:
+                os.unlink("f", dir_fd=dfd)
+            except OSError:
+                pass
+            if _same_file(dfd, tmpdir):  # still ours at that name
+                try:
+                    os.rmdir(tmpdir)
+                except OSError:
+                    pass
+            os.close(dfd)
 
 
 def _same_file(fd: int, path) -> bool:

@@ -67,3 +67,22 @@ def test_name_taken_after_the_link_is_reported(tmp_path, monkeypatch, linking):
     with pytest.raises(OSError, match="another file took its name"):
         atomicfile.write_new(out, DATA)
     assert out.read_bytes() == b"theirs" and os.listdir(tmp_path) == ["job.iochar"]
+
+
+def test_write_atomic_replaces_through_a_private_directory(tmp_path, monkeypatch):
+    """A report written over an older one: its temp file sits in a 0700 directory of
+    ours while it is written; nothing is left after."""
+    out = tmp_path / "report.html"
+    out.write_text("old")
+    real_replace = os.replace
+    during = []
+
+    def replace(src, dst, **kw):
+        (d,) = [p for p in tmp_path.iterdir() if p.name.startswith(".iochar-")]
+        st = d.lstat()
+        during.append((stat.S_ISDIR(st.st_mode), stat.S_IMODE(st.st_mode), os.listdir(d)))
+        return real_replace(src, dst, **kw)
+    monkeypatch.setattr(atomicfile.os, "replace", replace)
+    atomicfile.write_atomic(str(out), "new ✓")
+    assert during == [(True, 0o700, ["f"])]
+    assert out.read_text(encoding="utf-8") == "new ✓" and os.listdir(tmp_path) == ["report.html"]
