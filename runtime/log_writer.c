@@ -137,8 +137,9 @@ int iochar_log_publish(iochar_tmpfile *t, const char *path) {
    * just wrote (IOCHAR_LOGFILE shared), a symlink, or another user's file.
    * In a directory another user can write, the name can also be taken over
    * between our link or rename and the check: an unnamed file is still ours
-   * through its descriptor and is linked again beside it; a named one is
-   * gone, and the other file is left alone. */
+   * through its descriptor, and a copy of it is linked beside it (the kernel
+   * does not link again a file that lost its name); a named one is gone.
+   * The other file is left alone. */
   char alt[IOCHAR_PATH_MAX + 32];
   for (int k = 0;; k++) {
     const char *at = k ? alt : path;
@@ -157,7 +158,7 @@ int iochar_log_publish(iochar_tmpfile *t, const char *path) {
       errno = e;
       return -1;
     }
-    if (t->kind == IOCHAR_TMP_UNNAMED && k < 64) continue;
+    if (t->kind == IOCHAR_TMP_UNNAMED && k < 64 && iochar_tmp_renew(t, path) == 0) continue;
     iochar_tmp_close(t);
     iochar_warn_once(IOCHAR_WARN_LOG_TAKEN,
                      "log %s: another file took its name as it was written (left alone: not "

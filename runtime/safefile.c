@@ -151,7 +151,8 @@ static int unnamed_create(const char *dir) {
     errno = EOPNOTSUPP;
     return -1;
   }
-  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  /* O_RDWR: read back by iochar_tmp_renew when a name of it is taken. */
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (errno == EISDIR || errno == EINVAL || errno == ENOTSUP) errno = EOPNOTSUPP;
     return -1;
@@ -322,6 +323,39 @@ int iochar_tmp_place(iochar_tmpfile *t, const char *path) {
   }
   errno = e;
   return rc;
+}
+
+int iochar_tmp_renew(iochar_tmpfile *t, const char *final_path) {
+  char dir[IOCHAR_TMP_PATH];
+  if (t->kind != IOCHAR_TMP_UNNAMED || t->fd < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (dir_of(final_path, dir, sizeof dir)) return -1;
+  int fd = unnamed_create(dir), e = 0;
+  if (fd < 0) return -1;
+  char buf[16384];
+  for (off_t at = 0;;) {
+    ssize_t r = pread(t->fd, buf, sizeof buf, at);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r < 0) e = errno;
+      break;
+    }
+    if (iochar_write_all(fd, buf, (size_t)r) != 0) {
+      e = errno;
+      break;
+    }
+    at += r;
+  }
+  if (e) {
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  close(t->fd);
+  t->fd = fd;
+  return fill_ids(t);
 }
 
 int iochar_tmp_check(const iochar_tmpfile *t, const char *path) {

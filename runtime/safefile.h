@@ -79,6 +79,12 @@ int iochar_tmp_place(iochar_tmpfile *t, const char *path);
  * 0 yes; 1 no: another file took the name since (it is left alone). */
 int iochar_tmp_check(const iochar_tmpfile *t, const char *path);
 
+/* An UNNAMED file whose name another file took after iochar_tmp_place: the
+ * kernel links a file that had a name and lost it no more, so its bytes are
+ * copied into a fresh unnamed file, which t then is (to be placed again).
+ * 0, or -1 with errno set (t unchanged). */
+int iochar_tmp_renew(iochar_tmpfile *t, const char *final_path);
+
 /* Close t's descriptors (if still open) and remove its private directory
  * (when its name still holds it).
  * Close errors (EIO, EDQUOT at close on NFS): -1 with errno. */

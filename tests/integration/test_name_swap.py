@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import iochar
-from tool import BUILD_OPENMPI, mpiexec, one, run, workload
+from tool import BUILD, BUILD_OPENMPI, LIB, mpiexec, one, run, workload
 
 W = workload("security_workload")
 MPI_END = workload("mpi_end")
@@ -250,3 +250,39 @@ def test_mpi_log_names_swapped(tmp_path, how, path):
     for q in d.iterdir():  # nothing of the job's is left under a temporary name
         if q.name.startswith(".stolen"):
             assert list(q.iterdir()) == [], list(q.iterdir())
+
+
+@root_only
+@pytest.mark.parametrize("how", ["symlink", "foreign"])
+def test_final_name_taken_right_after_the_link(tmp_path, how):
+    """Another user renames their file onto the log's name right after the tool's linkat
+    made it (a shim preloaded before the tool does, deterministically): the check of the
+    name against the descriptor sees it, their file is left as it is, and the unnamed log,
+    still ours through its descriptor, is linked again beside it: it lands, exact."""
+    d, data, v = setup_dirs(tmp_path)
+    plant = tmp_path / "plant"
+    if how == "symlink":
+        plant.symlink_to(v / "file")
+    else:
+        plant.write_bytes(PLANTED)
+        os.chown(plant, OTHER_UID, OTHER_UID)
+        plant.chmod(0o666)
+    shim = BUILD / "tests" / "libswap_shim.so"
+    env = {"IOCHAR_LOGFILE": str(d / "job.iochar"), "SWAP_SHIM_NAME": "/job.iochar",
+           "SWAP_SHIM_PLANT": str(plant), "LD_PRELOAD": f"{shim}:{LIB}"}
+    p = run([W, "many", str(data), "40"], tmp_path, env=env)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    assert not plant.exists() and not plant.is_symlink()  # it was moved onto the log's name
+    taken = d / "job.iochar"
+    if how == "symlink":
+        assert os.readlink(taken) == str(v / "file")
+    else:
+        st = taken.lstat()
+        assert taken.read_bytes() == PLANTED and st.st_uid == OTHER_UID
+        assert stat.S_IMODE(st.st_mode) == 0o666
+    assert (v / "file").read_bytes() == VICTIM
+    (lg,) = job_logs(d)
+    log = ours(lg)
+    assert lg.name == f"job.pid{log.job['pid']}.iochar"
+    assert int(log.records("POSIX")["POSIX_BYTES_WRITTEN"].sum()) == 40
+    assert sorted(q.name for q in d.iterdir()) == sorted(["job.iochar", lg.name])
