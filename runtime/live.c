@@ -304,6 +304,7 @@ static int create_file(const char **why) {
  * file up front. */
 static int back(int fd, size_t from, size_t to) {
   if (to > map_size) to = map_size;
+  from &= ~(size_t)4095; /* madvise wants a page start (EINVAL otherwise) */
   if (from >= to) return 0;
   if (madvise(base + from, to - from, MADV_POPULATE_WRITE) == 0) return 0;
   if (errno != EINVAL || fd < 0) return -1;
@@ -367,7 +368,11 @@ void iochar_live_on(size_t used, size_t tables_low) {
     arena_step = tables_step = GROW_MIN;
     r = back(fd, 0, keep + arena_step);
     if (r < 0) why = "its file system is full";
-    reserved = r == 1 ? map_size - arena_off : used + arena_step;
+    /* Backed to a page end: the next step starts on a page.  A fork child
+     * moves here with its parent's records (used not a page multiple), and
+     * its next step started mid-page: madvise said EINVAL, taken for a full
+     * file system, and every further file was folded (issue 38). */
+    reserved = r == 1 ? map_size - arena_off : page_up(used + arena_step);
     tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
   }
   if (fd >= 0) close(fd);
@@ -407,13 +412,31 @@ void iochar_live_on(size_t used, size_t tables_low) {
   errno = e;
 }
 
+/* A backing step failed: say why, as it is.  MADV_POPULATE_WRITE fails with
+ * EFAULT where a store would raise SIGBUS (no block: the file system or its
+ * quota full, ENOMEM for tmpfs past its size or the memory cgroup). */
+static void back_failed(void) {
+  int e = errno;
+  if (e == EFAULT || e == ENOSPC || e == EDQUOT || e == ENOMEM)
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "live directory %s: no room for the live file's next pages (%s); further "
+                     "files are folded into one aggregate record per module (totals stay "
+                     "exact)",
+                     iochar_cfg.livedir, e == EFAULT ? "its file system is full" : strerror(e));
+  else
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "live directory %s: cannot back the live file's next pages (madvise: %s); "
+                     "further files are folded into one aggregate record per module (totals "
+                     "stay exact)",
+                     iochar_cfg.livedir, strerror(e));
+  errno = e;
+}
+
 int iochar_live_reserve(size_t end) {
   if (!hdr || end <= reserved) return 0;
   size_t step = arena_step, to = (end + step - 1) / step * step + step;
   if (back(-1, arena_off + reserved, arena_off + to) != 0) {
-    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
-                     "the live file's file system is full; further files are folded into "
-                     "one aggregate record per module");
+    back_failed();
     return -1;
   }
   reserved = to;
@@ -433,9 +456,7 @@ int iochar_live_tables(size_t low) {
     /* not far into the records' backed part; madvise wants a page start */
     if (to < reserved) to = low & ~(size_t)4095;
     if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
-      iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
-                       "the live file's file system is full; further files are folded into "
-                       "one aggregate record per module");
+      back_failed();
       return -1;
     }
     tables_backed = to;
