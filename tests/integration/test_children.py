@@ -3,9 +3,7 @@ record of their own; a process that ends with _exit outside a signal handler lea
 log in the log directory before its parent can see it gone; multiprocessing and
 concurrent.futures workers, whatever their start method, keep every file."""
 
-import os
 import re
-import subprocess
 import sys
 
 import iochar
