@@ -37,6 +37,7 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
                    offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
                    offsetof(H, rec_flags_off) == 13272 && offsetof(H, meta_c_off) == 13276 &&
+                   offsetof(H, dest_len) == 13278 && offsetof(H, log_dest) == 13280 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
@@ -60,6 +61,7 @@ static int live_failed;                /* the live file cannot be had: stay anon
 static size_t arena_step, tables_step; /* the next backing steps (GROW_MIN..GROW) */
 static int read_ahead;                 /* the records' unbacked part is MADV_NORMAL */
 static char live_path[IOCHAR_PATH_MAX + 64];
+static char dest[sizeof(((iochar_live_header *)0)->log_dest)]; /* the header's log_dest */
 
 int iochar_live_active(void) { return hdr != NULL; }
 
@@ -204,6 +206,8 @@ void iochar_live_sync_job(void) {
   copy_str(h->mpi_version, sizeof h->mpi_version, j->mpi_version);
   copy_str(h->exe, sizeof h->exe, j->exe);
   copy_str(h->cmdline, sizeof h->cmdline, j->cmdline);
+  copy_str(h->log_dest, sizeof h->log_dest, dest);
+  h->dest_len = (uint16_t)strlen(dest);
   __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
 }
 
@@ -271,6 +275,8 @@ static int create_file(const char **why) {
   hex16(key, iochar_hash_path(real));
   const char *slash = strrchr(final, '/');
   const char *b = slash ? slash + 1 : final;
+  int dl = snprintf(dest, sizeof dest, "%s/%s", real, b);
+  if (dl < 0 || dl >= (int)sizeof dest) dest[0] = 0; /* too long for the header */
   int fd = -1;
   errno = ENAMETOOLONG;
   for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
