@@ -16,6 +16,7 @@ import ctypes
 import os
 import pwd
 import re
+import socket
 import stat
 import struct
 import sys
@@ -135,10 +136,12 @@ def settle(d, logs=(), say=None) -> list:
         real = os.path.realpath(d)
     except OSError:
         return []
-    written, done = [], None
+    written, done, host = [], None, socket.gethostname()
     for f in files_for(d):
         h = live.header_of(f)
-        if h is None or not h["log_dest"] or h["pid"] == 0 or alive(h):
+        # a live directory shared between nodes: pids are another node's there
+        if (h is None or not h["log_dest"] or h["pid"] == 0 or h["hostname"] != host
+                or alive(h)):
             continue
         dest = Path(os.fsdecode(h["log_dest"]))
         if os.path.realpath(dest.parent) != real:

@@ -3,21 +3,31 @@ record of their own; a process that ends with _exit outside a signal handler lea
 log in the log directory before its parent can see it gone; multiprocessing and
 concurrent.futures workers, whatever their start method, keep every file."""
 
+import os
 import re
+import subprocess
 import sys
 
 import iochar
 from iochar import live, livedir
-from tool import logs_in, run, workload
+from tool import ROOT, logs_in, run, workload
 
 W = workload("fork_workload")
+REPORTS = str(ROOT / "reports")  # this checkout's readers, in a process of their own
+
+
+def report(d):
+    """iochar-report DIR as a user runs it (a process of its own)."""
+    return subprocess.run([sys.executable, "-m", "iochar.cli.report", str(d)],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=REPORTS))
 
 
 def by_pid(d):
     """{pid: log} of the logs in d (the pid is the last number of the name)."""
     out = {}
     for lg in logs_in(d):
-        pid = int(re.search(r"_(\d+)(?:\.pid\d+)?\.iochar$", lg.name).group(1))
+        pid = int(re.search(r"_(\d+)(?:\.pid\d+)?(?:\.recovered)?\.iochar$", lg.name).group(1))
         out[pid] = lg
     return out
 
@@ -134,16 +144,19 @@ def test_exit_in_a_handler_only_marks_the_live_file(tmp_path):
     for lv in lives:
         h = live.header_of(lv)
         assert h["pid"] in kids and h["state"] == 1 and h["status"] == 0
-    of = {live.header_of(x)["pid"]: x for x in lives}
+    # no epilogue: the next reader makes them logs where they belong, saying so
+    r = report(tmp_path)
+    assert r.returncode == 0, r.stderr
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("iochar:")]
+    assert len(said) == 2 and all("ended (_exit)" in ln for ln in said), said
+    assert livedir.files_for(tmp_path) == [] and not lives[0].parent.exists()
+    logs = by_pid(tmp_path)
     for c, pid in enumerate(kids):
-        lv = of[pid]
-        data, _ = live.recovered_log(lv)
-        out = tmp_path / "rec" / f"{pid}.iochar"
-        out.parent.mkdir(exist_ok=True)
-        out.write_bytes(data)
-        assert files_of(iochar.open(str(out)), str(c)) == expect(50)
-        lv.unlink()
-    lives[0].parent.rmdir()  # the last live file of that directory gone: it goes too
+        assert logs[pid].name.endswith(f".pid{pid}.recovered.iochar")
+        assert files_of(iochar.open(str(logs[pid])), str(c)) == expect(50)
+    # read again: nothing more to make, nothing said
+    r = report(tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
 POOL = r"""
@@ -162,6 +175,9 @@ if __name__ == "__main__":
         pids = pool.map(task, range(200), chunksize=5)
         pool.close()
         pool.join()
+    elif sys.argv[1] == "with":  # the pool's __exit__ terminates: SIGTERM to the workers
+        with ctx.Pool(4) as pool:
+            pids = pool.map(task, range(200), chunksize=5)
     else:
         with concurrent.futures.ProcessPoolExecutor(4, mp_context=ctx) as ex:
             pids = list(ex.map(task, range(200), chunksize=5))
@@ -177,6 +193,9 @@ def pool_run(tmp_path, kind, method):
     p = run([sys.executable, str(script), kind, method, str(out)], tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr
     assert b"iochar:" not in p.stderr, p.stderr
+    if kind == "with":  # killed workers: the next reader makes their live files logs
+        r = report(tmp_path)
+        assert r.returncode == 0 and "ended (killed)" in r.stderr, r.stderr
     seen = {}
     workers = 0
     for lg in logs_in(tmp_path):
@@ -213,3 +232,9 @@ def test_process_pool_executor_fork(tmp_path):
 
 def test_process_pool_executor_spawn(tmp_path):
     pool_run(tmp_path, "futures", "spawn")
+
+
+def test_multiprocessing_pool_terminated_workers(tmp_path):
+    """`with Pool() as pool` ends its workers with SIGTERM: no log of their own, but
+    their live files, made logs in the directory by the next reader."""
+    pool_run(tmp_path, "with", "fork")
