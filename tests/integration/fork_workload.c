@@ -4,6 +4,7 @@
  * signal handler.  File k of a child `c` is DIR/c<tag>_<k>.dat: one open, one
  * write of 1 + k % 7 bytes, one close. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -148,6 +149,57 @@ static void vfork_exec(const char *self, const char *nfiles) {
   CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* signals DIR: what a program sees of its own handlers, printed (the same
+ * with the tool and without: its handlers run through a trampoline). */
+static volatile sig_atomic_t got_sig, got_code;
+static void plain(int sig) { got_sig = sig; }
+static void with_info(int sig, siginfo_t *si, void *ctx) {
+  (void)ctx;
+  got_sig = sig;
+  got_code = si->si_code;
+}
+static void signals(void) {
+  struct sigaction a, o;
+  memset(&a, 0, sizeof a);
+  a.sa_handler = plain;
+  a.sa_flags = SA_RESTART;
+  sigemptyset(&a.sa_mask);
+  sigaddset(&a.sa_mask, SIGUSR2);
+  CHECK(sigaction(SIGUSR1, &a, &o) == 0);
+  printf("old dfl %d\n", o.sa_handler == SIG_DFL);
+  CHECK(sigaction(SIGUSR1, NULL, &o) == 0);
+  printf("read back %d restart %d siginfo %d mask %d\n", o.sa_handler == plain,
+         !!(o.sa_flags & SA_RESTART), !!(o.sa_flags & SA_SIGINFO),
+         sigismember(&o.sa_mask, SIGUSR2));
+  raise(SIGUSR1);
+  printf("plain got %d\n", (int)got_sig);
+  a.sa_sigaction = with_info;
+  a.sa_flags = SA_SIGINFO;
+  CHECK(sigaction(SIGUSR1, &a, &o) == 0);
+  printf("old plain %d siginfo %d\n", o.sa_handler == plain, !!(o.sa_flags & SA_SIGINFO));
+  raise(SIGUSR1);
+  printf("info got %d code %d\n", (int)got_sig, (int)got_code);
+  CHECK(sigaction(SIGUSR1, NULL, &o) == 0);
+  printf("read back %d siginfo %d\n", o.sa_sigaction == with_info, !!(o.sa_flags & SA_SIGINFO));
+  printf("signal old %d\n", (void *)signal(SIGUSR1, plain) == (void *)with_info);
+  printf("signal ign old %d\n", signal(SIGUSR1, SIG_IGN) == plain);
+  raise(SIGUSR1); /* ignored */
+  printf("signal dfl old %d\n", signal(SIGUSR1, SIG_DFL) == SIG_IGN);
+  errno = 0;
+  int bad = signal(0, plain) == SIG_ERR;
+  printf("bad %d errno %d\n", bad, errno);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* System V's, still used */
+  printf("sigset old %d\n", sigset(SIGUSR2, plain) == SIG_DFL);
+  printf("sigset hold old %d\n", sigset(SIGUSR2, SIG_HOLD) == plain);
+  got_sig = 0;
+  raise(SIGUSR2); /* held */
+  printf("held got %d\n", (int)got_sig);
+  printf("sigset release %d\n", sigset(SIGUSR2, plain) == SIG_HOLD);
+  printf("released got %d\n", (int)got_sig);
+#pragma GCC diagnostic pop
+}
+
 int main(int argc, char **argv) {
   CHECK(argc >= 3);
   dir = argv[2];
@@ -158,6 +210,8 @@ int main(int argc, char **argv) {
     grandchild(atoi(argv[3]));
   else if (!strcmp(m, "vfork-exec") && argc == 4)
     vfork_exec("/proc/self/exe", argv[3]);
+  else if (!strcmp(m, "signals"))
+    signals();
   else if (!strcmp(m, "write") && argc == 5)
     files(argv[3], atoi(argv[4]));
   else

@@ -238,3 +238,14 @@ def test_multiprocessing_pool_terminated_workers(tmp_path):
     """`with Pool() as pool` ends its workers with SIGTERM: no log of their own, but
     their live files, made logs in the directory by the next reader."""
     pool_run(tmp_path, "with", "fork")
+
+
+def test_the_program_sees_its_own_handlers(tmp_path):
+    """Handlers run through the tool's trampoline (it counts them for _exit), but what the
+    program reads back and receives is as without the tool: sigaction's old action and
+    flags, siginfo, signal/sigset's previous handler, SIG_IGN, SIG_HOLD, EINVAL."""
+    bare = run([W, "signals", str(tmp_path)], tmp_path, preload=False)
+    tooled = run([W, "signals", str(tmp_path)], tmp_path)
+    assert bare.returncode == tooled.returncode == 0
+    assert tooled.stdout == bare.stdout and tooled.stderr == b""
+    assert b"info got 10 code -6\n" in bare.stdout and b"released got 12\n" in bare.stdout
