@@ -28,7 +28,7 @@ MAGIC = b"IOCHARLV"
 # 4: metadata-only entries among the records
 VERSION = 4
 HEADER_SIZE = 16384
-HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHH")
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHHH3072s")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
           "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
@@ -449,6 +449,9 @@ def read_header(data: bytes, name: str) -> dict:
         h[k] = _cstr(v)
     h["map_addr"], h["tables_low"], h["tk_off"], h["rec_state_off"], h["tk_below"] = rest[38:43]
     h["rec_flags_off"], h["meta_full_off"], h["meta_c_off"] = rest[43:46]
+    # the log's real path (issue 38; b"" in older files): bytes, as paths are
+    dest = rest[47]
+    h["log_dest"] = dest[:dest.find(b"\0")] if b"\0" in dest else dest
     if h["version"] not in (1, 2, 3, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
