@@ -30,6 +30,7 @@ iochar_env iochar_envs;
 #define CONFIG_KEYS 64         /* settings kept per file */
 
 /* Every name a file may set: the runtime settings (README, DESIGN.md). */
+// clang-format off
 static const char *const known[] = {
     "IOCHAR_DISABLE",         "IOCHAR_LOGFILE",      "IOCHAR_LOGDIR",
     "IOCHAR_LOGROOT",         "IOCHAR_LIVEDIR",      "IOCHAR_LIVE",
@@ -37,6 +38,7 @@ static const char *const known[] = {
     "IOCHAR_EXCLUDE_PATTERN", "IOCHAR_CALLSITES",    "IOCHAR_CALLSITES_SAMPLE",
     "IOCHAR_TRACE",           "IOCHAR_TRACE_MEMORY", "IOCHAR_TIMING",
     "IOCHAR_COLLECTIVE_WRITE", "IOCHAR_JOBID_ENV"};
+// clang-format on
 
 typedef struct layer {
   const char *path;
