@@ -19,7 +19,7 @@ typedef struct iochar_config {
    * PBS_JOBID, LSB_JOBID, FLUX_JOB_ID: the first
    * set), NULL outside a batch job. */
   const char *batch_jobid;
-  const char *jobid_env; /* IOCHAR_JOBID_ENV: the variable holding the job id */
+  const char *jobid_env;  /* IOCHAR_JOBID_ENV: the variable holding the job id */
   int timing;             /* IOCHAR_TIMING=1: the MPI shutdown's phase times */
   int collective_write;   /* IOCHAR_COLLECTIVE_WRITE: 1 / 0, -1 by the rank count */
   const char *test_fault; /* IOCHAR_TEST_FAULT=phase:rank (tests of the fallback) */
