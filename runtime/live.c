@@ -17,6 +17,7 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
+#include "jobkey.h"
 #include "logdir.h"
 #include "safefile.h"
 #include "warn.h"
@@ -37,6 +38,8 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
                    offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
                    offsetof(H, rec_flags_off) == 13272 && offsetof(H, meta_c_off) == 13276 &&
+                   offsetof(H, job_key) == 13280 && offsetof(H, task_rank) == 13712 &&
+                   offsetof(H, proc_start) == 13728 && offsetof(H, program) == 14000 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
@@ -204,6 +207,18 @@ void iochar_live_sync_job(void) {
   copy_str(h->mpi_version, sizeof h->mpi_version, j->mpi_version);
   copy_str(h->exe, sizeof h->exe, j->exe);
   copy_str(h->cmdline, sizeof h->cmdline, j->cmdline);
+  const iochar_jobkey *k = &iochar_jobkey_info; /* its job (runtime/jobkey.c) */
+  copy_str(h->job_key, sizeof h->job_key, j->mpi_initialized ? "" : k->key);
+  copy_str(h->job_key_from, sizeof h->job_key_from, k->key_from);
+  copy_str(h->rank_from, sizeof h->rank_from, k->rank_from);
+  copy_str(h->world_from, sizeof h->world_from, k->world_from);
+  h->task_rank = k->task_rank;
+  h->world_size = k->world_size;
+  h->parent_pid = k->parent_pid;
+  h->proc_start = k->start;
+  h->parent_start = k->parent_start;
+  copy_str(h->interpreter, sizeof h->interpreter, k->interpreter);
+  copy_str(h->program, sizeof h->program, k->program);
   __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
 }
 

@@ -66,6 +66,13 @@ typedef struct iochar_live_header {
    * then from meta_c_off its module's meta slots (the schema lists which
    * counter each holds) and its name. */
   uint16_t rec_flags_off, meta_full_off, meta_c_off;
+  /* The job of a process that is no MPI rank (runtime/jobkey.h), for the log
+   * made from this file; zero in files of earlier writers (same version). */
+  uint16_t jobkey_pad0;
+  char job_key[320], job_key_from[48], rank_from[32], world_from[32];
+  int32_t task_rank, world_size, parent_pid, jobkey_pad;
+  int64_t proc_start, parent_start;
+  char interpreter[256], program[2048];
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until

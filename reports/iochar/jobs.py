@@ -49,9 +49,13 @@ def read_job(path: Path) -> dict:
             data = f.read()
     except OSError as e:
         raise LogError(f"cannot read {path}: {e.strerror or e}") from None
-    name = str(path)
     if data[:8] == live.MAGIC:  # a killed process's live file: the log it holds
         data, _ = live.recovered_log(path)
+    return job_from_bytes(data, str(path))
+
+
+def job_from_bytes(data: bytes, name: str) -> dict:
+    """The JOB section of a log's bytes, without inflating the other sections."""
     if len(data) < HEADER.size:
         raise LogError(f"{name}: truncated file or not an iochar log")
     magic, version, hsize, total, nsec, crc = HEADER.unpack_from(data)

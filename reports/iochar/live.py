@@ -436,6 +436,35 @@ def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, flags: int, nam
     return off + ((h["meta_c_off"] + 8 * len(m.meta) + nul - p_off + mark + 1 + 7) & ~7)
 
 
+# The job of a process that is no MPI rank (runtime/live.h, after meta_c_off): job key,
+# its source, the rank's and world size's variables, task rank, world size, parent pid,
+# pad, this process's and its parent's start ticks, interpreter, program; zero bytes in
+# files of earlier writers.
+JOBKEY_AT = 13280
+JOBKEY = struct.Struct("<320s48s32s32siiiiqq256s2048s")
+
+
+def _jobkey(data: bytes) -> dict:
+    """The JOB keys runtime/log_sections.c writes for a process's job, from the header."""
+    if len(data) < JOBKEY_AT + JOBKEY.size:
+        return {}
+    key, key_from, rank_from, world_from, rank, world, ppid, _, start, pstart, interp, prog = \
+        JOBKEY.unpack_from(data, JOBKEY_AT)
+    out = {"program": _cstr(prog)} if _cstr(prog) else {}
+    if _cstr(interp):
+        out["interpreter"] = _cstr(interp)
+    if not _cstr(key):
+        return out
+    out.update(job_key=_cstr(key), job_key_from=_cstr(key_from), proc_start=start)
+    if rank >= 0 and _cstr(rank_from):
+        out.update(task_rank=rank, task_rank_from=_cstr(rank_from))
+        if world > 0:
+            out.update(world_size=world, world_size_from=_cstr(world_from))
+    if ppid > 0:
+        out.update(parent_pid=ppid, parent_start=pstart)
+    return out
+
+
 def read_header(data: bytes, name: str) -> dict:
     if len(data) < HEADER.size or data[:8] != MAGIC:
         _fail(name, "bad magic or truncated header")
@@ -448,6 +477,7 @@ def read_header(data: bytes, name: str) -> dict:
         h[k] = _cstr(v)
     h["map_addr"], h["tables_low"], h["tk_off"], h["rec_state_off"], h["tk_below"] = rest[38:43]
     h["rec_flags_off"], h["meta_full_off"], h["meta_c_off"] = rest[43:46]
+    h["jobkey"] = _jobkey(data)
     if h["version"] not in (1, 2, 3, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
@@ -557,6 +587,8 @@ def recovered_log(path) -> tuple:
                memory_bound=h["memory_bound"], finalized=0)
     if h["mpi"]:
         job["mpi"] = h["mpi"]
+    job.update(h["jobkey"] if not mpi else
+               {k: v for k, v in h["jobkey"].items() if k in ("program", "interpreter")})
     folded = 0
     for m in mods.values():
         if m.id < 16 and h["folded"][m.id] > 0:

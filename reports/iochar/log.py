@@ -799,10 +799,19 @@ def _head(path) -> dict:
         return {}
 
 
-def open_job(job: jobs.Job) -> Log:
-    """The Log of one job found in a directory (jobs.find): per-rank logs merged as if
-    reduced, from those that read (open_ranks); a job's process logs each as the rank
-    jobs.process_ranks numbered."""
+def open_job(job, want: str | None = None) -> Log:
+    """The Log of one job: a jobs.Job (jobs.find), or the job `want` (an id or a jobid;
+    None: the only one) among the logs under a path or list of paths. Per-rank logs are
+    merged as if reduced, from those that read (open_ranks); a job's process logs each
+    as the rank jobs.process_ranks numbered."""
+    if not isinstance(job, jobs.Job):
+        items = [job] if isinstance(job, (str, os.PathLike)) else list(job)
+        found, bad = jobs.find(items, want)
+        if len(found) > 1:
+            raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one "
+                           f"(ids: {', '.join(g.id for g in found[:5])}"
+                           f"{', ...' if len(found) > 5 else ''})")
+        job = found[0]
     if len(job.files) == 1 and not job.unreadable:
         return open(job.files[0])
     return open_ranks(job.files, job.unreadable, job.ranks if job.processes else None)
