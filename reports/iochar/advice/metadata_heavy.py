@@ -98,7 +98,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if stats:
             recs.append(f"drop the repeated stat()/access()/fstat() calls ({num(stats)}): ask "
                         "once and keep the answer")
-        if ctx.nprocs > 1 and not shards and ctx.job.get("mpi"):
+        if ctx.nprocs > 1 and not shards and ctx.mpi:
             recs.append("let one rank stat()/open() and MPI_Bcast the result, or use one "
                         "shared file through MPI-IO/HDF5/NetCDF instead of many small files")
         elif ctx.nprocs > 1 and not shards:

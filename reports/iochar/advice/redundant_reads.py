@@ -51,7 +51,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         nr = int(per.at[worst, "nranks"])
         rec = (f"read it on one rank and MPI_Bcast it to the {nr} ranks that read it (or "
                "MPI_File_read_all, which fetches each byte once)"
-               if many and ctx.job.get("mpi") else
+               if many and ctx.mpi else
                # processes of a launcher (torchrun, srun tasks, a process pool): no MPI
                f"read it in one process and share it with the {nr} processes that read it "
                "(a broadcast over the job's communication library, e.g. torch.distributed."
