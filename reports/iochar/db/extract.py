@@ -150,8 +150,9 @@ def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     """Everything one log contributes: {"hash", "job", "summaries", "findings",
     "records": {module: DataFrame}} or {"hash", "error"}; {"skip"} when known;
     {"hash", "rank_log": (path, JOB)} for a per-rank log or a process log (JOB
-    job_key), which ingest groups with the other ranks of its job (jobs.group_heads) and hands back as a tuple of paths: one
-    job, whose job_id hashes its files' hashes (one file: that file's hash)."""
+    job_key), which ingest groups with the other ranks of its job (jobs.group_heads)
+    and hands back as a tuple of paths: one job, whose job_id hashes its files' hashes
+    (one file: that file's hash)."""
     grouped = isinstance(path, (list, tuple))
     paths = list(path) if grouped else [path]
     shown = text_path(str(paths[0]))
