@@ -260,7 +260,7 @@ def _table(rows: list, name: str) -> pa.Table:
 def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) -> dict:
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
-    stored), "duplicates": n (same bytes earlier in this chunk), "ranked": [(path, JOB)]
+    stored), "duplicates": n (same bytes earlier in this chunk), "ranked": [(path, JOB, hash)]
     of per-rank logs (to be grouped by job, then parsed as tuples of paths), "cpu":
     seconds of CPU this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
@@ -274,7 +274,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
             skipped += 1
             continue
         if "rank_log" in r:
-            ranked.append(r["rank_log"])
+            ranked.append((*r["rank_log"], r["hash"]))
             continue
         if r["hash"] is not None and r["hash"] in hashes:  # same bytes, another name
             dups += 1
