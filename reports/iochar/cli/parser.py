@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import numpy as np
 
 from .. import parser_views as V
-from ..darshan_export import export
+from ..anonymize import anonymize, load_key
+from ..darshan_export import export, write_new
 from ..live import recover
 from ..livedir import recover_node
 from ..log import LogError, open_job
@@ -180,10 +182,17 @@ def _main(argv) -> int:
     ap.add_argument("--recover", action="store_true",
                     help="write the log each live file (.*.live) holds, print its name")
     ap.add_argument("-o", "--output", metavar="OUT",
-                    help="with --recover and one live file: write the log there")
+                    help="with --recover and one live file, or --anonymize: write the log there")
     ap.add_argument("--to-darshan", metavar="OUT",
                     help="write the job as a Darshan log (format 3.41) at OUT (never "
                          "replacing a file); see docs/log-format.md")
+    ap.add_argument("--anonymize", action="store_true",
+                    help="write the job as a log whose names (paths, user, host, program, "
+                         "arguments) are keyed hashes, numbers kept, at -o OUT")
+    ap.add_argument("--key", metavar="FILE",
+                    help="with --anonymize: the key (made, 0600, when missing); logs "
+                         "anonymized with one key share hashed names. Default: a new key "
+                         "each run")
     ap.add_argument("--livedir", metavar="D",
                     help="with --recover, a job epilogue: every live file left in live "
                          "directory D becomes a log in the tree under --into, then goes")
@@ -200,6 +209,15 @@ def _main(argv) -> int:
         ap.error("--json goes with --trace")
     if args.trace and (args.total or args.file or args.perf):
         ap.error("--trace prints on its own: not with --total, --file or --perf")
+    if args.key and not args.anonymize:
+        ap.error("--key goes with --anonymize")
+    if args.anonymize:
+        if not args.output or args.recover or args.to_darshan or args.trace:
+            ap.error("--anonymize takes -o OUT (and not --recover, --to-darshan, --trace)")
+        key = load_key(args.key) if args.key else os.urandom(32)
+        log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
+        print(escape(str(write_new(args.output, anonymize(log, key)))))
+        return 0
     if args.to_darshan:
         log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
         print(escape(str(export(log, args.to_darshan))))
