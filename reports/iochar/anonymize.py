@@ -41,7 +41,8 @@ KEY_MAX = 4096  # bytes of a key file read
 _SEP = re.compile(r"([/:=,])")
 _SPECIAL = re.compile(r"<[A-Z_]+>")
 # JOB keys whose text names nothing of the site: kept as they are
-KEEP_TEXT = {"version", "format", "time_origin", "ended_by", "mpi", "missing_ranks", "source"}
+KEEP_TEXT = {"version", "format", "time_origin", "ended_by", "mpi", "missing_ranks", "source",
+             "modules_off", "ranks_kept"}
 # JOB keys of free text that quotes names (warnings: "cannot write log /x/y: ...")
 FREE_TEXT = {"warnings", "unreadable_logs"}
 # a word of free text kept as it is: letters and punctuation, or a number
