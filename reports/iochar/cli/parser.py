@@ -95,6 +95,7 @@ def _trace(log, modules, args, jid):
     df, dropped, source = V.trace_of(log)
     if df is None:
         if not args.json:
+            yield from _header(log)  # (the job's keys: partial, unreadable logs...)
             yield ("# no trace in this log (iochar: run with IOCHAR_TRACE=1; Darshan: "
                    "DXT_POSIX/DXT_MPIIO records, DXT_ENABLE_IO_TRACE=1)")
         return
