@@ -5,13 +5,14 @@ config file alike. knobs_workload DIR N: 100 bytes to each of N files f<i>.dat
 
 import contextlib
 import io
+import os
 import sys
 
 import pytest
 
 from iochar.cli import report
 from iochar.flags import PARTIAL
-from tool import LIB, logs_in, mpiexec, one, run, run_log, workload
+from tool import BUILD_OPENMPI, LIB, logs_in, mpiexec, one, run, run_log, workload
 
 pytestmark = pytest.mark.skipif(not LIB.exists(), reason="build/libiochar.so not built")
 
@@ -146,10 +147,17 @@ def test_ranks_serial_process_left_out(tmp_path):
     assert p.returncode == 0 and p.stderr == b"" and not logs_in(tmp_path)
 
 
-@pytest.mark.parametrize("env, kept, left", [({"IOCHAR_RANKS": "0-1,3"}, "0-1,3", [2]),
-                                             ({"IOCHAR_RANKS_EXCLUDE": "0"}, "1-3", [0])])
-def test_ranks_kept_in_an_mpi_job(tmp_path, env, kept, left):
-    _, log = run_log(mpiexec(4) + [workload("mpi_workload")], tmp_path, env=env)
+OMPI_EXE = workload("mpi_workload", BUILD_OPENMPI)
+
+
+@pytest.mark.parametrize("env, kept, left, flavor", [
+    ({"IOCHAR_RANKS": "0-1,3"}, "0-1,3", [2], "mpich"),
+    ({"IOCHAR_RANKS_EXCLUDE": "0"}, "1-3", [0], "mpich"),
+    pytest.param({"IOCHAR_RANKS": "1-"}, "1-3", [0], "openmpi", marks=pytest.mark.skipif(
+        not os.path.exists(OMPI_EXE), reason="no Open MPI workloads (build-openmpi/)"))])
+def test_ranks_kept_in_an_mpi_job(tmp_path, env, kept, left, flavor):
+    exe = OMPI_EXE if flavor == "openmpi" else workload("mpi_workload")
+    _, log = run_log(mpiexec(4, flavor) + [exe], tmp_path, env=env)  # one library: both MPIs
     j = log.job
     assert j["nprocs"] == 4 and j["ranks_kept"] == kept
     assert j["partial"] & PARTIAL["RANKS_LEFT_OUT"]
