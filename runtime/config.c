@@ -315,10 +315,10 @@ static int rank_list(const char *v, rank_set *set) {
       char *end;
       if (p[0] < '0' || p[0] > '9' || s.n == RANK_RANGES) return -1;
       long long lo = strtoll(p, &end, 10), hi = lo;
-      if (*end == '-') {
-        hi = end + 1 < p + n ? strtoll(end + 1, &end, 10) : INT64_MAX;
-        if (end[-1] == '-') end = (char *)p + n; /* the open end */
-      }
+      if (*end == '-' && end + 1 < p + n)
+        hi = strtoll(end + 1, &end, 10);
+      else if (*end == '-') /* the open end: to the last rank */
+        hi = INT64_MAX, end = (char *)p + n;
       if (end != p + n || hi < lo || lo < 0) return -1;
       s.lo[s.n] = lo, s.hi[s.n++] = hi;
     }

@@ -120,6 +120,13 @@ def test_record_limit_folds_like_the_memory_bound(tmp_path):
     assert "<AGGREGATE>" not in names(log, "POSIX") and not log.job["partial"]
 
 
+@pytest.mark.parametrize("value", ["-1", "3-1", "a", "1,,x", "0-2-4", "1-x"])
+def test_bad_rank_lists_are_ignored(tmp_path, value):
+    p, log = knobs(tmp_path, n=1, IOCHAR_RANKS=value)  # one warning, every rank kept
+    assert p.stderr.decode() == f"iochar: IOCHAR_RANKS={value} is not valid; ignored\n"
+    assert names(log, "POSIX") == ["f0.dat"] and "ranks_kept" not in log.job
+
+
 def test_every_knob_from_a_config_file(tmp_path):
     conf = tmp_path / "site.conf"
     conf.write_text("IOCHAR_DISABLE_MODULES = stdio   # no STDIO\nIOCHAR_MODULES=POSIX,STDIO\n"
@@ -141,9 +148,10 @@ def test_every_knob_from_a_config_file(tmp_path):
     assert p.returncode == 0 and not logs_in(tmp_path)
 
 
-def test_ranks_serial_process_left_out(tmp_path):
-    p = run([workload("knobs_workload"), str(tmp_path), "2"], tmp_path,
-            env={"IOCHAR_RANKS_EXCLUDE": "0"})
+@pytest.mark.parametrize("env", [{"IOCHAR_RANKS_EXCLUDE": "0"}, {"IOCHAR_RANKS": "1-"},
+                                 {"IOCHAR_RANKS": "2-5 7", "IOCHAR_RANKS_EXCLUDE": "6"}])
+def test_ranks_serial_process_left_out(tmp_path, env):
+    p = run([workload("knobs_workload"), str(tmp_path), "2"], tmp_path, env=env)
     assert p.returncode == 0 and p.stderr == b"" and not logs_in(tmp_path)
 
 
