@@ -31,13 +31,15 @@ import struct
 import numpy as np
 
 from .callsites import ENTRY_DTYPE, TRACE_DTYPE
+from .codec import fnv1a64_many
 from .darshan import DarshanLog
 from .logformat import AGGREGATE_ID, LogError
-from .writer import encode_log, fnv1a64
+from .writer import encode_log
 
 PIECE_HEX = 16  # hex digits of a piece's hash: 64 bits, no collision among a site's names
 KEY_BYTES = 32  # a new key file: 32 random bytes, written as 64 hex digits
 KEY_MAX = 4096  # bytes of a key file read
+PATH_LIMIT = 4095  # bytes of a name, as the runtime records them (docs/log-format.md)
 _SEP = re.compile(r"([/:=,])")
 _SPECIAL = re.compile(r"<[A-Z_]+>")
 # JOB keys whose text names nothing of the site: kept as they are
@@ -68,7 +70,8 @@ class Anonymizer:
 
     def __init__(self, key: bytes):
         self.key = key
-        self._memo: dict = {}
+        self._memo: dict = {}  # piece -> its hash
+        self._dirs: dict = {}  # a name's part before its last `/` -> its hashed form
 
     def digest(self, data: bytes) -> bytes:
         return hmac.new(self.key, data, hashlib.sha256).digest()
@@ -83,12 +86,29 @@ class Anonymizer:
         """Which key made a copy (JOB `anonymized`): copies are comparable when equal."""
         return self.digest(b"iochar anonymize: key id").hex()[:PIECE_HEX]
 
-    def name(self, s: str) -> str:
-        """A path (or any name): each piece between separators hashed, separators kept."""
-        if not s or _SPECIAL.fullmatch(s):
-            return s
+    def pieces(self) -> set:
+        """Every piece hashed so far (the names' words free text must not quote)."""
+        return set(self._memo)
+
+    def _split(self, s: str) -> str:
         return "".join(p if (i % 2 or not p) else self.piece(p)
                        for i, p in enumerate(_SEP.split(s)))
+
+    def name(self, s: str) -> str:
+        """A path (or any name): each piece between separators hashed, separators kept.
+        The directory part is hashed once for all the files in it (`/` is a separator,
+        so this is the same as hashing the pieces one by one)."""
+        if not s or _SPECIAL.fullmatch(s):
+            return s
+        head, sep, tail = s.rpartition("/")
+        if not head:
+            return self._split(s)
+        h = self._dirs.get(head)
+        if h is None:
+            h = self._dirs[head] = self._split(head)
+        if tail and tail.isalnum() or ("." in tail and tail.replace(".", "").isalnum()):
+            return h + sep + self.piece(tail)  # a plain file name: one piece
+        return h + sep + self._split(tail)
 
     def words(self, s: str) -> str:
         """A command line (arguments joined by single spaces): each word as a name."""
@@ -112,11 +132,12 @@ class Anonymizer:
         return "".join(out)
 
 
-def _sensitive(job: dict, names) -> set:
-    """Every piece of every name the log holds, lower case: free text quoting one of
-    them has it hashed even where it looks like a plain word."""
-    out = set()
-    for s in [*names, job.get("exe", ""), job.get("cmdline", ""), job.get("user", ""),
+def _sensitive(job: dict, A: Anonymizer) -> set:
+    """Every piece of every name the log holds (hashed so far: records, mounts, call-site
+    objects) and of the JOB's names, lower case: free text quoting one of them has it
+    hashed even where it looks like a plain word."""
+    out = {p.lower() for p in A.pieces()}
+    for s in [job.get("exe", ""), job.get("cmdline", ""), job.get("user", ""),
               job.get("hostname", ""), job.get("jobid", "")]:
         for w in str(s).split():
             out.update(p.lower() for p in _SEP.split(w) if p)
@@ -149,16 +170,29 @@ def _new_name(A: Anonymizer, rid: int, path: str, truncated: bool) -> str:
     if rid == AGGREGATE_ID:
         return path
     new = A.name(path)
-    if truncated:  # the id is the whole name's: two long names stay two records
-        new += "~" + A.digest(b"truncated:" + str(rid).encode()).hex()[:PIECE_HEX]
+    # A name recorded truncated: its id is the whole name's, so two long names stay two
+    # records. A name whose short pieces grew past the path limit is cut the same way.
+    if truncated or len(_bytes(new)) > PATH_LIMIT:
+        tag = "~" + A.digest(b"truncated:" + str(rid).encode()).hex()[:PIECE_HEX]
+        new = _bytes(new)[:PATH_LIMIT - len(tag)].decode("utf-8", "surrogateescape") + tag
     return new
 
 
-def _new_id(rid: int, new: str) -> int:
-    if rid == AGGREGATE_ID:
-        return rid
-    h = fnv1a64(new)
-    return h - 1 if h == AGGREGATE_ID else h  # as the runtime does
+def _ids(names: list) -> np.ndarray:
+    """FNV-1a of each name (the record ids): vectorized in chunks of short names (the
+    vector form lays the names out in a rows x longest grid), long ones one by one."""
+    enc = [_bytes(n) for n in names]
+    out = np.empty(len(enc), np.uint64)
+    short = [i for i, b in enumerate(enc) if len(b) <= 512]
+    for k in range(0, len(short), 1 << 16):
+        part = short[k:k + (1 << 16)]
+        out[part] = fnv1a64_many([enc[i] for i in part])
+    for i, b in enumerate(enc):
+        if len(b) > 512:
+            out[i] = _fnv(b)
+    return out
+
+
 
 
 def _remap(ids: np.ndarray, idmap: dict) -> np.ndarray:
@@ -245,11 +279,14 @@ def anonymize(log, key: bytes) -> bytes:
     A = Anonymizer(key)
     names = log.names
     cut = set(getattr(log, "truncated_ids", set()))
-    newnames, idmap = {}, {}
-    for rid, path in names.items():
-        new = _new_name(A, rid, path, rid in cut)
-        idmap[rid] = _new_id(rid, new)
-        newnames[idmap[rid]] = new
+    olds = list(names)
+    news = [_new_name(A, rid, names[rid], rid in cut) for rid in olds]
+    ids = _ids(news)  # the new names' record ids
+    ids[ids == AGGREGATE_ID] -= 1  # as the runtime does
+    idmap = {}
+    for rid, new_id in zip(olds, ids.tolist()):
+        idmap[rid] = rid if rid == AGGREGATE_ID else new_id
+    newnames = {idmap[rid]: n for rid, n in zip(olds, news)}
     modules, series, ranks = {}, {}, {}
     for mod in log.modules:
         df = log.records(mod).drop(columns="path")
@@ -264,9 +301,9 @@ def anonymize(log, key: bytes) -> bytes:
         if len(r):
             ranks[mod] = r
     mounts = log.mounts.assign(mount_point=[A.name(p) for p in log.mounts["mount_point"]])
-    job = _job(log.job, A, _sensitive(log.job, names.values()))
-    return encode_log(job, modules, newnames, series, ranks, mounts,
-                      extra_sections=_extra(log, A, idmap))
+    extra = _extra(log, A, idmap)
+    job = _job(log.job, A, _sensitive(log.job, A))
+    return encode_log(job, modules, newnames, series, ranks, mounts, extra_sections=extra)
 
 
 def load_key(path) -> bytes:

@@ -241,3 +241,17 @@ def test_per_rank_logs_become_one(tmp_path):
         a, b = orig.records(mod), log.records(mod)
         cols = [c for c in a.columns if c not in ("record_id", "path")]
         pd.testing.assert_frame_equal(a[cols].reset_index(drop=True), b[cols].reset_index(drop=True))
+
+
+def test_names_that_grow_past_the_path_limit_are_cut_and_stay_apart(tmp_path):
+    deep = "/" + "/".join("d" * 1 for _ in range(1500))  # 3,001 bytes; x17 hashed
+    paths = [deep + "/x1", deep + "/x2", "/short"]
+    schema = posix_like_schema()
+    recs = random_records(schema, 3, paths=paths)
+    src = tmp_path / "deep.iochar"
+    write_log(src, make_job(), {"POSIX": {"schema": schema, "records": recs}})
+    log = anon(src, tmp_path / "a.iochar")
+    names = sorted(log.names.values(), key=len)
+    assert len(names) == 3 and len(names[0]) == 17
+    assert [len(n.encode()) for n in names[1:]] == [4095, 4095] and names[1] != names[2]
+    assert all(i == fnv1a64(p) for i, p in log.names.items())
