@@ -33,11 +33,12 @@ iochar_env iochar_envs;
 #define CONFIG_KEYS 64         /* settings kept per file */
 
 /* Every name a file may set: the runtime settings (README, DESIGN.md). */
+// clang-format off
 static const char *const known[] = {
     "IOCHAR_DISABLE", "IOCHAR_LOGFILE", "IOCHAR_LOGDIR", "IOCHAR_LOGROOT", "IOCHAR_LIVEDIR",
     "IOCHAR_LIVE", "IOCHAR_MEMORY", "IOCHAR_EXCLUDE", "IOCHAR_INCLUDE", "IOCHAR_EXCLUDE_PATTERN",
     "IOCHAR_CALLSITES", "IOCHAR_CALLSITES_SAMPLE", "IOCHAR_TRACE", "IOCHAR_TRACE_MEMORY",
-    "IOCHAR_TIMING", "IOCHAR_COLLECTIVE_WRITE",
+    "IOCHAR_TIMING", "IOCHAR_COLLECTIVE_WRITE", "IOCHAR_JOBID_ENV",
     /* issue 41: the site's knobs */
     "IOCHAR_MODULES", "IOCHAR_DISABLE_MODULES", "IOCHAR_APP_INCLUDE", "IOCHAR_APP_EXCLUDE",
     "IOCHAR_RANKS", "IOCHAR_RANKS_EXCLUDE", "IOCHAR_MAX_RECORDS"};
@@ -541,7 +542,10 @@ int iochar_config_load(void) {
                &iochar_cfg.nexclude);
   add_prefixes(setting("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
                &iochar_cfg.ninclude);
-  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"};
+  /* IOCHAR_JOBID_ENV=NAME: the job id is NAME's value (Darshan's DARSHAN_JOBID) */
+  iochar_cfg.jobid_env = setting("IOCHAR_JOBID_ENV");
+  if (iochar_cfg.jobid_env) iochar_cfg.batch_jobid = env_set(iochar_cfg.jobid_env);
+  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID"};
   for (size_t i = 0; i < sizeof batch / sizeof *batch && !iochar_cfg.batch_jobid; i++)
     iochar_cfg.batch_jobid = getenv(batch[i]);
   /* The MPI shutdown's knobs (reducer/): tests and measurements only. */

@@ -15,9 +15,11 @@ typedef struct iochar_config {
   const char *logroot; /* IOCHAR_LOGROOT: logs in ROOT/YYYY/M/D/ (no LOGFILE, LOGDIR) */
   const char *livedir; /* IOCHAR_LIVEDIR: node-local home of the live files */
   uint64_t memory;     /* IOCHAR_MEMORY, bytes */
-  /* The batch system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID: the first
+  /* The batch system's job id (IOCHAR_JOBID_ENV's variable, SLURM_JOB_ID,
+   * PBS_JOBID, LSB_JOBID, FLUX_JOB_ID: the first
    * set), NULL outside a batch job. */
   const char *batch_jobid;
+  const char *jobid_env;  /* IOCHAR_JOBID_ENV: the variable holding the job id */
   int timing;             /* IOCHAR_TIMING=1: the MPI shutdown's phase times */
   int collective_write;   /* IOCHAR_COLLECTIVE_WRITE: 1 / 0, -1 by the rank count */
   const char *test_fault; /* IOCHAR_TEST_FAULT=phase:rank (tests of the fallback) */
