@@ -184,7 +184,7 @@ __attribute__((constructor)) void iochar_init(void) {
      * and its proxies, a job script's shells) reads no config file and
      * looks up no user, and a config file's warning is not said by each. */
     iochar_cfg.disabled = 1;
-  } else if (iochar_config_load() == 0) {
+  } else if (iochar_config_load() == 0 && !iochar_app_excluded(b)) { /* issue 41: APP_* */
     iochar_calibrate_begin();
     job_identity(&iochar_job_info);
     iochar_job_info.memory_bound = iochar_cfg.memory;

@@ -258,9 +258,22 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_i64(&b, "folded_files", folded, &n);
   if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
+  /* issue 41: the knobs that leave things out, so readers say so */
+  int64_t ranks_left_out = 0;
+  {
+    char text[1024];
+    iochar_modules_off_text(text, sizeof text);
+    if (text[0]) kv_str(&b, "modules_off", text, &n);
+    if (iochar_cfg.max_records) kv_i64(&b, "max_records", (int64_t)iochar_cfg.max_records, &n);
+    if ((iochar_cfg.ranks || iochar_cfg.ranks_exclude) &&
+        iochar_ranks_kept_text(j->nprocs, text, sizeof text)) {
+      kv_str(&b, "ranks_kept", text, &n);
+      ranks_left_out = IOCHAR_PARTIAL_RANKS_LEFT_OUT;
+    }
+  }
   kv_i64(&b, "partial",
          j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0) | ranks_left_out,
          &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);

@@ -267,7 +267,7 @@ writer merge callsites darshan logtree       # write logs, merge ranks, observer
 live livedir jobs                            # live files, where they are, jobs in a directory
 log __init__                                 # Log and open(); the package (iochar.open)
 advice compare plots html_observed html      # advice, comparison, pictures
-parser_views jobreport junit darshan_export  # what the commands print and write
+parser_views jobreport junit darshan_export anonymize  # what the commands print and write
 cli db                                       # the commands
 """
 
