@@ -94,6 +94,7 @@ typedef struct red_state {
   /* this rank's I/O-over-time bins, read once (recording has stopped) */
   double width[IOCHAR_MOD_COUNT];
   int64_t series[IOCHAR_MOD_COUNT][4 * IOCHAR_SERIES_BINS];
+  double shift;        /* this rank's clock to the job start's, seconds (job facts) */
   red_key *wide_local; /* this rank's rows of wide records */
   size_t nwide_local;
 } red_state;
@@ -181,6 +182,9 @@ int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *n
 int red_job_facts(red_ctx *x, red_state *s, red_facts *g, double *shift, int failed);
 /* wide.c */
 int red_wide_prepare(red_ctx *x, red_state *s, int failed);
+/* This rank's HEAT row of module m into out (IOCHAR_HEAT_ROW bytes): 1 when
+ * it moved bytes in m, else 0 (no row). */
+int red_heat_row(const red_ctx *x, const red_state *s, const red_facts *g, int m, uint8_t *out);
 int red_wide_and_series(red_ctx *x, red_state *s, const red_facts *g, double shift,
                         iochar_series_part *series, int failed);
 /* write.c */
