@@ -182,9 +182,6 @@ int red_fold_rows(const uint8_t *rbuf, size_t rtotal, iochar_buf *out, size_t *n
 int red_job_facts(red_ctx *x, red_state *s, red_facts *g, double *shift, int failed);
 /* wide.c */
 int red_wide_prepare(red_ctx *x, red_state *s, int failed);
-/* This rank's HEAT row of module m into out (IOCHAR_HEAT_ROW bytes): 1 when
- * it moved bytes in m, else 0 (no row). */
-int red_heat_row(const red_ctx *x, const red_state *s, const red_facts *g, int m, uint8_t *out);
 int red_wide_and_series(red_ctx *x, red_state *s, const red_facts *g, double shift,
                         iochar_series_part *series, int failed);
 /* write.c */

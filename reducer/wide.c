@@ -100,27 +100,6 @@ static void chunk_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-/* The bins this rank kept anyway (no cost while the job runs), re-binned as
- * its series is for the job's (below), then folded to IOCHAR_HEAT_BINS. */
-int red_heat_row(const red_ctx *x, const red_state *s, const red_facts *g, int m, uint8_t *out) {
-  enum { NB = IOCHAR_SERIES_BINS, FOLD = IOCHAR_SERIES_BINS / IOCHAR_HEAT_BINS };
-  int64_t row[1 + 2 * IOCHAR_HEAT_BINS] = {x->rank};
-  double wm = s->width[m];
-  int any = 0;
-  if (g->width[m] <= 0 || wm <= 0) return 0;
-  for (int i = 0; i < NB; i++) {
-    int jb = (int)((i * wm + s->shift) / g->width[m] + 1e-9);
-    if (jb >= NB) jb = NB - 1;
-    if (jb < 0) jb = 0;
-    for (int k = 0; k < 2; k++) {
-      row[1 + k * IOCHAR_HEAT_BINS + jb / FOLD] += s->series[m][k * NB + i];
-      any |= s->series[m][k * NB + i] != 0;
-    }
-  }
-  memcpy(out, row, sizeof row);
-  return any;
-}
-
 int red_wide_and_series(red_ctx *x, red_state *s, const red_facts *g, double shift,
                         iochar_series_part *series, int failed) {
   enum { NB = IOCHAR_SERIES_BINS };

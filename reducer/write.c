@@ -85,6 +85,29 @@ static int tmp_named(red_facts *g, const char *dir) {
   return 0;
 }
 
+/* This rank's HEAT row of module m into out (IOCHAR_HEAT_ROW bytes): 1 when
+ * it moved bytes in m, else 0 (no row).  The bins it kept anyway (no cost
+ * while the job runs), re-binned as wide.c does its series for the job's,
+ * then folded to IOCHAR_HEAT_BINS. */
+static int heat_row(const red_ctx *x, const red_state *s, const red_facts *g, int m, uint8_t *out) {
+  enum { NB = IOCHAR_SERIES_BINS, FOLD = IOCHAR_SERIES_BINS / IOCHAR_HEAT_BINS };
+  int64_t row[1 + 2 * IOCHAR_HEAT_BINS] = {x->rank};
+  double wm = s->width[m];
+  int any = 0;
+  if (g->width[m] <= 0 || wm <= 0) return 0;
+  for (int i = 0; i < NB; i++) {
+    int jb = (int)((i * wm + s->shift) / g->width[m] + 1e-9);
+    if (jb >= NB) jb = NB - 1;
+    if (jb < 0) jb = 0;
+    for (int k = 0; k < 2; k++) {
+      row[1 + k * IOCHAR_HEAT_BINS + jb / FOLD] += s->series[m][k * NB + i];
+      any |= s->series[m][k * NB + i] != 0;
+    }
+  }
+  memcpy(out, row, sizeof row);
+  return any;
+}
+
 /* A small job (at most RED_GATHER_ROWS rows in all) sends its NAMES entries,
  * RECORDS rows, RANKS totals and MERGE rows to rank 0, which folds the MERGE
  * rows (as their owners would have) and writes each kind as one section: a
@@ -112,7 +135,7 @@ static void pack_small(red_ctx *x, red_state *s, const red_facts *g,
     iochar_buf_u8(p, s->nrows[m] > 0);
     iochar_buf_put(p, tot, 64);
     uint8_t heat[IOCHAR_HEAT_ROW];
-    int h = red_heat_row(x, s, g, m, heat);
+    int h = heat_row(x, s, g, m, heat);
     iochar_buf_u8(p, (uint8_t)h);
     if (h) iochar_buf_put(p, heat, sizeof heat);
   }
@@ -242,7 +265,7 @@ static int build_local(red_ctx *x, red_state *s, const red_facts *g,
   } else { /* each rank its own row, in its own section */
     for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
       uint8_t heat[IOCHAR_HEAT_ROW];
-      if (!present[m] || !red_heat_row(x, s, g, m, heat)) continue;
+      if (!present[m] || !heat_row(x, s, g, m, heat)) continue;
       iochar_buf_put(&all[2 * IOCHAR_MOD_COUNT + 1 + m], heat, sizeof heat);
       ntot[2 * IOCHAR_MOD_COUNT + 1 + m] = 1;
       rc |= all[2 * IOCHAR_MOD_COUNT + 1 + m].failed;

@@ -20,6 +20,9 @@ def load_log(log) -> dict:
     """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
+    # bytes per rank over time (HEAT sections, a Darshan log's HEATMAP): the page's heatmap
+    data["heatmaps"] = {m: log.heatmap(m) for m in log.modules} if hasattr(log, "heatmap") \
+        else {}
     # names cut at the runtime's path limit (a Darshan log has none)
     data["truncated"] = log.truncated_paths() if hasattr(log, "truncated_paths") else set()
     return data
