@@ -69,19 +69,26 @@ def file_kinds(records: dict) -> list:
 
 def _mount_of(paths: np.ndarray, mounts: pd.DataFrame | None) -> tuple:
     """(mount point, type) per distinct path: the longest mount point that is a whole
-    prefix of it ("", "" for none, e.g. <STDOUT>)."""
+    prefix of it ("", "" for none, e.g. <STDOUT>). Looked up once per directory: the
+    files of one directory are on one mount (unless a path is a mount point itself)."""
     pts = [] if mounts is None or not len(mounts) else sorted(
         zip(mounts["mount_point"].astype(str), mounts["fs_type"].astype(str)),
         key=lambda x: -len(x[0]))
+    exact = {point: (point, kind) for point, kind in reversed(pts)}
+    seen: dict = {}
+
+    def under(d: str) -> tuple:  # d: a directory with its trailing "/"
+        for point, kind in pts:
+            if point == "/" and d.startswith("/") or d.startswith(point.rstrip("/") + "/"):
+                return (point, kind)
+        return ("", "")
+
     mp, ty = [], []
     for p in paths:
         hit = ("", "")
         if isinstance(p, str):
-            for point, kind in pts:
-                if point == "/" and p.startswith("/") or p == point or \
-                        p.startswith(point.rstrip("/") + "/"):
-                    hit = (point, kind)
-                    break
+            hit = exact.get(p) or seen.get(d := p[:p.rfind("/") + 1]) or \
+                seen.setdefault(d, under(d))
         mp.append(hit[0])
         ty.append(hit[1])
     return np.array(mp, dtype=object), np.array(ty, dtype=object)
@@ -93,23 +100,28 @@ def file_systems(records: dict, mounts: pd.DataFrame | None) -> list:
     "data access by category"), most bytes first; paths on no listed mount (standard
     streams, a log without MOUNTS) under mount point "" ("other")."""
     keys = ("reads", "writes", "bytes_read", "bytes_written")
-    parts = [pd.DataFrame({"path": df["path"].to_numpy(dtype=object),
-                           **{k: S.concept(df, m, k) for k in keys}})
-             for m in BOTTOM if (df := records.get(m)) is not None and len(df)
-             and "path" in df.columns]
-    if not parts:
+    mods = [(m, df) for m in BOTTOM if (df := records.get(m)) is not None and len(df)
+            and "path" in df.columns]
+    if not mods:
         return []
-    f = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    codes, uniq = pd.factorize(f["path"], sort=False)
+    # numpy object arrays, not a DataFrame: pandas' Arrow strings refuse names that are
+    # not UTF-8 (surrogate-escaped bytes)
+    paths = np.concatenate([S.objects(df, "path") for _, df in mods])
+    vals = {k: np.concatenate([np.asarray(S.concept(df, m, k), np.float64) for m, df in mods])
+            for k in keys}
+    codes, uniq = pd.factorize(paths, sort=False)
     mp, ty = _mount_of(np.asarray(uniq, dtype=object), mounts)
-    per_path = pd.DataFrame({k: np.bincount(codes, weights=f[k].to_numpy(np.float64),
-                                            minlength=len(uniq)) for k in keys})
-    per_path["files"] = 1  # one row per distinct path
-    per_path["mount_point"], per_path["fs_type"] = mp, ty
-    acc = {(p, t): row for (p, t), row in
-           per_path.groupby(["mount_point", "fs_type"]).sum().iterrows()}
-    out = [{"mount_point": p, "fs_type": t,
-            **{k: int(a[k]) for k in ("files", *keys)}} for (p, t), a in acc.items()]
+    per_path = {k: np.bincount(codes, weights=vals[k], minlength=len(uniq)) for k in keys}
+    per_path["files"] = np.ones(len(uniq))  # one per distinct path
+    # group the paths by (mount point, type): integer codes, no strings in pandas
+    cm, um = pd.factorize(mp, sort=False)
+    ct, ut = pd.factorize(ty, sort=False)
+    g = cm * max(len(ut), 1) + ct
+    sums = {k: np.bincount(g, weights=v, minlength=len(um) * max(len(ut), 1))
+            for k, v in per_path.items()}
+    out = [{"mount_point": um[i // max(len(ut), 1)], "fs_type": ut[i % max(len(ut), 1)],
+            **{k: int(round(sums[k][i])) for k in ("files", *keys)}}
+           for i in np.flatnonzero(sums["files"] > 0)]
     out.sort(key=lambda r: (-(r["bytes_read"] + r["bytes_written"]), r["mount_point"]))
     return out
 
