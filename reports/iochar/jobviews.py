@@ -45,8 +45,8 @@ def file_kinds(records: dict) -> list:
     size: its largest offset accessed + 1, Darshan's MAX_BYTE counters)."""
     out = []
     for m, df in records.items():
-        if df is None or not len(df) or m in S.SETTINGS_MODULES or \
-                not S.has_concept(df, m, "reads"):
+        if df is None or not len(df) or m in S.SETTINGS_MODULES or not (
+                S.has_concept(df, m, "reads") or S.has_concept(df, m, "writes")):
             continue
         ids = df["record_id"].to_numpy()
         keep = ids != np.uint64(S.AGGREGATE_ID) if ids.dtype.kind == "u" else \

@@ -52,4 +52,5 @@ def test_file_kinds_sizes():
     a = kinds[("POSIX", "all")]
     assert (a["files"], a["max_size"]) == (3, 4 * MiB)
     assert a["avg_size"] == pytest.approx((4 * MiB + 300 + 100) / 3)
-    assert ("STDIO", "all") not in kinds  # no reads counted at all: no file table
+    assert kinds[("STDIO", "all")]["files"] == 0  # the standard streams are no files
+    assert ("STDIO", "write-only") in kinds  # (a module with writes and no reads column)
