@@ -8,7 +8,6 @@ a fresh process so its peak memory (max RSS) is its own.
 
 import os
 import resource
-import struct
 import subprocess
 import sys
 import tempfile
@@ -53,15 +52,13 @@ def synthetic(n, path, schema):
     for name, v in cols.items():
         df[name] = v
     # the HEAT section an MPI job's ranks write (docs/log-format.md): 32 bins of 0.5 s
-    heat = np.zeros((1024, 65), np.int64)
-    heat[:, 0] = np.arange(1024)
-    heat[:, 33:] = rng.integers(0, 1 << 30, (1024, 32))
-    payload = struct.pack("<dII", 0.5, 32, 0) + heat.astype("<i8").tobytes()
+    heat = {"width": 0.5, "ranks": np.arange(1024), "bytes_read": np.zeros((1024, 32), int),
+            "bytes_written": rng.integers(0, 1 << 30, (1024, 32))}
     write_log(path, {"nprocs": 1024, "nnodes": 32, "start_time": 1.7e9, "end_time": 1.7e9 + 12,
                      "exe": "/scratch/app", "version": "bench"},
               {"POSIX": {"schema": schema, "records": df}}, dict(zip(ids.tolist(), paths)),
               chunk=max(n // 64, 1), mounts=[("/", "ext4", 4096), ("/scratch", "lustre", 1 << 20)],
-              extra_sections=[("HEAT", "POSIX", 1024, payload)])
+              heat={"POSIX": heat})
 
 
 def measure(path):

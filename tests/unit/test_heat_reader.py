@@ -62,3 +62,18 @@ def test_one_process_log_reads_its_series(tmp_path):
 def test_bad_heat_is_one_log_error(tmp_path, payload, count, why):
     with pytest.raises(LogError, match=why):
         log_with(tmp_path, [("HEAT", "POSIX", count, payload)])
+
+
+def test_python_writer_round_trip(tmp_path):
+    h = {"width": 0.25, "ranks": np.array([2, 0]),
+         "bytes_read": np.array([[0, 3, 0], [9, 0, 1]]),
+         "bytes_written": np.array([[5, 0, 0], [0, 0, 0]])}
+    schema = posix_like_schema()
+    path = tmp_path / "w.iochar"
+    write_log(path, make_job(nprocs=4),
+              {"POSIX": {"schema": schema, "records": random_records(schema, 2)}},
+              heat={"POSIX": h})
+    got = iochar.open(str(path)).heatmap("POSIX")
+    assert got["width"] == 0.25 and got["ranks"].tolist() == [0, 2]
+    assert got["bytes_read"].tolist() == [[9, 0, 1], [0, 3, 0]]
+    assert got["bytes_written"].tolist() == [[0, 0, 0], [5, 0, 0]]
