@@ -52,6 +52,10 @@ def _summary_text(s: dict) -> str:
            "unreadable logs",
            f"  moved {S.human_bytes(t['bytes_read'])} read, {S.human_bytes(t['bytes_written'])} "
            f"written; I/O time {S.human_time(t['io_time'])} (slowest ranks, summed over jobs)"]
+    w = s.get("window") or {}
+    if w.get("since") is not None or w.get("until") is not None:
+        out.append(f"  window: jobs started from {_when(w.get('since')) if w.get('since') else '-'}"
+                   f" until before {_when(w.get('until')) if w.get('until') else '-'} UTC")
     sh = s["shares"]
     out.append(f"  POSIX: {100 * sh['small']:.1f}% of {sh['posix_ops']:,} accesses < 1 MiB, "
                f"{100 * sh['random']:.1f}% random; metadata {100 * sh['metadata']:.1f}% of I/O time")

@@ -73,7 +73,7 @@ def summary(con, top: int = TOP, since: float | None = None, until: float | None
         max(end_time) AS last_end FROM jobs_in""")[0]
     t["errors"] = _one(con, "SELECT count(*) FROM errors")[0]
     who = "coalesce(user, 'uid ' || CAST(uid AS VARCHAR), '?')"
-    out = {"totals": t}
+    out = {"totals": t, "window": {"since": since, "until": until}}
     out["top_jobs"] = _rows(con, f"""SELECT job_id, jobid, exe, {who} AS user, nprocs, io_time,
         run_time, bytes_read + bytes_written AS bytes, log_path FROM jobs_in
         ORDER BY io_time DESC, bytes DESC, job_id LIMIT {int(top)}""")
@@ -116,7 +116,6 @@ def site(con, top: int = TOP, since: float | None = None, until: float | None = 
     their costliest jobs; the jobs with HIGH findings; bytes per file system."""
     out = summary(con, top, since, until)
     con.execute(LOST)
-    out["window"] = {"since": since, "until": until}
     out["totals"]["lost"] = _one(con, "SELECT coalesce(sum(lost), 0) FROM lost_in")[0]
     out["totals"]["findings"] = _one(con, "SELECT count(*) FROM findings_in")[0]
     out["days"] = _rows(con, """SELECT j.date, count(*) AS jobs, sum(j.bytes_read) AS bytes_read,
