@@ -124,10 +124,17 @@ def top_file_rows(modules: dict) -> list:
             for m, s in modules.items() for f in s.get("top_files", [])]
 
 
-def heatmap_section(heatmaps: dict | None, job: dict) -> dict:
-    """The rank x time figures (POSIX, MPIIO, STDIO that moved bytes) and their note."""
+def heatmap_section(heatmaps: dict | None, job: dict, dxt=None) -> dict:
+    """The rank x time figures (POSIX, MPIIO, STDIO that moved bytes) and their note;
+    a Darshan log without HEATMAP but with DXT: from its DXT segments."""
     nprocs = int(job.get("nprocs") or 1) if str(job.get("nprocs", "")).isdigit() else 1
     figs, per = [], 1
+    src = "Darshan's HEATMAP module" if job.get("source") == "darshan" else \
+        "the per-rank time series the runtime keeps (no trace needed)"
+    if not any(h is not None and len(h["ranks"]) for h in (heatmaps or {}).values()) \
+            and dxt is not None and len(dxt):
+        heatmaps = jobviews.heat_from_trace(dxt, job.get("run_time", 0))
+        src = "Darshan's DXT segments (the log has no HEATMAP module)"
     for m in jobviews.HEAT_MODULES:
         h = (heatmaps or {}).get(m)
         if h is None or not len(h["ranks"]):
@@ -136,8 +143,6 @@ def heatmap_section(heatmaps: dict | None, job: dict) -> dict:
         per = max(per, mat["per_row"])
         figs.append({"png": plots.heatmap(m, mat, job.get("run_time", 0)),
                      "alt": f"{m} heatmap"})
-    src = "Darshan's HEATMAP module" if job.get("source") == "darshan" else \
-        "the per-rank time series the runtime keeps (no trace needed)"
     note = f"Bytes read and written per rank and time bin, from {src}" + \
         (f"; {per:,} neighbouring ranks summed a row." if per > 1 else ".")
     return {"heatmaps": figs, "heatmap_note": note}
@@ -197,7 +202,7 @@ def render(report: dict, series: dict | None = None, ranks: dict | None = None,
                    for m, s in modules.items() for t in s.get("top_sizes", [])],
         io_over_time={"png": plots.io_over_time(series, job.get("run_time", 0)),
                       "alt": "I/O over time"},
-        **heatmap_section(heatmaps, job),
+        **heatmap_section(heatmaps, job, dxt),
         **view_rows(records, mounts),
         pattern_figure={"png": plots.access_pattern(modules), "alt": "access pattern"}
         if any(s.get("pattern") for s in modules.values()) else None,

@@ -143,3 +143,32 @@ def heat_matrix(heat: dict, nprocs: int) -> dict:
     return {"bytes": m, "per_row": per, "width": float(heat["width"]), "nranks": n,
             "read": int(np.asarray(heat["bytes_read"]).sum()),
             "written": int(np.asarray(heat["bytes_written"]).sum())}
+
+
+def heat_from_trace(trace: pd.DataFrame, run_time: float, nbins: int = 64) -> dict:
+    """{module: heatmap dict} from trace segments (a Darshan log's DXT, when it has no
+    HEATMAP module): each segment's bytes in the bin of its start, nbins bins over the
+    run (or over the last segment's end when the run time is unknown)."""
+    out: dict = {}
+    if trace is None or not len(trace):
+        return out
+    end = float(np.nanmax(trace["end"].to_numpy(np.float64)))
+    span = max(float(run_time or 0), end if np.isfinite(end) else 0.0, 1e-9)
+    width = span / nbins
+    for m in HEAT_MODULES:
+        t = trace[(trace["module"] == m) & (trace["length"] > 0)]
+        if not len(t):
+            continue
+        rk = t["rank"].to_numpy(np.int64)
+        ranks, row = np.unique(rk, return_inverse=True)
+        col = np.clip((t["start"].to_numpy(np.float64) / width).astype(np.int64), 0, nbins - 1)
+        n = t["length"].to_numpy(np.float64)
+        bins = {}
+        for op in ("read", "write"):
+            sel = (t["op"] == op).to_numpy()
+            b = np.zeros((len(ranks), nbins))
+            np.add.at(b, (row[sel], col[sel]), n[sel])
+            bins[op] = b.astype(np.int64)
+        out[m] = {"width": width, "ranks": ranks, "bytes_read": bins["read"],
+                  "bytes_written": bins["write"]}
+    return out

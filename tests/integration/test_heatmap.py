@@ -1,7 +1,8 @@
 """The rank x time heatmap: an MPI job's HEAT sections (no trace needed) hold each rank's
 bytes, equal to its RANKS totals, whether rank 0 gathered the rows (a small job) or each
 rank wrote its own; the job page draws it; a Darshan log's HEATMAP module and DXT
-records reach the page too."""
+records reach the page too (DXT as the trace, and as the heatmap when there is no
+HEATMAP module)."""
 
 import os
 import shutil
@@ -114,6 +115,14 @@ def test_darshan_dxt_page(tmp_path):
     assert len(trace) > 0
     assert f"{len(trace):,} DXT segments" in page
     assert 'alt="offset vs time"' in page and 'alt="rank vs time"' in page
+    # no HEATMAP module in this log: the heatmap from the DXT segments, every byte kept
+    assert 'alt="POSIX heatmap"' in page and "from Darshan&#39;s DXT segments" in page
+    from iochar import jobviews
+    h = jobviews.heat_from_trace(trace, 0)["POSIX"]
+    posix = trace[trace["module"] == "POSIX"]
+    assert h["bytes_read"].sum() == posix.loc[posix["op"] == "read", "length"].sum()
+    assert h["bytes_written"].sum() == posix.loc[posix["op"] == "write", "length"].sum()
+    assert h["ranks"].tolist() == sorted(posix["rank"].unique())
 
 
 def test_heatmap_matrix_sums_ranks_into_rows():
