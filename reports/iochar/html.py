@@ -5,6 +5,7 @@ template environment every page shares (templates/base.html.j2; Jinja2, autoesca
 from __future__ import annotations
 
 import functools
+import os
 
 import jinja2
 from markupsafe import Markup
@@ -32,8 +33,11 @@ def template(name: str = "report.html.j2") -> jinja2.Template:
 
 
 def job_rows(job: dict) -> list:
-    rows = [("executable", job.get("cmdline") or job.get("exe", "?")),
-            ("processes / nodes", f"{job.get('nprocs', '?')} / {job.get('nnodes', '?')}"),
+    rows = [("executable", job.get("cmdline") or job.get("exe", "?"))]
+    if job.get("interpreter"):  # an interpreter's script or module names the program
+        rows.append(("program", f"{os.path.basename(str(job.get('program')))} "
+                                f"({os.path.basename(str(job['interpreter']))})"))
+    rows += [("processes / nodes", f"{job.get('nprocs', '?')} / {job.get('nnodes', '?')}"),
             ("run time", S.human_time(job.get("run_time"))),
             ("start / end", f"{when(job.get('start_time'))} / {when(job.get('end_time'))}"),
             ("job id / user / host",
