@@ -287,7 +287,7 @@ def anonymize(log, key: bytes) -> bytes:
     for rid, new_id in zip(olds, ids.tolist()):
         idmap[rid] = rid if rid == AGGREGATE_ID else new_id
     newnames = {idmap[rid]: n for rid, n in zip(olds, news)}
-    modules, series, ranks = {}, {}, {}
+    modules, series, ranks, heat = {}, {}, {}, {}
     for mod in log.modules:
         df = log.records(mod).drop(columns="path")
         df["record_id"] = _remap(df["record_id"].to_numpy(), idmap)
@@ -300,10 +300,14 @@ def anonymize(log, key: bytes) -> bytes:
         r = log.ranks(mod)
         if len(r):
             ranks[mod] = r
+        h = log.heatmap(mod)  # numbers by rank and time only: kept
+        if h is not None:
+            heat[mod] = h
     mounts = log.mounts.assign(mount_point=[A.name(p) for p in log.mounts["mount_point"]])
     extra = _extra(log, A, idmap)
     job = _job(log.job, A, _sensitive(log.job, A))
-    return encode_log(job, modules, newnames, series, ranks, mounts, extra_sections=extra)
+    return encode_log(job, modules, newnames, series, ranks, mounts, heat=heat,
+                      extra_sections=extra)
 
 
 def load_key(path) -> bytes:

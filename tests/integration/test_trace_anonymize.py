@@ -68,6 +68,14 @@ def test_trace_of_mpi_ranks(tmp_path):
     assert writes == [(r, 512, f"posix.{r}.dat") for r in range(4)]
     code, out, _ = cli(log.files[0], "--trace", "--rank", "2", "--json")
     assert code == 0 and {json.loads(ln)["rank"] for ln in out.splitlines()} == {2}
+    # an anonymized copy keeps the ranks' HEAT rows (numbers only) exactly
+    out_log = tmp_path / "anon.iochar"
+    code, _, _ = cli(log.files[0], "--anonymize", "-o", str(out_log), "--key",
+                     str(tmp_path / "key"))
+    before, after = log.heatmap("POSIX"), iochar.open(out_log).heatmap("POSIX")
+    assert code == 0 and list(before["ranks"]) == list(after["ranks"]) == [0, 1, 2, 3]
+    assert (before["bytes_written"] == after["bytes_written"]).all()
+    assert after["bytes_written"].sum() == log.records("POSIX")["POSIX_BYTES_WRITTEN"].sum()
 
 
 def test_anonymized_run_holds_no_original_name(traced, tmp_path):
