@@ -12,6 +12,7 @@ import pandas as pd
 
 from .. import summary as S
 from . import layers as L
+from .cost import Estimate, estimate
 
 SEVERITIES = ("high", "warn", "info")  # most severe first
 REGULAR = 8  # POSIX_FILE_TYPE of a regular file ((st_mode & S_IFMT) >> 12)
@@ -49,6 +50,7 @@ class Advice:
     folded: list = field(default_factory=list)  # symptoms explained by this cause
     paths: set = field(default_factory=set)  # every file involved (files: the worst 3)
     example: str = ""  # the remedy as code or a command: a C/Fortran/Python line, lfs...
+    estimate: Estimate | None = None  # the cost model's (cost.estimate): supersedes seconds
 
     def to_dict(self) -> dict:
         return {"id": self.id, "severity": self.severity, "rank": self.rank,
@@ -67,14 +69,17 @@ class Context:
 
     def __init__(self, job: dict, records: dict, ranks: dict | None = None,
                  summary: dict | None = None, mounts: pd.DataFrame | None = None,
-                 files: dict | None = None):
-        """files: per-file frames summary.summarize made of these records (its files=)."""
+                 files: dict | None = None, trace: pd.DataFrame | None = None):
+        """files: per-file frames summary.summarize made of these records (its files=);
+        trace: iochar's trace section (callsites.Observed.trace), when recorded."""
         self.job = S.job_block(job) if "run_time" not in job else job
         self.records = {m: df for m, df in records.items() if df is not None and len(df)}
         self.ranks = ranks or {}
         self.summary = summary or S.summarize(self.job, self.records, self.ranks)
         self.mounts = mounts if mounts is not None and len(mounts) else None
         self._files: dict = {m: f for m, f in (files or {}).items() if m in self.records}
+        self.trace = trace if trace is not None and len(trace) else None
+        self._fit_obs: dict = {}
 
     @property
     def nprocs(self) -> int:
@@ -125,6 +130,43 @@ class Context:
         df = self.frame(module)
         return set() if df is None or "path" not in df.columns else set(df["path"])
 
+
+    def fit_obs(self, module: str) -> tuple:
+        """((n, b, t) observations to fit latency and bandwidth on, timed): the trace's
+        accesses of this module when it has some (each its own length and duration),
+        else each judged row's reads and its writes (count, bytes, seconds)."""
+        if module in self._fit_obs:
+            return self._fit_obs[module]
+        out = None
+        tr = self.trace
+        if tr is not None:
+            mod = tr["module"].to_numpy()
+            op = tr["op"].to_numpy()
+            sel = (mod == module) & ((op == "read") | (op == "write"))
+            if sel.sum() >= 2:
+                length = tr["length"].to_numpy()[sel].astype(np.float64)
+                dur = (tr["end"].to_numpy() - tr["start"].to_numpy())[sel]
+                out = ((np.ones(len(length)), np.maximum(length, 0), dur), True)
+        if out is None:
+            df = self.frame(module)
+            if df is None or not len(df):
+                out = ((np.empty(0), np.empty(0), np.empty(0)), False)
+            else:
+                keep = (df["record_id"].to_numpy() != S.AGGREGATE_ID) & \
+                    self.regular_rows(module)
+                cols = [np.concatenate([S.concept(df, module, a)[keep],
+                                        S.concept(df, module, b)[keep]])
+                        for a, b in (("reads", "writes"), ("bytes_read", "bytes_written"),
+                                     ("time_read", "time_write"))]
+                out = (tuple(cols), False)
+        self._fit_obs[module] = out
+        return out
+
+    def estimate(self, module: str, scope: tuple, k: float, charged: tuple) -> Estimate:
+        """cost.estimate with latency and bandwidth fitted on this module's observations
+        (Context.fit_obs)."""
+        obs, timed = self.fit_obs(module)
+        return estimate(scope, k, charged, obs, timed)
 
     # ------------------------------------------------------------ attribution
 

@@ -24,6 +24,26 @@ def library_bytes(ctx: Context) -> dict:
     return pd.Series(S.concept(h5, "H5D", "bytes_written")).groupby(files).sum().to_dict()
 
 
+def mechanism(ctx: Context, mp_rows, px_rows, indep: float, coll: float) -> tuple:
+    """(ranks reading at POSIX, ranks using MPI-IO, it is data sieving) for one file.
+
+    Data sieving is independent: every rank that writes reads back the spans around its
+    own pieces. Two-phase reads back on the aggregator ranks only. Per-rank records say
+    which; a record reduced over ranks (rank -1) does not, and then the calls do
+    (independent ones sieve; collective ones do too when romio_cb_write is disabled)."""
+    ranks = S.column(px_rows, "rank")
+    mranks = S.column(mp_rows, "rank")
+    cb_off = (S.col(mp_rows, "MPIIO_HINT_ROMIO_CB_WRITE") == 2).any() \
+        if "MPIIO_HINT_ROMIO_CB_WRITE" in mp_rows.columns else False
+    if (ranks == -1).any() or (mranks == -1).any() or not len(mranks):
+        return 0, ctx.nprocs, indep >= coll or bool(cb_off)
+    readers = int(len(set(ranks[S.col(px_rows, "POSIX_READS") > 0].tolist())))
+    users = int(len(set(mranks.tolist())))
+    if users < 2:  # one rank: the calls decide
+        return readers, users, indep >= coll or bool(cb_off)
+    return readers, users, readers >= 0.75 * users
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     mp, px = ctx.frame("MPIIO"), ctx.frame("POSIX")
     if mp is None or px is None or "path" not in px.columns:
@@ -56,6 +76,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         indep = float(S.expr(rows, "MPIIO_INDEP_WRITES+MPIIO_NB_WRITES").sum())
         coll = float(S.expr(rows, "MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES").sum())
         ds = S.col(rows, "MPIIO_HINT_ROMIO_DS_WRITE")
+        readers, users, sieving = mechanism(ctx, rows, p, indep, coll)
+        top = S.top_sizes(p, "POSIX")
+        cycle = top[0]["size"] if top and top[0]["size"] >= 4096 else 0
         traced = ctx.owner.get(path, "MPIIO")
         owner = L.by_name([path], [traced])[0]
         hdf5 = owner in ("HDF5", "NetCDF")
@@ -78,16 +101,24 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                    f"{S.human_bytes(asked)} the program passed)")
             example = ("H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);\n"
                        "H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);")
-        elif indep >= coll:
-            rec = ("ROMIO data sieving reads, locks and rewrites the span around each "
-                   "noncontiguous independent write: "
+        elif sieving:
+            rec = ("ROMIO data sieving (independent I/O: collective buffering is not used) "
+                   "reads, locks and rewrites the span around each noncontiguous write, on "
+                   "every rank: "
                    + ("make the transfers collective, H5Pset_dxpl_mpio(dxpl, "
                       "H5FD_MPIO_COLLECTIVE) on the dataset transfer list (NetCDF-4: "
                       "nc_var_par_access(ncid, varid, NC_COLLECTIVE))" if hdf5 else
                       "call MPI_File_write_all (collective, romio_cb_write=enable) instead "
                       "of MPI_File_write/MPI_File_write_at")
+                   + ("" if indep >= coll else "; the collective calls ran independently: "
+                      "set romio_cb_write=enable (it is disabled)")
                    + "; if the pieces are large, set romio_ds_write=disable")
-            how = f"{int(indep):,} independent noncontiguous writes"
+            how = (f"ROMIO data sieving: {int(indep or coll):,} "
+                   f"{'independent' if indep >= coll else 'collective (run independently)'}"
+                   " noncontiguous writes"
+                   + (f", {readers} of {users} ranks reading" if readers else "")
+                   + (f" in {S.human_bytes(cycle)} cycles (the sieve buffer, "
+                      "ind_wr_buffer_size)" if cycle else ""))
             example = ("H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);" if hdf5 else
                        "MPI_File_write_at_all(fh, offset, buf, count, type, &status);")
         else:
@@ -95,7 +126,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                    "because the collective writes leave holes in it: write every byte of the "
                    "extent in one MPI_File_write_all (no gaps between ranks' pieces), or "
                    "align the pieces to the file domains (striping_unit, cb_buffer_size)")
-            how = f"{int(coll):,} collective writes with holes"
+            how = (f"ROMIO two-phase: {int(coll):,} collective writes with holes"
+                   + (f", read back by {readers} aggregator rank(s) of {users}" if readers
+                      else ""))
             example = "MPI_Info_set(info, \"romio_cb_write\", \"enable\");"
         named = "" if owner == traced else \
             f" (by the file name: the log has no {owner} records)"
@@ -110,7 +143,9 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             {"POSIX_BYTES_READ": read, "POSIX_BYTES_WRITTEN": written, "MPIIO_BYTES_WRITTEN": wrote,
              "MPIIO_INDEP_WRITES": indep, "MPIIO_COLL_WRITES": coll,
              "POSIX_SIZE_READ_0_100": tiny,
-             "MPIIO_HINT_ROMIO_DS_WRITE": float(np.max(ds)) if len(ds) else 0.0},
+             "MPIIO_HINT_ROMIO_DS_WRITE": float(np.max(ds)) if len(ds) else 0.0,
+             "posix_reading_ranks": readers, "mpiio_ranks": users,
+             "mechanism": 1.0 if sieving else 2.0, **({"cycle_size": cycle} if cycle else {})},
             {"HDF5": "H5D", "NetCDF": "NC_VAR"}.get(owner, "MPIIO"), [str(path)],
             seconds=secs, layers=ctx.layers_of([path]), paths={path}, floor="warn",
             example=example))

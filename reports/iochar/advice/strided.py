@@ -80,7 +80,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                        f"so every p{d} is large")
             else:
                 rec = collective(owner, d)
-            secs = ctx.time_of([path]) * min(regular / ops, 1.0)
+            # merged into large accesses, the pieces' bytes still move: what it saves
+            # is their per-access latency and lock turns (cost.estimate)
+            t = float(S.concept(rows, "POSIX", "time_" + d).sum())
+            est = ctx.estimate("POSIX", (ops, nbytes, t), min(regular, ops), (0.0, 0.0))
             interleave = size and abs(stride / size - (nranks - 1)) < 0.5
             out.append(Advice(
                 ID, "high",
@@ -90,7 +93,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 rec,
                 {f"POSIX_{key}": ops, "POSIX_STRIDE1_STRIDE": stride,
                  "strided_ops": regular, "mean_access_bytes": size, "nranks": nranks},
-                L.DATA_MODULE.get(owner, "POSIX"), [path], seconds=secs,
+                L.DATA_MODULE.get(owner, "POSIX"), [path], estimate=est,
                 layers=ctx.layers_of([path]), paths={path}))
             break
     return out
