@@ -81,3 +81,22 @@ CORPUS = {
     "h5py-slabs": ("py", H5_GOOD, False, []),
     "netcdf4-slabs": ("py", NC_GOOD, False, []),
 }
+
+# A short data pipeline (about 1 s): CSV in, Parquet out, read back by pandas and pyarrow
+# (each reader opens and stats the file again), a small result written. Nothing in it is
+# worth the user's time: no WARN or HIGH on a quiet machine or beside a CPU-bound load.
+PIPELINE = """
+import numpy as np, pandas as pd, pyarrow.parquet as pq
+rng = np.random.default_rng(7)
+df = pd.DataFrame({"id": np.arange(20000), "x": rng.random(20000),
+                   "g": rng.integers(0, 50, 20000)})
+df.to_csv("raw.csv", index=False)
+pd.read_csv("raw.csv").to_parquet("clean.parquet", row_group_size=5000)
+for _ in range(3):
+    t = pq.read_table("clean.parquet", columns=["g", "x"])
+f = pq.ParquetFile("clean.parquet")
+parts = [f.read_row_group(i) for i in range(f.num_row_groups)]
+agg = pd.read_parquet("clean.parquet").groupby("g")["x"].mean().reset_index()
+agg.to_parquet("result.parquet")
+pd.read_parquet("result.parquet")
+"""

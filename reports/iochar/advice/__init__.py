@@ -191,8 +191,15 @@ def explains(cause: Advice, symptom: Advice) -> bool:
 
 
 # (cause, symptom) pairs where the cause's remedy certainly removes the symptom: the
-# cause is the parent whatever the symptom costs, and carries that cost
-LIFTS = {("small-io", "misaligned")}
+# cause is the parent whatever the symptom costs, and carries that cost. Writing whole
+# blocks aligns them; collective calls over a file view merge the strided pieces (and are
+# the collective calls); sorting and reading larger regions makes the reads large; a
+# collective transfer (or no fill) ends the read-back and what it moves.
+LIFTS = {("small-io", "misaligned"), ("strided-shared", "no-collective"),
+         ("strided-shared", "small-io"), ("random-access", "small-io"),
+         *(("data-sieving", s) for s in ("small-io", "rw-switches", "layer-amplification",
+                                          "strided-shared", "no-collective",
+                                          "redundant-reads", "random-access"))}
 TIE = 1.01  # costs this close are one cost measured twice (a cause and its symptom)
 COSTS = ("seconds", "run_share", "io_time_share", "bytes_share", "rank_seconds")
 
