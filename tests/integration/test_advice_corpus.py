@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from advice_corpus import CORPUS, PIPELINE
+from advice_corpus import CORPUS, MECHANISM, PIPELINE
 from test_advice_real import report_json
 from tool import logs_in, mpiexec, run, workload
 
@@ -89,7 +89,7 @@ def test_corpus(tmp_path):
     rows, totals, problems, ran = [], [0, 0, 0], [], 0
     t0 = time.monotonic()
     planted = sum(1 for *_, bad, _e in CORPUS.values() if bad)
-    assert planted >= 12 and len(CORPUS) - planted >= 4
+    assert planted >= 16 and len(CORPUS) - planted >= 6
     for name, (runner, arg, _planted, expect) in CORPUS.items():
         if not available(runner, arg):
             rows.append(f"  {name:<28} skipped (needs {runner} tools)")
@@ -97,6 +97,15 @@ def test_corpus(tmp_path):
         ran += 1
         rep = report_of(name, runner, arg, tmp_path)
         tp, fp, fn, first, probs = score(expect, rep["advice"], rep["job"]["nprocs"])
+        if name in MECHANISM and rep["advice"]:
+            said, call, wrong = MECHANISM[name]
+            a = rep["advice"][0]
+            if said not in a["message"]:
+                probs.append(f"the mechanism is not named ({said!r}): {a['message']}")
+            if call not in a["recommendation"]:
+                probs.append(f"the remedy lacks {call!r}: {a['recommendation']}")
+            if wrong and wrong in a["recommendation"] + a["example"]:
+                probs.append(f"the remedy names {wrong!r}: {a['recommendation']}")
         for i, v in enumerate((tp, fp, fn)):
             totals[i] += v
         problems += [f"{name}: {p}" for p in probs]

@@ -180,11 +180,15 @@ def fold(found: list) -> list:
 
 
 def explains(cause: Advice, symptom: Advice) -> bool:
-    """FOLDS, with one turn by the evidence: accesses smaller than the block they miss
+    """FOLDS, with turns by the evidence: accesses smaller than the block they miss
     (256-byte appends) are misaligned because they are small; writing whole blocks fixes
-    both, so small-io is then the cause and the misalignment its symptom."""
+    both, so small-io is then the cause and the misalignment its symptom. Findings that
+    both name HDF5's independent metadata reads are one (the costlier lists the other)."""
     small = bool((symptom if cause.id == "small-io" else cause).evidence.get(
         "smaller_than_block"))
+    if cause.evidence.get("hdf5_metadata_reads") and \
+            symptom.evidence.get("hdf5_metadata_reads"):
+        return True  # one mechanism seen by two rules: listed once
     if {cause.id, symptom.id} == {"small-io", "misaligned"}:
         return small == (cause.id == "small-io")
     return symptom.id in FOLDS.get((cause.id, cause.module), FOLDS.get(cause.id, ()))
@@ -201,7 +205,8 @@ LIFTS = {("small-io", "misaligned"), ("strided-shared", "no-collective"),
                                           "strided-shared", "no-collective",
                                           "redundant-reads", "random-access"))}
 TIE = 1.01  # costs this close are one cost measured twice (a cause and its symptom)
-COSTS = ("seconds", "run_share", "io_time_share", "bytes_share", "rank_seconds")
+COSTS = ("seconds", "run_share", "io_time_share", "bytes_share", "rank_seconds", "low_s",
+         "high_s")
 
 
 def lift(cause: Advice, symptom: Advice) -> None:

@@ -13,6 +13,7 @@ from .base import Advice, Context, num, pct
 
 ID = "data-sieving"
 ENABLE = 1  # MPIIO_HINT_ROMIO_*: 0 unknown, 1 enable, 2 disable, 3 automatic
+SIEVE_BUFFER = 512 << 10  # ROMIO's default ind_wr_buffer_size: a sieving write's span
 
 
 def library_bytes(ctx: Context) -> dict:
@@ -24,24 +25,26 @@ def library_bytes(ctx: Context) -> dict:
     return pd.Series(S.concept(h5, "H5D", "bytes_written")).groupby(files).sum().to_dict()
 
 
-def mechanism(ctx: Context, mp_rows, px_rows, indep: float, coll: float) -> tuple:
-    """(ranks reading at POSIX, ranks using MPI-IO, it is data sieving) for one file.
+def mechanism(ctx: Context, mp_rows, px_rows) -> tuple:
+    """(ranks reading the file at POSIX, ranks writing it through MPI-IO, collective
+    buffering disabled by the hint) for one file; 0 ranks when the log cannot tell.
 
-    Data sieving is independent: every rank that writes reads back the spans around its
-    own pieces. Two-phase reads back on the aggregator ranks only. Per-rank records say
-    which; a record reduced over ranks (rank -1) does not, and then the calls do
-    (independent ones sieve; collective ones do too when romio_cb_write is disabled)."""
+    Per-rank records say which ranks read; for a record reduced over ranks (rank -1) the
+    per-rank module totals do, when this file has (nearly) all of the job's POSIX reads."""
     ranks = S.column(px_rows, "rank")
     mranks = S.column(mp_rows, "rank")
-    cb_off = (S.col(mp_rows, "MPIIO_HINT_ROMIO_CB_WRITE") == 2).any() \
+    cb_off = bool((S.col(mp_rows, "MPIIO_HINT_ROMIO_CB_WRITE") == 2).any()) \
         if "MPIIO_HINT_ROMIO_CB_WRITE" in mp_rows.columns else False
-    if (ranks == -1).any() or (mranks == -1).any() or not len(mranks):
-        return 0, ctx.nprocs, indep >= coll or bool(cb_off)
-    readers = int(len(set(ranks[S.col(px_rows, "POSIX_READS") > 0].tolist())))
-    users = int(len(set(mranks.tolist())))
-    if users < 2:  # one rank: the calls decide
-        return readers, users, indep >= coll or bool(cb_off)
-    return readers, users, readers >= 0.75 * users
+    if not (ranks == -1).any() and not (mranks == -1).any() and len(mranks):
+        readers = int(len(set(ranks[S.col(px_rows, "POSIX_READS") > 0].tolist())))
+        return readers, int(len(set(mranks.tolist()))), cb_off
+    pr, mr = ctx.ranks.get("POSIX"), ctx.ranks.get("MPIIO")
+    mine = float(S.col(px_rows, "POSIX_BYTES_READ").sum())
+    if pr is not None and mr is not None and "bytes_read" in pr.columns and \
+            "writes" in mr.columns and mine >= 0.9 * float(pr["bytes_read"].sum()) > 0:
+        return (int((pr["bytes_read"].to_numpy() > 0).sum()),
+                int((mr["writes"].to_numpy() > 0).sum()), cb_off)
+    return 0, 0, cb_off
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
@@ -76,9 +79,15 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         indep = float(S.expr(rows, "MPIIO_INDEP_WRITES+MPIIO_NB_WRITES").sum())
         coll = float(S.expr(rows, "MPIIO_COLL_WRITES+MPIIO_SPLIT_WRITES").sum())
         ds = S.col(rows, "MPIIO_HINT_ROMIO_DS_WRITE")
-        readers, users, sieving = mechanism(ctx, rows, p, indep, coll)
+        readers, users, cb_off = mechanism(ctx, rows, p)
         top = S.top_sizes(p, "POSIX")
         cycle = top[0]["size"] if top and top[0]["size"] >= 4096 else 0
+        # independent writes can only sieve; collective ones sieve when collective
+        # buffering is off, which shows as every rank reading back in cycles of the
+        # sieve buffer (ind_wr_buffer_size, 512 KiB) rather than aggregators reading
+        # their file domains (up to cb_buffer_size, 16 MiB)
+        sieving = indep >= coll or cb_off or (
+            users >= 2 and readers >= 0.75 * users and 0 < cycle <= SIEVE_BUFFER)
         traced = ctx.owner.get(path, "MPIIO")
         owner = L.by_name([path], [traced])[0]
         hdf5 = owner in ("HDF5", "NetCDF")
@@ -116,7 +125,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             how = (f"ROMIO data sieving: {int(indep or coll):,} "
                    f"{'independent' if indep >= coll else 'collective (run independently)'}"
                    " noncontiguous writes"
-                   + (f", {readers} of {users} ranks reading" if readers else "")
+                   + (f", {readers} of {users} ranks reading back" if readers and users
+                      else "")
                    + (f" in {S.human_bytes(cycle)} cycles (the sieve buffer, "
                       "ind_wr_buffer_size)" if cycle else ""))
             example = ("H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);" if hdf5 else
@@ -127,8 +137,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                    "extent in one MPI_File_write_all (no gaps between ranks' pieces), or "
                    "align the pieces to the file domains (striping_unit, cb_buffer_size)")
             how = (f"ROMIO two-phase: {int(coll):,} collective writes with holes"
-                   + (f", read back by {readers} aggregator rank(s) of {users}" if readers
-                      else ""))
+                   + (f", read back by {readers} aggregator rank(s) of {users}" if readers and
+                      users else ""))
             example = "MPI_Info_set(info, \"romio_cb_write\", \"enable\");"
         named = "" if owner == traced else \
             f" (by the file name: the log has no {owner} records)"

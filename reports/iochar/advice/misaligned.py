@@ -83,8 +83,13 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                         S.concept(sub, "POSIX", "bytes_written"))[mine].sum())
         t = float((S.concept(sub, "POSIX", "time_read") +
                    S.concept(sub, "POSIX", "time_write"))[mine].sum())
+        # an access of s bytes off the block boundary spans one block more when it
+        # crosses a boundary: always for s >= the block, else about s / block of the time
+        # (so a 100-byte read costs about 100 bytes more, a 1 MiB one a block more)
+        top_all = S.top_sizes(sub[mine], "POSIX")
+        s0 = top_all[0]["size"] if top_all else align
         est = ctx.estimate("POSIX", (float(ops_row[mine].sum()), nbytes, t), bad,
-                           (bad * align, bad * align))
+                           (bad * min(max(s0, 1), align), bad * align))
         bad_reads = float((reads * (bad_row > 0)).sum())
         bad_ops = float((ops_row * (bad_row > 0)).sum())
         meta = layer == "HDF5" and hdf5_metadata_reads(ctx, paths, bad_reads, bad_ops,
@@ -109,7 +114,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              **({"stripe_size": stripe} if stripe else {}),
              **({"common_size": common} if common else {}),
              # the accesses are smaller than the block: small first (advice.explains)
-             **({"smaller_than_block": 1.0} if 0 < common < min(align, SMALL) else {})},
+             **({"smaller_than_block": 1.0} if 0 < common < min(align, SMALL) else {}),
+             **({"hdf5_metadata_reads": 1.0} if meta else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
             least(paths), estimate=est, layers=ctx.layers_of(paths), paths=paths,

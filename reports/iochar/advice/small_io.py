@@ -153,6 +153,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                     "small_size": size, **{k: v for k, v in used.items() if v}}
         if typical:
             evidence["common_size"] = typical
+        if meta_reads:
+            evidence["hdf5_metadata_reads"] = 1.0
         out.append(Advice(
             ID, "high",
             f"{label}: {pct(small / ops)} of {key} ({num(small)} of {num(ops)}) are smaller "
