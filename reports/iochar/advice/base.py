@@ -12,6 +12,7 @@ import pandas as pd
 
 from .. import summary as S
 from . import layers as L
+from . import pfl
 from .cost import Estimate, estimate
 
 SEVERITIES = ("high", "warn", "info")  # most severe first
@@ -429,15 +430,48 @@ class Context:
             return size
         return 0.0
 
+    @cached_property
+    def lustre_components(self) -> dict:
+        """record_id -> (stripe size, stripe count, start, end) of the composite layout's
+        component the file's accesses fell in (pfl.covering over [0, the highest byte
+        read or written]), for the LUSTRE frame's files that list their components."""
+        lu = self.frame("LUSTRE")
+        if lu is None or "LUSTRE_COMPS" not in lu.columns:
+            return {}
+        px = self.frame("POSIX")
+        hi = {}
+        if px is not None and "POSIX_MAX_BYTE_READ" in px.columns:
+            top = np.maximum(S.col(px, "POSIX_MAX_BYTE_READ"),
+                             S.col(px, "POSIX_MAX_BYTE_WRITTEN"))
+            for rid, v in zip(S.column(px, "record_id").tolist(), top.tolist()):
+                if v >= 0 and v + 1 > hi.get(rid, 0):
+                    hi[rid] = v + 1
+        out = {}
+        for rid, text in zip(S.column(lu, "record_id").tolist(), lu["LUSTRE_COMPS"]):
+            c = pfl.covering(pfl.parse(text), hi.get(rid, 0))
+            if c is not None:
+                out[rid] = (float(c[2]), float(c[3]), float(c[0]), float(c[1]))
+        return out
+
     def stripe_unit(self, paths=()) -> float:
         """The stripe size of these files (any file if none given): the MPI-IO
-        striping_unit hint, else the Lustre layout: the LUSTRE frame of a Darshan log or
-        iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
+        striping_unit hint, else the Lustre layout: of a composite (PFL) layout the
+        component the accesses fell in (lustre_components), else the LUSTRE frame of a
+        Darshan log or iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
         for module, name in (("MPIIO", "MPIIO_HINT_STRIPING_UNIT"),
                              ("LUSTRE", "LUSTRE_STRIPE_SIZE"),
                              ("POSIX", "POSIX_LUSTRE_STRIPE_SIZE")):
             df = self.frame(module)
             if df is None or name not in df.columns:
+                continue
+            if module == "LUSTRE" and self.lustre_components:
+                rids = S.column(df, "record_id")
+                sel = df["path"].isin(set(paths)).to_numpy() if paths and \
+                    "path" in df.columns else np.ones(len(df), bool)
+                sizes = [self.lustre_components.get(r, (v,))[0] for r, v in
+                         zip(rids[sel].tolist(), S.col(df, name)[sel].tolist())]
+                if sizes and max(sizes) > 0:
+                    return float(max(sizes))
                 continue
             sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
                 else np.ones(len(df), bool)
