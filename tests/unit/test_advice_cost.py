@@ -107,7 +107,10 @@ def test_tiny_misaligned_reads_beside_huge_ones_are_info():
     (a,) = [a for a in out if a.id == "small-io"]
     assert [f["id"] for f in a.folded] == ["misaligned"]
     mis = a.folded[0]
-    assert mis["seconds"] == pytest.approx(2396 * (LAT + 4096 / BW), rel=1e-6)
+    # (4 of the 2,400 are end-of-file probes; a 512-byte piece off the block crosses a
+    # boundary one time in 8: charged 512 bytes to a block, the middle as the value)
+    assert mis["seconds"] == pytest.approx(2396 * (LAT + (512 + 4096) / 2 / BW), rel=1e-6)
     assert a.cost["seconds"] == pytest.approx(mis["seconds"])  # the cause carries it
     assert a.cost["fitted"] == 1.0
-    assert cost_note(a.cost).startswith(" (about 2.4"), cost_note(a.cost)
+    assert cost_note(a.cost).startswith(" (about 2.40 s: 2.40 s to 2.41 s over all ranks"), \
+        cost_note(a.cost)

@@ -438,19 +438,27 @@ class Context:
         lu = self.frame("LUSTRE")
         if lu is None or "LUSTRE_COMPS" not in lu.columns:
             return {}
+        many = S.col(lu, "LUSTRE_COMPONENTS") > 1
+        if not many.any():  # plain layouts (most logs): the frame's stripe is the one
+            return {}
+        lu = S.rows(lu, many)
         px = self.frame("POSIX")
-        hi = {}
+        hi: dict = {}
         if px is not None and "POSIX_MAX_BYTE_READ" in px.columns:
             top = np.maximum(S.col(px, "POSIX_MAX_BYTE_READ"),
                              S.col(px, "POSIX_MAX_BYTE_WRITTEN"))
-            for rid, v in zip(S.column(px, "record_id").tolist(), top.tolist()):
-                if v >= 0 and v + 1 > hi.get(rid, 0):
-                    hi[rid] = v + 1
-        out = {}
-        for rid, text in zip(S.column(lu, "record_id").tolist(), lu["LUSTRE_COMPS"]):
-            c = pfl.covering(pfl.parse(text), hi.get(rid, 0))
+            rid = S.column(px, "record_id")
+            want = np.isin(rid, S.column(lu, "record_id")) & (top >= 0)
+            for r, v in zip(rid[want].tolist(), top[want].tolist()):
+                if v + 1 > hi.get(r, 0):
+                    hi[r] = v + 1
+        out, parsed = {}, {}
+        for r, text in zip(S.column(lu, "record_id").tolist(), S.objects(lu, "LUSTRE_COMPS")):
+            if text not in parsed:  # files share a few layouts: each parsed once
+                parsed[text] = pfl.parse(text)
+            c = pfl.covering(parsed[text], hi.get(r, 0))
             if c is not None:
-                out[rid] = (float(c[2]), float(c[3]), float(c[0]), float(c[1]))
+                out[r] = (float(c[2]), float(c[3]), float(c[0]), float(c[1]))
         return out
 
     def stripe_unit(self, paths=()) -> float:
