@@ -114,3 +114,25 @@ def test_tiny_misaligned_reads_beside_huge_ones_are_info():
     assert a.cost["fitted"] == 1.0
     assert cost_note(a.cost).startswith(" (about 2.40 s: 2.40 s to 2.41 s over all ranks"), \
         cost_note(a.cost)
+
+
+def test_a_trace_gives_the_times_directly():
+    """With iochar's trace (one row per access: length, start, end), latency and
+    bandwidth are fitted on the accesses themselves, even where the counters' rows are
+    all alike: "traced"."""
+    import numpy as np
+    import pandas as pd
+    lengths = np.array([512] * 50 + [4 * MiB] * 10, dtype=np.int64)
+    dur = 1e-3 + lengths / 1e9
+    start = np.cumsum(np.r_[0.0, dur[:-1]])
+    tr = pd.DataFrame({"module": ["POSIX"] * 60, "op": ["read"] * 60, "rank": 0,
+                       "length": lengths, "start": start, "end": start + dur})
+    rows = posix_rows([500, 500, 500, 500])  # every rank alike: no fit from counters
+    ctx = advice.Context(run_job(4, 1, 60.0), {"POSIX": rows}, trace=tr)
+    obs, timed = ctx.fit_obs("POSIX")
+    assert timed and len(obs[0]) == 60
+    e = ctx.estimate("POSIX", (4032, float(rows["POSIX_BYTES_READ"].sum()),
+                               float(rows["POSIX_F_READ_TIME"].sum())), 2000, (0.0, 0.0))
+    assert e.how == "trace" and e.latency == pytest.approx(1e-3)
+    assert e.bandwidth == pytest.approx(1e9)
+    assert advice.Context(run_job(4, 1, 60.0), {"POSIX": rows}).fit_obs("POSIX")[1] is False
