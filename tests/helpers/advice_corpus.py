@@ -84,7 +84,6 @@ CORPUS = {
     "hdf5-collective": ("h5", "coll", False, []),
     "h5py-slabs": ("py", H5_GOOD, False, []),
     "netcdf4-slabs": ("py", NC_GOOD, False, []),
-    "posix-huge-and-tiny-reads": ("mpi", "mixed", False, []),
 }
 
 # The mechanism the first finding must name (text in its message), the call its remedy
