@@ -1,6 +1,7 @@
 """Report speed: load + summarize + advise real-format logs of 10^4, 10^5 and
-10^6 POSIX records (written by the exact Python writer), each in a fresh
-process so its peak memory (max RSS) is its own.
+10^6 POSIX records (written by the exact Python writer), then render the HTML page
+(every figure and table, the rank x time heatmap of 1024 ranks among them), each in
+a fresh process so its peak memory (max RSS) is its own.
 
     python bench/report_speed.py [--quick]      (--quick stops at 10^5)
 """
@@ -50,23 +51,34 @@ def synthetic(n, path, schema):
             "POSIX_F_CLOSE_END_TIMESTAMP": 10 + rng.random(n)}
     for name, v in cols.items():
         df[name] = v
+    # the HEAT section an MPI job's ranks write (docs/log-format.md): 32 bins of 0.5 s
+    heat = {"width": 0.5, "ranks": np.arange(1024), "bytes_read": np.zeros((1024, 32), int),
+            "bytes_written": rng.integers(0, 1 << 30, (1024, 32))}
     write_log(path, {"nprocs": 1024, "nnodes": 32, "start_time": 1.7e9, "end_time": 1.7e9 + 12,
                      "exe": "/scratch/app", "version": "bench"},
               {"POSIX": {"schema": schema, "records": df}}, dict(zip(ids.tolist(), paths)),
-              chunk=max(n // 64, 1))
+              chunk=max(n // 64, 1), mounts=[("/", "ext4", 4096), ("/scratch", "lustre", 1 << 20)],
+              heat={"POSIX": heat})
 
 
 def measure(path):
-    """In this process: time iochar.open -> report data -> summary + advice."""
+    """In this process: time iochar.open -> report data -> summary + advice -> the page."""
+    from iochar import html
     from iochar.cli import report
 
+    c0 = time.process_time()
     t0 = time.perf_counter()
     data = report.load([path])
     t1 = time.perf_counter()
     rep = report.build(data)
     t2 = time.perf_counter()
+    page = html.render(rep, data["series"], data["ranks"], data.get("observed"),
+                       data.get("heatmaps"), data["records"], data.get("mounts"), data.get("dxt"))
+    t3 = time.perf_counter()
+    assert 'alt="POSIX heatmap"' in page
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{t1 - t0:.2f} {t2 - t1:.2f} {rss:.0f} {len(rep['advice'])}")
+    cpu = time.process_time() - c0
+    print(f"{t1 - t0:.2f} {t2 - t1:.2f} {t3 - t2:.2f} {rss:.0f} {cpu:.2f} {len(rep['advice'])}")
 
 
 def main():
@@ -74,8 +86,11 @@ def main():
         measure(sys.argv[2])
         return
     sizes = [10_000, 100_000] + ([] if "--quick" in sys.argv else [1_000_000])
-    print("report speed (load, then summary + advice; fresh process each)")
-    print(f"{'records':>10}{'load s':>9}{'report s':>10}{'total s':>9}{'peak MiB':>10}")
+    print("report speed (load, then summary + advice, then the HTML page; fresh process each)")
+    print("(wall seconds per phase; CPU s: the process's CPU time for all three, which the")
+    print(" machine's load does not inflate)")
+    print(f"{'records':>10}{'load s':>9}{'report s':>10}{'page s':>8}{'total s':>9}"
+          f"{'CPU s':>8}{'peak MiB':>10}")
     with tempfile.TemporaryDirectory() as d:
         schema = real_schema(d)
         for n in sizes:
@@ -83,8 +98,9 @@ def main():
             synthetic(n, path, schema)
             out = subprocess.run([sys.executable, __file__, "--measure", path],
                                  capture_output=True, text=True, check=True).stdout.split()
-            load, rep, rss = float(out[0]), float(out[1]), float(out[2])
-            print(f"{n:>10,}{load:>9.2f}{rep:>10.2f}{load + rep:>9.2f}{rss:>10.0f}")
+            load, rep, page, rss, cpu = (float(x) for x in out[:5])
+            print(f"{n:>10,}{load:>9.2f}{rep:>10.2f}{page:>8.2f}{load + rep + page:>9.2f}"
+                  f"{cpu:>8.2f}{rss:>10.0f}")
             Path(path).unlink()
 
 

@@ -67,6 +67,7 @@ int iochar_mpi_reduce_and_write(void) {
   t[2] = red_wall_now();
   if (red_job_facts(x, &s, g, &shift, failed)) goto stop;
   red_shift_rows(&s, shift);
+  s.shift = shift;
   t[3] = red_wall_now();
   if ((failed = red_merge_at_owners(x, &s, red_gathered(x, g))) < 0) goto stop;
   failed |= red_small_pack(x, &s, g);

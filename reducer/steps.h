@@ -94,6 +94,7 @@ typedef struct red_state {
   /* this rank's I/O-over-time bins, read once (recording has stopped) */
   double width[IOCHAR_MOD_COUNT];
   int64_t series[IOCHAR_MOD_COUNT][4 * IOCHAR_SERIES_BINS];
+  double shift;        /* this rank's clock to the job start's, seconds (job facts) */
   red_key *wide_local; /* this rank's rows of wide records */
   size_t nwide_local;
 } red_state;

@@ -57,22 +57,45 @@ static int tmp_named(red_facts *g, const char *dir) {
   return 0;
 }
 
+/* This rank's HEAT row of module m into out (IOCHAR_HEAT_ROW bytes): 1 when
+ * it moved bytes in m, else 0 (no row).  The bins it kept anyway (no cost
+ * while the job runs), re-binned as wide.c does its series for the job's,
+ * then folded to IOCHAR_HEAT_BINS. */
+static int heat_row(const red_ctx *x, const red_state *s, const red_facts *g, int m, uint8_t *out) {
+  enum { NB = IOCHAR_SERIES_BINS, FOLD = IOCHAR_SERIES_BINS / IOCHAR_HEAT_BINS };
+  int64_t row[1 + 2 * IOCHAR_HEAT_BINS] = {x->rank};
+  double wm = s->width[m];
+  int any = 0;
+  if (g->width[m] <= 0 || wm <= 0) return 0;
+  for (int i = 0; i < NB; i++) {
+    int jb = (int)((i * wm + s->shift) / g->width[m] + 1e-9);
+    if (jb >= NB) jb = NB - 1;
+    if (jb < 0) jb = 0;
+    for (int k = 0; k < 2; k++) {
+      row[1 + k * IOCHAR_HEAT_BINS + jb / FOLD] += s->series[m][k * NB + i];
+      any |= s->series[m][k * NB + i] != 0;
+    }
+  }
+  memcpy(out, row, sizeof row);
+  return any;
+}
+
 /* A small job (at most RED_GATHER_ROWS rows in all) sends its NAMES entries,
  * RECORDS rows, RANKS totals and MERGE rows to rank 0, which folds the MERGE
  * rows (as their owners would have) and writes each kind as one section: a
  * section per rank and kind cost more in headers and in compression restarts
  * than the few rows themselves (a 16-rank IOR log was 1.25x Darshan's).
  * Every rank calls this (one exchange); -1 on all when any failed.  all[m]:
- * RECORDS rows, all[IOCHAR_MOD_COUNT]: NAMES, all[IOCHAR_MOD_COUNT + 1 + m]: RANKS rows; ntot the
- * counts. */
+ * RECORDS rows, all[IOCHAR_MOD_COUNT]: NAMES, all[IOCHAR_MOD_COUNT + 1 + m]: RANKS rows,
+ * all[2 * IOCHAR_MOD_COUNT + 1 + m]: HEAT rows; ntot the counts. */
 static void present_of(const red_facts *g, int present[IOCHAR_MOD_COUNT]) {
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) present[m] = g->present[m] > 0;
 }
 
-/* This rank's block for rank 0: names, per module its rows and RANKS
- * totals, then its MERGE rows. */
-static void pack_small(red_ctx *x, red_state *s, const int present[IOCHAR_MOD_COUNT],
-                       iochar_buf *p) {
+/* This rank's block for rank 0: names, per module its rows, RANKS totals
+ * and HEAT row, then its MERGE rows. */
+static void pack_small(red_ctx *x, red_state *s, const red_facts *g,
+                       const int present[IOCHAR_MOD_COUNT], iochar_buf *p) {
   iochar_buf_u32(p, s->noutnames);
   iochar_buf_put(p, s->outnames.p, s->outnames.len);
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
@@ -83,6 +106,10 @@ static void pack_small(red_ctx *x, red_state *s, const int present[IOCHAR_MOD_CO
     if (s->nrows[m]) iochar_rank_totals(m, s->rows[m].p, s->nrows[m], x->rank, tot);
     iochar_buf_u8(p, s->nrows[m] > 0);
     iochar_buf_put(p, tot, 64);
+    uint8_t heat[IOCHAR_HEAT_ROW];
+    int h = heat_row(x, s, g, m, heat);
+    iochar_buf_u8(p, (uint8_t)h);
+    if (h) iochar_buf_put(p, heat, sizeof heat);
   }
   iochar_buf_u64(p, s->msend_len);
   iochar_buf_put(p, s->msend, s->msend_len);
@@ -97,7 +124,7 @@ int red_small_pack(red_ctx *x, red_state *s, const red_facts *g) {
   if (!red_small_sizes(x, g) || x->rank == 0) return 0;
   int present[IOCHAR_MOD_COUNT];
   present_of(g, present);
-  pack_small(x, s, present, &s->gpack);
+  pack_small(x, s, g, present, &s->gpack);
   return s->gpack.failed || s->gpack.len > INT_MAX;
 }
 
@@ -107,7 +134,7 @@ static int gather_small(red_ctx *x, red_state *s, const red_facts *g,
   int sizes = red_small_sizes(x, g), pre = sizes && x->rank != 0; /* packed already */
   iochar_buf own = {0};
   const iochar_buf *p = pre ? &s->gpack : &own;
-  if (!pre) pack_small(x, s, present, &own);
+  if (!pre) pack_small(x, s, g, present, &own);
   int *scount = calloc((size_t)x->nprocs, sizeof(int));
   failed |= p->failed || !scount || p->len > INT_MAX || (sizes && x->rank == 0 && !s->gsizes);
   if (scount && !failed) scount[0] = (int)p->len;
@@ -153,6 +180,11 @@ static int gather_small(red_ctx *x, red_state *s, const red_facts *g,
         ntot[IOCHAR_MOD_COUNT + 1 + m]++;
       }
       q += 64;
+      if (*q++) {
+        iochar_buf_put(&all[2 * IOCHAR_MOD_COUNT + 1 + m], q, IOCHAR_HEAT_ROW);
+        ntot[2 * IOCHAR_MOD_COUNT + 1 + m]++;
+        q += IOCHAR_HEAT_ROW;
+      }
     }
     uint64_t mlen;
     memcpy(&mlen, q, 8), q += 8;
@@ -186,19 +218,33 @@ static int build_local(red_ctx *x, red_state *s, const red_facts *g,
                             .rank = x->rank,
                             .series = x->rank == 0 ? series : NULL};
   int rc = 0, gathered = red_gathered(x, g);
-  iochar_buf all[2 * IOCHAR_MOD_COUNT + 1];
-  size_t ntot[2 * IOCHAR_MOD_COUNT + 1] = {0};
+  enum { NALL = 3 * IOCHAR_MOD_COUNT + 1 };
+  iochar_buf all[NALL];
+  size_t ntot[NALL] = {0};
+  double heat_width[IOCHAR_MOD_COUNT];
   memset(all, 0, sizeof all);
+  for (int m = 0; m < IOCHAR_MOD_COUNT; m++)
+    heat_width[m] = g->width[m] * (IOCHAR_SERIES_BINS / IOCHAR_HEAT_BINS);
+  parts.heat = &all[2 * IOCHAR_MOD_COUNT + 1], parts.nheat = &ntot[2 * IOCHAR_MOD_COUNT + 1];
+  parts.heat_width = heat_width;
   if (gathered) {
     rc = gather_small(x, s, g, present, failed, all, ntot);
-    for (int k = 0; k < 2 * IOCHAR_MOD_COUNT + 1; k++) rc |= all[k].failed;
+    for (int k = 0; k < NALL; k++) rc |= all[k].failed;
     parts.names = &all[IOCHAR_MOD_COUNT], parts.nnames = (uint32_t)ntot[IOCHAR_MOD_COUNT];
     parts.records = all, parts.nrecords = ntot;
     parts.rank_totals = &all[IOCHAR_MOD_COUNT + 1],
     parts.nrank_totals = &ntot[IOCHAR_MOD_COUNT + 1];
+  } else { /* each rank its own row, in its own section */
+    for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
+      uint8_t heat[IOCHAR_HEAT_ROW];
+      if (!present[m] || !heat_row(x, s, g, m, heat)) continue;
+      iochar_buf_put(&all[2 * IOCHAR_MOD_COUNT + 1 + m], heat, sizeof heat);
+      ntot[2 * IOCHAR_MOD_COUNT + 1 + m] = 1;
+      rc |= all[2 * IOCHAR_MOD_COUNT + 1 + m].failed;
+    }
   }
   if (!rc && (!gathered || x->rank == 0)) rc = iochar_log_sections(body, nsec, &parts);
-  for (int k = 0; k < 2 * IOCHAR_MOD_COUNT + 1; k++) iochar_buf_free(&all[k]);
+  for (int k = 0; k < NALL; k++) iochar_buf_free(&all[k]);
   if (rc) return -1;
   if (iochar_trace_on && iochar_trace_sections(body, nsec)) return -1; /* each rank's own */
   return body->failed ? -1 : 0;

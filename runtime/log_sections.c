@@ -112,6 +112,19 @@ static int series_section(iochar_buf *body, int m, double width, uint32_t nbins,
   return e;
 }
 
+/* HEAT: f64 width, u32 nbins, u32 0, then n rows of IOCHAR_HEAT_ROW bytes. */
+static int heat_section(iochar_buf *body, int m, double width, const iochar_buf *rows, size_t n) {
+  iochar_buf b = {0};
+  iochar_buf_f64(&b, width);
+  iochar_buf_u32(&b, IOCHAR_HEAT_BINS);
+  iochar_buf_u32(&b, 0);
+  iochar_buf_put(&b, rows->p, n * IOCHAR_HEAT_ROW);
+  int e = b.failed ||
+          iochar_section_add(body, "HEAT", iochar_modules[m]->name, (uint32_t)n, b.p, b.len);
+  iochar_buf_free(&b);
+  return e;
+}
+
 int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p) {
   if (p->head &&
       (iochar_job_sections(body, nsec) || iochar_schema_sections(body, nsec, p->present)))
@@ -141,6 +154,10 @@ int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p) 
     if (p->series && p->series[m].nbins) {
       if (series_section(body, m, p->series[m].width, p->series[m].nbins, p->series[m].bins))
         return -1;
+      (*nsec)++;
+    }
+    if (p->heat && p->nheat[m]) {
+      if (heat_section(body, m, p->heat_width[m], &p->heat[m], p->nheat[m])) return -1;
       (*nsec)++;
     }
   }

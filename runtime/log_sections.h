@@ -45,6 +45,9 @@ typedef struct iochar_log_parts {
   const size_t *nrank_totals;       /* ... and their counts */
   int topk;                         /* TOPK of the RECORDS rows (per-rank logs) */
   const iochar_series_part *series; /* [IOCHAR_MOD_COUNT] or NULL */
+  const iochar_buf *heat;           /* [IOCHAR_MOD_COUNT]: HEAT rows (NULL: none) ... */
+  const size_t *nheat;              /* ... their counts */
+  const double *heat_width;         /* [IOCHAR_MOD_COUNT]: their bin width */
 } iochar_log_parts;
 /* Append the sections of p to body (*nsec counts them); 0 or -1. */
 int iochar_log_sections(iochar_buf *body, int *nsec, const iochar_log_parts *p);

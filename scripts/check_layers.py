@@ -266,7 +266,7 @@ summary flags                                # the numbers of a summary, JOB par
 writer merge callsites darshan logtree       # write logs, merge ranks, observers, Darshan in
 live livedir jobs                            # live files, where they are, jobs in a directory
 log __init__                                 # Log and open(); the package (iochar.open)
-advice compare plots html_observed html      # advice, comparison, pictures
+advice compare plots jobviews html_observed html  # advice, comparison, pictures
 parser_views jobreport junit darshan_export anonymize  # what the commands print and write
 cli db                                       # the commands
 """

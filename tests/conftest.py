@@ -10,6 +10,10 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS / "helpers"))
 sys.path.insert(0, str(TESTS.parent / "reports"))
+# and child processes too (iochar-db's forkserver pool, CLIs run as subprocesses): the
+# forkserver would otherwise import the editable install's copy (main's checkout)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(TESTS.parent / "reports"), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 @pytest.fixture(autouse=True, scope="session")

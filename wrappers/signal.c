@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 
+#include "../runtime/config.h"
 #include "../runtime/handlers.h"
 #include "../runtime/interpose.h"
 
@@ -13,7 +14,16 @@
  * theirs without it, as glibc does. */
 static sigset_t interrupting;
 
+static int act_on(int sig, const struct sigaction *act, struct sigaction *old);
+
 IOCHAR_WRAP(int, sigaction, (int sig, const struct sigaction *act, struct sigaction *old)) {
+  return act_on(sig, act, old);
+}
+
+/* Through the trampoline, but where the tool is off (IOCHAR_DISABLE, a
+ * launcher, a set-user-ID program): nothing intercepted there. */
+static int act_on(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (iochar_cfg.disabled) return IOCHAR_REAL(sigaction)(sig, act, old);
   return iochar_handlers_sigaction(IOCHAR_REAL(sigaction), sig, act, old);
 }
 
@@ -29,7 +39,7 @@ static __sighandler_t install(int sig, __sighandler_t h, int flags, int mask_sel
   sigemptyset(&a.sa_mask);
   if (mask_self) sigaddset(&a.sa_mask, sig);
   a.sa_flags = flags;
-  if (iochar_handlers_sigaction(IOCHAR_REAL(sigaction), sig, &a, &o) < 0) return SIG_ERR;
+  if (act_on(sig, &a, &o) < 0) return SIG_ERR;
   return o.sa_handler;
 }
 
@@ -80,9 +90,7 @@ __attribute__((visibility("default"))) __sighandler_t sigset(int sig, __sighandl
   sigaddset(&one, sig);
   if (h == SIG_HOLD) {
     struct sigaction o;
-    if (sigprocmask(SIG_BLOCK, &one, &was) < 0 ||
-        iochar_handlers_sigaction(IOCHAR_REAL(sigaction), sig, NULL, &o) < 0)
-      return SIG_ERR;
+    if (sigprocmask(SIG_BLOCK, &one, &was) < 0 || act_on(sig, NULL, &o) < 0) return SIG_ERR;
     return sigismember(&was, sig) ? SIG_HOLD : o.sa_handler;
   }
   __sighandler_t old = install(sig, h, 0, 0);

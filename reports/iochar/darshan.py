@@ -22,8 +22,8 @@ import pandas as pd
 from .logformat import LogError
 from .schema import OP, topk_tables
 
-# Darshan module name -> iochar module name (only these are read; DXT, HEATMAP,
-# APMPI and the like have no iochar counterpart).
+# Darshan module name -> iochar module name (only these are read as records; HEATMAP
+# is read as Log.heatmap; DXT, APMPI and the like have no record counterpart).
 MODULES = {"POSIX": "POSIX", "MPI-IO": "MPIIO", "STDIO": "STDIO", "H5F": "H5F", "H5D": "H5D",
            "PNETCDF_FILE": "PNETCDF_FILE", "PNETCDF_VAR": "PNETCDF_VAR"}
 # Darshan's aggregate-size bins of MPI-IO, HDF5 and PnetCDF are iochar's size bins.
@@ -167,6 +167,7 @@ class DarshanLog:
         self._frames = _read(be, Path(path))
         self.job = self._frames.pop("__job__")
         self.mounts = self._frames.pop("__mounts__")
+        self._heat = self._frames.pop("__heatmap__")
         self.modules = list(self._frames)
         self.extra_sections = []
 
@@ -205,6 +206,11 @@ class DarshanLog:
 
     def series(self, module: str):
         return None  # Darshan's heatmaps are not converted
+
+    def heatmap(self, module: str) -> dict | None:
+        """The HEATMAP module's bytes per rank and time bin for `module`, as
+        iochar.Log.heatmap gives them (rows in rank order, ranks that moved bytes)."""
+        return self._heat.get(module)
 
     def ranks(self, module: str) -> pd.DataFrame:
         return pd.DataFrame({k: pd.Series(dtype="f8" if "time" in k else "i8") for k in
@@ -276,6 +282,35 @@ def _read(be, path: Path) -> dict:
         return _records(be, log, path)
 
 
+def _heatmaps(be, log, names: dict) -> dict:
+    """HEATMAP records (one per rank and module, named "heatmap:POSIX"...) ->
+    {iochar module: {"width", "ranks", "bytes_read", "bytes_written"}}. Darshan gives
+    every record of a log one bin width and count; a record that differs is left out."""
+    rows: dict = {}
+    while True:
+        rec = be.log_get_record(log, "HEATMAP")
+        if rec is None:
+            break
+        name = str(names.get(int(rec["id"]), ""))
+        mod = MODULES.get(name.removeprefix("heatmap:").replace("MPIIO", "MPI-IO"))
+        if mod:
+            rows.setdefault(mod, []).append(rec)
+    out = {}
+    for mod, recs in rows.items():
+        width, nbins = float(recs[0]["bin_width_seconds"]), int(recs[0]["nbins"])
+        recs = [r for r in recs if int(r["nbins"]) == nbins and
+                float(r["bin_width_seconds"]) == width and int(r["rank"]) >= 0]
+        if not (recs and nbins > 0 and np.isfinite(width) and width > 0):
+            continue
+        recs.sort(key=lambda r: int(r["rank"]))
+        rd = np.vstack([np.maximum(r["read_bins"][:nbins], 0) for r in recs]).astype(np.int64)
+        wr = np.vstack([np.maximum(r["write_bins"][:nbins], 0) for r in recs]).astype(np.int64)
+        keep = (rd.any(axis=1) | wr.any(axis=1))
+        out[mod] = {"width": width, "ranks": np.array([int(r["rank"]) for r in recs])[keep],
+                    "bytes_read": rd[keep], "bytes_written": wr[keep]}
+    return out
+
+
 def _records(be, log, path) -> dict:
     try:
         meta = {"job": be.log_get_job(log)}
@@ -295,6 +330,7 @@ def _records(be, log, path) -> dict:
                 recs.append(rec)
             if recs:
                 out[mod] = _frame(be, dmod, recs, names)
+        out["__heatmap__"] = _heatmaps(be, log, names) if "HEATMAP" in present else {}
         if "LUSTRE" in present:
             recs = []
             while True:

@@ -1,5 +1,6 @@
-"""One self-contained HTML page (inline CSS, figures as data: URIs, no scripts, no network):
-the page's data from a report, laid out by templates/report.html.j2 (Jinja2, autoescaping on)."""
+"""Self-contained HTML pages (inline CSS, figures as data: URIs, no scripts, no network):
+the job page's data from a report, laid out by templates/report.html.j2, and the
+template environment every page shares (templates/base.html.j2; Jinja2, autoescaping on)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import jinja2
 from markupsafe import Markup
 
 from . import flags as F
-from . import html_observed, plots
+from . import html_observed, jobviews, plots
 from . import summary as S
 from .safetext import TRUNCATED_NOTE, escape, object_strings, when
 
@@ -23,11 +24,12 @@ def _text(value):
 
 
 @functools.cache
-def _template() -> jinja2.Template:
+def template(name: str = "report.html.j2") -> jinja2.Template:
+    """A page template of templates/ (all extend base.html.j2), in the one environment."""
     env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
                              autoescape=True, finalize=_text, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("report.html.j2")
+    return env.get_template(name)
 
 
 def job_rows(job: dict) -> list:
@@ -136,17 +138,73 @@ def top_file_rows(modules: dict) -> list:
             for m, s in modules.items() for f in s.get("top_files", [])]
 
 
+def heatmap_section(heatmaps: dict | None, job: dict, dxt=None) -> dict:
+    """The rank x time figures (POSIX, MPIIO, STDIO that moved bytes) and their note;
+    a Darshan log without HEATMAP but with DXT: from its DXT segments."""
+    nprocs = int(job.get("nprocs") or 1) if str(job.get("nprocs", "")).isdigit() else 1
+    figs, per = [], 1
+    src = "Darshan's HEATMAP module" if job.get("source") == "darshan" else \
+        "the per-rank time series the runtime keeps (no trace needed)"
+    if not any(h is not None and len(h["ranks"]) for h in (heatmaps or {}).values()) \
+            and dxt is not None and len(dxt):
+        heatmaps = jobviews.heat_from_trace(dxt, job.get("run_time", 0))
+        src = "Darshan's DXT segments (the log has no HEATMAP module)"
+    for m in jobviews.HEAT_MODULES:
+        h = (heatmaps or {}).get(m)
+        if h is None or not len(h["ranks"]):
+            continue
+        mat = jobviews.heat_matrix(h, nprocs)
+        per = max(per, mat["per_row"])
+        figs.append({"png": plots.heatmap(m, mat, job.get("run_time", 0)),
+                     "alt": f"{m} heatmap"})
+    note = f"Bytes read and written per rank and time bin, from {src}" + \
+        (f"; {per:,} neighbouring ranks summed a row." if per > 1 else ".")
+    return {"heatmaps": figs, "heatmap_note": note}
+
+
+def view_rows(records: dict | None, mounts) -> dict:
+    """Tables and figures of data access by file system and of files by kind."""
+    fs = jobviews.file_systems(records or {}, mounts) if records else []
+    kinds = jobviews.file_kinds(records or {}) if records else []
+    return {
+        "file_systems": [[r["mount_point"] or "(other)", r["fs_type"] or "?", f"{r['files']:,}",
+                          f"{r['reads']:,}", f"{r['writes']:,}", S.human_bytes(r["bytes_read"]),
+                          S.human_bytes(r["bytes_written"])] for r in fs],
+        "file_system_figure": {"png": plots.file_system_bytes(fs), "alt": "bytes per file system"}
+        if fs else None,
+        "file_kinds": [[r["module"], r["kind"], f"{r['files']:,}", S.human_bytes(r["bytes_read"]),
+                        S.human_bytes(r["bytes_written"]), S.human_bytes(r["avg_size"]),
+                        S.human_bytes(r["max_size"])] for r in kinds if r["files"] or
+                       r["kind"] == "all"]}
+
+
+def _dxt_section(dxt) -> dict | None:
+    """A Darshan log's DXT segments drawn as the trace (iochar's own trace: None)."""
+    if dxt is None or not len(dxt):
+        return None
+    return {"note": f"{len(dxt):,} DXT segments (Darshan's extended tracing)",
+            "figures": [{"png": html_observed.offset_vs_time(dxt), "alt": "offset vs time"},
+                        {"png": html_observed.rank_vs_time(dxt), "alt": "rank vs time"}]}
+
+
 @object_strings
 def render(report: dict, series: dict | None = None, ranks: dict | None = None,
-           observed=None) -> str:
-    """report: {"job", "modules", "advice"} as iochar-report --json prints it."""
+           observed=None, heatmaps: dict | None = None, records: dict | None = None,
+           mounts=None, dxt=None) -> str:
+    """report: {"job", "modules", "advice"} as iochar-report --json prints it; the rest
+    from the log (jobreport.load_log's data): series, ranks, observed (call sites,
+    trace), heatmaps (Log.heatmap per module), records and mounts (file systems and
+    file kinds), dxt (a Darshan log's DXT segments as a trace frame)."""
     job, modules = report["job"], report["modules"]
     series = {m: s for m, s in (series or {}).items() if s is not None}
     ranks = {m: r for m, r in (ranks or {}).items() if r is not None and len(r)}
     module_figures = [{"png": plots.cost_per_module(modules), "alt": "I/O cost per module"},
                       {"png": plots.op_counts(modules), "alt": "operation counts"}] \
         if modules else []
-    return _template().render(
+    observed_part = html_observed.section(report, observed)
+    if observed_part["trace"] is None:
+        observed_part["trace"] = _dxt_section(dxt)
+    return template().render(
         title=job.get("exe", "report"), exe=job.get("exe", "?"), job=job_rows(job),
         advice=advice_items(report.get("advice", [])),
         modules=module_rows(modules), unknown=unknown_rows(modules),
@@ -158,7 +216,11 @@ def render(report: dict, series: dict | None = None, ranks: dict | None = None,
                    for m, s in modules.items() for t in s.get("top_sizes", [])],
         io_over_time={"png": plots.io_over_time(series, job.get("run_time", 0)),
                       "alt": "I/O over time"},
+        **heatmap_section(heatmaps, job, dxt),
+        **view_rows(records, mounts),
+        pattern_figure={"png": plots.access_pattern(modules), "alt": "access pattern"}
+        if any(s.get("pattern") for s in modules.values()) else None,
         rank_figures=[{"png": plots.rank_imbalance(m, r), "alt": f"{m} per rank"}
                       for m, r in ranks.items()],
         top_files=top_file_rows(modules),
-        **html_observed.section(report, observed)) + "\n"
+        **observed_part) + "\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import advice, callsites, html
 from . import summary as S
+from .darshan import DarshanLog, dxt_trace
 from .log import open as open_log
 from .safetext import object_strings
 
@@ -20,6 +21,11 @@ def load_log(log) -> dict:
     """Plain data of one job from an open iochar.Log."""
     data = S.gather(log)
     data["observed"] = callsites.from_log(log)  # call sites, trace (None: not recorded)
+    # bytes per rank over time (HEAT sections, a Darshan log's HEATMAP): the page's heatmap
+    data["heatmaps"] = {m: log.heatmap(m) for m in log.modules} if hasattr(log, "heatmap") \
+        else {}
+    # a Darshan log's DXT segments, drawn as the trace (iochar's own is in `observed`)
+    data["dxt"] = dxt_trace(log.path) if isinstance(log, DarshanLog) else None
     # names cut at the runtime's path limit (a Darshan log has none)
     data["truncated"] = log.truncated_paths() if hasattr(log, "truncated_paths") else set()
     return data

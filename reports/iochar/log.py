@@ -229,6 +229,7 @@ class _Part:
         self.records = {}  # module -> [payload bytes]
         self.series = {}  # module -> [(width, int64 array (4, nbins))]
         self.ranks = {}  # module -> [structured array]
+        self.heat = {}  # module -> [(width, int64 ranks (n,), int64 bins (n, 2, nbins))]
         self.extra = []  # (kind, module, count, payload bytes)
         self._declared = {}  # module -> records its RECORDS headers declare so far
         self._names_size = 0  # bytes the format-2 NAMES sections rebuilt so far
@@ -332,6 +333,14 @@ class _Part:
                     v = a[k]
                     if (v < 0).any() or (v.dtype.kind == "f" and not np.isfinite(v).all()):
                         self._fail(f"{where}: {k} negative or not a number")
+        for module, items in self.heat.items():
+            for _, ranks, bins in items:
+                bad = (ranks < 0) | (ranks >= (nprocs or MAX_NPROCS))
+                if bad.any():
+                    self._fail(f"HEAT {module}: rank {int(ranks[bad][0])} out of range "
+                               f"for nprocs {nprocs}")
+                if (bins < 0).any():
+                    self._fail(f"HEAT {module}: a negative bin")
         for module, items in self.series.items():
             for _, arr in items:
                 if (arr < 0).any():
@@ -362,6 +371,9 @@ class _Part:
             self._fail(f"{where}: ROLES of {count} bytes ({ulen}) do not match the module's SCHEMA")
         elif kind == "SERIES" and ulen != 16 + 32 * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} bins")
+        elif kind == "HEAT" and (ulen < 16 or count and (ulen - 16) % count
+                                 or (ulen - 16) // max(count, 1) > 8 + 16 * MAX_HEAT_BINS):
+            self._fail(f"{where}: payload size {ulen} inconsistent with {count} rows")
         elif kind == "RANKS" and ulen != RANKS_DTYPE.itemsize * count:
             self._fail(f"{where}: payload size {ulen} inconsistent with {count} rows")
 
@@ -413,6 +425,16 @@ class _Part:
                            f"[{MIN_WIDTH:g}, {MAX_WIDTH:g}]")
             arr = np.frombuffer(buf, dtype="<i8", offset=16).reshape(4, nbins).copy()
             self.series.setdefault(module, []).append((width, arr))
+        elif kind == "HEAT":
+            width, nbins, _ = struct.unpack_from("<dII", buf)
+            if not (math.isfinite(width) and MIN_WIDTH <= width <= MAX_WIDTH):
+                self._fail(f"{where}: bin width {width} is not a positive number of seconds in "
+                           f"[{MIN_WIDTH:g}, {MAX_WIDTH:g}]")
+            if not 1 <= nbins <= MAX_HEAT_BINS or len(buf) != 16 + count * (8 + 16 * nbins):
+                self._fail(f"{where}: {count} rows of {nbins} bins do not fill {len(buf)} bytes")
+            rows = np.frombuffer(buf, dtype="<i8", offset=16).reshape(count, 1 + 2 * nbins)
+            self.heat.setdefault(module, []).append(
+                (width, rows[:, 0].copy(), rows[:, 1:].reshape(count, 2, nbins).copy()))
         elif kind == "RANKS":
             self.ranks.setdefault(module, []).append(np.frombuffer(buf, dtype=RANKS_DTYPE).copy())
         else:
@@ -548,6 +570,7 @@ def _paths(ids: np.ndarray, names: pd.Series) -> np.ndarray:
 
 MIN_WIDTH, MAX_WIDTH = 1e-9, 1e10  # SERIES bin width, seconds
 MIN_SERIES_BINS = 4096  # a merged series may reach max(this, 2 x the longest input)
+MAX_HEAT_BINS = 4096  # HEAT bins a row may have (the runtime writes 32)
 
 
 def _coarsen(width: float, arr: np.ndarray, target: float, shift_s: float, what: str):
@@ -729,6 +752,48 @@ class Log:
         for a in arrs:
             out[:, :a.shape[1]] += a
         return dict(width=target, **{k: out[i] for i, k in enumerate(SERIES_KEYS)})
+
+    def heatmap(self, module: str) -> dict | None:
+        """Bytes per rank and time bin: {"width": s, "ranks": int64 (n,), "bytes_read",
+        "bytes_written": int64 (n, nbins)}, rows in rank order, only ranks that moved
+        bytes. From the HEAT sections of an MPI log; else, per-rank logs and one-process
+        logs: each file's SERIES is its rank's (the rank the JOB names, else 0)."""
+        items = [(w, r, b) for p in self._parts for w, r, b in p.heat.get(module, [])]
+        if not items:
+            items = []
+            for p, shift in zip(self._parts, self._shifts):
+                for w, a in p.series.get(module, []):
+                    if len(self._parts) > 1:
+                        a = _coarsen(w, a, w, shift, p.name)
+                    rank = p.job.get("rank", 0)
+                    rank = rank if isinstance(rank, int) and 0 <= rank < MAX_NPROCS else 0
+                    items.append((w, np.array([rank], np.int64), a[None, :2, :]))
+        if not items:
+            return None
+        target = max(w for w, _, _ in items)
+        blocks = []
+        for w, r, b in items:  # the runtime writes one width: folding is the exception
+            f = target / w
+            if abs(f - round(f)) > 1e-6 * f:
+                raise LogError(f"{self.files[0]}: HEAT {module}: bin widths {w} and {target} "
+                               "are not commensurable")
+            f = min(round(f), b.shape[2])
+            n = -(-b.shape[2] // f)
+            pad = np.zeros((len(r), 2, n * f), np.int64)
+            pad[:, :, :b.shape[2]] = b
+            blocks.append((r, pad.reshape(len(r), 2, n, f).sum(axis=3)))
+        nb = max(b.shape[2] for _, b in blocks)
+        rk = np.concatenate([r for r, _ in blocks])
+        out = np.zeros((len(rk), 2, nb), np.int64)
+        at = 0
+        for r, b in blocks:
+            out[at:at + len(r), :, :b.shape[2]] = b
+            at += len(r)
+        order = np.argsort(rk, kind="stable")
+        rk, out = rk[order], out[order]
+        keep = out.reshape(len(rk), -1).any(axis=1)
+        return {"width": target, "ranks": rk[keep], "bytes_read": out[keep, 0],
+                "bytes_written": out[keep, 1]}
 
     def ranks(self, module: str) -> pd.DataFrame:
         """Per-rank totals (before reduction): rank, reads, writes, bytes_*, *_time."""

@@ -26,7 +26,7 @@ RANKS_DTYPE = np.dtype([("rank", "<i8"), ("reads", "<i8"), ("writes", "<i8"),
                         ("bytes_read", "<i8"), ("bytes_written", "<i8"),
                         ("read_time", "<f8"), ("write_time", "<f8"), ("meta_time", "<f8")])
 JOB_KINDS = {"JOB", "MOUNTS", "NAMES", "LOADMAP"}  # sections without a module name
-MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS"}
+MODULE_KINDS = {"SCHEMA", "ROLES", "RECORDS", "SERIES", "RANKS", "HEAT"}
 ZLIB_MAX_RATIO = 1032  # deflate cannot expand more than this: bounds a zlib bomb up front
 MAX_NPROCS = 1 << 24  # JOB nprocs above this is not a job
 EPOCH_MAX = 1e10  # JOB start/end times: seconds since 1970, before the year 2286

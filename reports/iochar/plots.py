@@ -16,7 +16,14 @@ import math
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure  # Agg canvas, no pyplot global state or display
-from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, ScalarFormatter
+from matplotlib.ticker import (
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    MultipleLocator,
+    NullFormatter,
+    ScalarFormatter,
+)
 
 from . import schema as R
 from . import summary as S
@@ -222,4 +229,116 @@ def rank_imbalance(module: str, ranks) -> str:
     a2.set_xlabel("rank")
     integer_ticks(a2.xaxis)
     legend_beside(a2, fontsize=7)
+    return to_png(fig)
+
+
+@literal_text
+def heatmap(module: str, mat: dict, run_time: float = 0.0) -> str:
+    """Bytes moved per rank (rows) and time bin (columns), a log colour scale; white
+    where nothing moved."""
+    from matplotlib.colors import LogNorm
+
+    b = mat["bytes"]
+    rows, nb = b.shape
+    fig, ax = new_figure(figsize=(9, 2.2 + min(rows, 64) * 0.05))
+    w = mat["width"]
+    pos = b[b > 0]
+    if pos.size:
+        shown = np.where(b > 0, b, np.nan)
+        im = ax.imshow(shown, aspect="auto", interpolation="nearest", origin="lower",
+                       cmap="viridis", norm=LogNorm(vmin=float(pos.min()), vmax=float(pos.max())),
+                       extent=(0, nb * w, -0.5, rows - 0.5))
+        cb = fig.colorbar(im, ax=ax, pad=0.01)
+        cb.set_label("bytes per bin", fontsize=8)
+        # plain-text labels at powers of ten (LogNorm's own are mathtext, turned off here)
+        cb.ax.yaxis.set_major_locator(LogLocator(base=10))
+        cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: S.human_bytes(v)))
+        cb.ax.yaxis.set_minor_formatter(NullFormatter())
+        if run_time and np.isfinite(float(run_time)) and 0 < float(run_time) < nb * w:
+            ax.set_xlim(0, max(float(run_time), w))
+    else:
+        no_data(ax)
+    per = mat["per_row"]
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{int(v) * per:,}"))
+    integer_ticks(ax.yaxis)
+    ax.set_ylabel("rank" if per == 1 else f"rank ({per:,} a row)")
+    ax.set_xlabel(f"seconds since job start ({w:.3g} s bins)")
+    plain_seconds(ax.xaxis)
+    ax.set_title(f"{escape(module)}: bytes read and written per rank over time "
+                 f"({S.human_bytes(mat['read'])} read, {S.human_bytes(mat['written'])} written)",
+                 fontsize=10)
+    return to_png(fig)
+
+
+PATTERN_COLORS = {"consecutive": "#2E8B57", "sequential": "#8FBC8F", "random": "#C0392B",
+                  "first access": "#BBBBBB"}
+
+
+@literal_text
+def access_pattern(modules: dict) -> str:
+    """Per module and direction, the accesses' shares: consecutive, sequential (not
+    consecutive), random, and each file's first access (neither); beside them, the
+    read/write mix of operations and of bytes."""
+    rows = []
+    for m, s in modules.items():
+        for d in ("read", "write"):
+            p = (s.get("pattern") or {}).get(d)
+            if p and p["ops"]:
+                con, seq, rnd = (float(p[k] or 0) for k in ("consecutive", "sequential",
+                                                            "random"))
+                rows.append((f"{escape(m)} {d}s", {
+                    "consecutive": con, "sequential": max(seq - con, 0.0), "random": rnd,
+                    "first access": max(1.0 - seq - rnd, 0.0)}))
+    mix = [(escape(m), float(s.get("reads") or 0), float(s.get("writes") or 0),
+            float(s.get("bytes_read") or 0), float(s.get("bytes_written") or 0))
+           for m, s in modules.items() if (s.get("reads") or 0) + (s.get("writes") or 0)]
+    fig, (a1, a2) = new_figure(1, 2, figsize=(10, 0.9 + 0.32 * max(len(rows), 2 * len(mix), 2)),
+                               width_ratios=(3, 2))
+    left = np.zeros(len(rows))
+    for k, c in PATTERN_COLORS.items():
+        v = 100 * floats([r[1][k] for r in rows])
+        a1.barh([r[0] for r in rows], v, left=left, color=c, label=k)
+        left += v
+    if not rows:
+        no_data(a1, "no sequential/consecutive counters")
+    a1.invert_yaxis()
+    a1.set_xlim(0, 100)
+    a1.set_xlabel("% of accesses")
+    a1.set_title("Access pattern", fontsize=10)
+    a1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 4 else -0.12),
+              ncol=4, fontsize=7, frameon=False)
+    labels, rd, wr = [], [], []
+    for m, r, w, br, bw in mix:
+        for what, x, y in (("ops", r, w), ("bytes", br, bw)):
+            labels.append(f"{m} {what}")
+            rd.append(100 * x / (x + y) if x + y else 0.0)
+            wr.append(100 * y / (x + y) if x + y else 0.0)
+    a2.barh(labels, rd, color=COLORS["read"], label="read")
+    a2.barh(labels, wr, left=rd, color=COLORS["write"], label="write")
+    if not labels:
+        no_data(a2)
+    a2.invert_yaxis()
+    a2.set_xlim(0, 100)
+    a2.set_xlabel("% of operations / of bytes")
+    a2.set_title("Read/write mix", fontsize=10)
+    legend_beside(a2, fontsize=7)
+    return to_png(fig)
+
+
+@literal_text
+def file_system_bytes(rows: list) -> str:
+    """Bytes read and written per file system (mount point and type)."""
+    names = [f"{escape(r['mount_point']) or '(other)'} [{escape(r['fs_type']) or '?'}]"
+             for r in rows]
+    fig, ax = new_figure(figsize=(7, 0.7 + 0.4 * max(len(rows), 1)))
+    rd = floats([r["bytes_read"] for r in rows])
+    wr = floats([r["bytes_written"] for r in rows])
+    ax.barh(names, rd, color=COLORS["read"], label="read")
+    ax.barh(names, wr, left=rd, color=COLORS["write"], label="written")
+    if not rows:
+        no_data(ax)
+    ax.invert_yaxis()
+    binary_axis(ax.xaxis, float((rd + wr).max()) if len(rows) else 1.0)
+    ax.set_title("Data access by file system", fontsize=10)
+    legend_beside(ax)
     return to_png(fig)

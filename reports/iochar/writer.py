@@ -136,12 +136,13 @@ def _n_int(schema: list, n_int: int | None) -> int:
 
 def encode_log(job: dict, modules: dict, names: dict | None = None, series=None, ranks=None,
                mounts=None, extra_sections=(), chunk: int | None = None, level: int = 1,
-               version: int = FORMAT_VERSION) -> bytes:
+               version: int = FORMAT_VERSION, heat=None) -> bytes:
     """The bytes of a log. modules: {name: {"schema": [(counter, op)], "records": rows,
     optional "n_int", "version", "roles" (one per counter: a ROLES section),
     "topk": (ids, tables) as topk_payload}}; series:
     {module: dict or [dict] (width, bytes_read, bytes_written, reads, writes)};
-    ranks: {module: DataFrame/structured array};
+    ranks: {module: DataFrame/structured array}; heat: {module: dict as Log.heatmap gives
+    it (width, ranks, bytes_read, bytes_written: (n, nbins)), one HEAT section each};
     mounts: DataFrame or [(mount_point, fs_type, block_size)]; extra_sections:
     [(kind, module, count, payload)]; chunk: split NAMES/RECORDS into sections of this
     many entries (as an MPI job's ranks do); version: 3, or 2 or 1 for an old-format log."""
@@ -189,6 +190,13 @@ def encode_log(job: dict, modules: dict, names: dict | None = None, series=None,
         for k in RANKS_DTYPE.names:
             arr[k] = np.asarray(rows[k])
         secs.append(("RANKS", mod, len(arr), arr.tobytes()))
+    for mod, h in (heat or {}).items():
+        rk = np.asarray(h["ranks"], dtype="<i8")
+        rows = np.concatenate([rk[:, None], np.asarray(h["bytes_read"], dtype="<i8"),
+                               np.asarray(h["bytes_written"], dtype="<i8")], axis=1)
+        nbins = (rows.shape[1] - 1) // 2
+        secs.append(("HEAT", mod, len(rk), struct.pack("<dII", h["width"], nbins, 0)
+                     + rows.astype("<i8").tobytes()))
     for kind, mod, count, payload in extra_sections:
         secs.append((kind, mod, count, payload))
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:  # zlib releases the GIL

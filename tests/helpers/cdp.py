@@ -1,6 +1,7 @@
 """A minimal Chrome DevTools Protocol client over --remote-debugging-pipe (no websocket,
 no chromedriver): load a page in headless Chromium, collect console errors, run
-JavaScript, take a full-page screenshot."""
+JavaScript, take a full-page screenshot; check_in_browser, the layout checks every
+page test applies (the job page, the site page)."""
 
 from __future__ import annotations
 
@@ -141,3 +142,50 @@ class Browser:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# Run in the page: every image loaded, and the boxes of the page's blocks (figures,
+# tables, headings, paragraphs, advice) pairwise disjoint unless one holds the other.
+LAYOUT_JS = """(() => {
+  const box = e => { const r = e.getBoundingClientRect();
+    return {x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height}; };
+  const imgs = [...document.images].map(i => ({alt: i.alt, complete: i.complete,
+    nw: i.naturalWidth, nh: i.naturalHeight, ...box(i)}));
+  const els = [...document.querySelectorAll('img, table, h1, h2, p, div.adv')]
+    .filter(e => { const b = box(e); return e.checkVisibility() && b.w > 0 && b.h > 0; });
+  const overlaps = [];
+  for (let i = 0; i < els.length; i++) for (let j = i + 1; j < els.length; j++) {
+    const a = els[i], b = els[j];
+    if (a.contains(b) || b.contains(a)) continue;
+    const p = box(a), q = box(b);
+    const w = Math.min(p.x + p.w, q.x + q.w) - Math.max(p.x, q.x);
+    const h = Math.min(p.y + p.h, q.y + q.h) - Math.max(p.y, q.y);
+    if (w > 1 && h > 1) overlaps.push([a.tagName + ' ' + (a.alt || a.textContent.slice(0, 40)),
+                                       b.tagName + ' ' + (b.alt || b.textContent.slice(0, 40))]);
+  }
+  const heads = [...document.querySelectorAll('table')].map(t =>
+    [...t.querySelectorAll('tr:first-child th')].map(h => h.textContent).filter(x => x));
+  return {imgs, overlaps, heads, scrollWidth: document.documentElement.scrollWidth,
+          innerWidth: window.innerWidth};
+})()"""
+
+
+def check_in_browser(page, tmp_path, n_images: int) -> bytes:
+    """Load the page in headless Chromium (DevTools protocol over a pipe): no console or
+    load errors, every figure decoded with a size, nothing overlapping, no sideways
+    scrolling, no table with two columns of one name. Returns a full-page screenshot."""
+    with Browser(tmp_path / "cdp-profile") as b:
+        b.open(page.as_uri())
+        lay = b.evaluate(LAYOUT_JS)
+        shot = b.screenshot()
+        errors = b.errors()
+    assert errors == []
+    assert len(lay["imgs"]) == n_images
+    for i in lay["imgs"]:
+        assert i["complete"] and i["nw"] > 0 and i["nh"] > 0, i["alt"]
+        assert i["w"] > 0 and i["h"] > 0 and i["x"] + i["w"] <= lay["innerWidth"], i["alt"]
+    assert lay["overlaps"] == []
+    assert lay["scrollWidth"] <= lay["innerWidth"]
+    for head in lay["heads"]:
+        assert len(head) == len(set(head)), head
+    return shot

@@ -42,12 +42,17 @@ def op_of(name: str) -> int:
 
 
 def write(path, job: dict, frames: dict, ranks: dict | None = None, series=None):
+    write_log_mounts(path, job, frames, None, ranks, series)
+
+
+def write_log_mounts(path, job: dict, frames: dict, mounts, ranks=None, series=None):
+    """write(), with a MOUNTS section: [(mount_point, fs_type, block_size)] or None."""
     mods = {m: {"schema": [(c, op_of(c)) for c in df.columns[3:]], "records": df}
             for m, df in frames.items()}
     # integer counters come first in a log, then floating ones
     for spec in mods.values():
         spec["schema"].sort(key=lambda t: "_F_" in t[0])
-    write_log(path, job, mods, ranks=ranks, series=series)
+    write_log(path, job, mods, ranks=ranks, series=series, mounts=mounts)
 
 
 def ranks_frame(write_time, read_time=None, nbytes=MiB) -> pd.DataFrame:
@@ -103,7 +108,8 @@ def good_pattern(nprocs=16, nnodes=4):
     return job(nprocs, nnodes), {"MPIIO": mpiio, "POSIX": posix}, ranks
 
 
-__all__ = ["S", "frame", "good_pattern", "job", "ranks_frame", "run_advice", "small_writes", "write"]
+__all__ = ["S", "frame", "good_pattern", "job", "ranks_frame", "run_advice", "small_writes", "write",
+           "write_log_mounts"]
 
 
 def small_writes(n=20000, size_bin="1K_10K", size=4096, path="/scratch/a.dat"):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from cdp import Browser
+from cdp import Browser, check_in_browser
 from figures import keeping, shown, tick_labels
 from iochar import html
 from iochar import summary as S
@@ -26,32 +26,6 @@ AS_ROOT = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("IOCHAR_CH
                              reason="the headless chromium recipe here runs as root (--no-sandbox)")
 HAVE_CHROMIUM = pytest.mark.skipif(CHROMIUM is None,
                                    reason="chromium is not installed (apt-get install chromium)")
-
-# Run in the page: every image loaded, and the boxes of the page's blocks (figures,
-# tables, headings, paragraphs, advice) pairwise disjoint unless one holds the other.
-LAYOUT_JS = """(() => {
-  const box = e => { const r = e.getBoundingClientRect();
-    return {x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height}; };
-  const imgs = [...document.images].map(i => ({alt: i.alt, complete: i.complete,
-    nw: i.naturalWidth, nh: i.naturalHeight, ...box(i)}));
-  const els = [...document.querySelectorAll('img, table, h1, h2, p, div.adv')]
-    .filter(e => { const b = box(e); return e.checkVisibility() && b.w > 0 && b.h > 0; });
-  const overlaps = [];
-  for (let i = 0; i < els.length; i++) for (let j = i + 1; j < els.length; j++) {
-    const a = els[i], b = els[j];
-    if (a.contains(b) || b.contains(a)) continue;
-    const p = box(a), q = box(b);
-    const w = Math.min(p.x + p.w, q.x + q.w) - Math.max(p.x, q.x);
-    const h = Math.min(p.y + p.h, q.y + q.h) - Math.max(p.y, q.y);
-    if (w > 1 && h > 1) overlaps.push([a.tagName + ' ' + (a.alt || a.textContent.slice(0, 40)),
-                                       b.tagName + ' ' + (b.alt || b.textContent.slice(0, 40))]);
-  }
-  const heads = [...document.querySelectorAll('table')].map(t =>
-    [...t.querySelectorAll('tr:first-child th')].map(h => h.textContent).filter(x => x));
-  return {imgs, overlaps, heads, scrollWidth: document.documentElement.scrollWidth,
-          innerWidth: window.innerWidth};
-})()"""
-
 
 # Names as a log holds them (bytes that are not UTF-8 as lone surrogates), and as the page
 # must show them: the text report's escapes (\x1b, \xff), applied once; `<`, `&` and quotes
@@ -157,27 +131,6 @@ def test_demo_page_as_a_reader_sees_it(tmp_path, monkeypatch):
     for title, fig in drawn.items():
         labels = tick_labels(fig)
         assert labels and not [t for t in labels if "$" in t or "\\" in t], title
-
-
-def check_in_browser(page: Path, tmp_path, n_images: int) -> bytes:
-    """Load the page in headless Chromium (DevTools protocol over a pipe): no console or
-    load errors, every figure decoded with a size, nothing overlapping, no sideways
-    scrolling, no table with two columns of one name. Returns a full-page screenshot."""
-    with Browser(tmp_path / "cdp-profile") as b:
-        b.open(page.as_uri())
-        lay = b.evaluate(LAYOUT_JS)
-        shot = b.screenshot()
-        errors = b.errors()
-    assert errors == []
-    assert len(lay["imgs"]) == n_images
-    for i in lay["imgs"]:
-        assert i["complete"] and i["nw"] > 0 and i["nh"] > 0, i["alt"]
-        assert i["w"] > 0 and i["h"] > 0 and i["x"] + i["w"] <= lay["innerWidth"], i["alt"]
-    assert lay["overlaps"] == []
-    assert lay["scrollWidth"] <= lay["innerWidth"]
-    for head in lay["heads"]:
-        assert len(head) == len(set(head)), head
-    return shot
 
 
 @HAVE_CHROMIUM

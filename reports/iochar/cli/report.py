@@ -131,7 +131,9 @@ def _many(args, cfg) -> int:
 
 def write_html(out: str, rep: dict, data: dict):
     """Render the page whole, then write it to a temp file and rename it into place."""
-    write_atomic(out, html.render(rep, data["series"], data["ranks"], data.get("observed")))
+    write_atomic(out, html.render(rep, data["series"], data["ranks"], data.get("observed"),
+                                  data.get("heatmaps"), data["records"], data.get("mounts"),
+                                  data.get("dxt")))
 
 
 def main(argv=None) -> int:

@@ -1,4 +1,5 @@
-"""iochar-db: many logs in one embedded store (Parquet + DuckDB); ingest, summary, sql, history."""
+"""iochar-db: many logs in one embedded store (Parquet + DuckDB); ingest, summary, sql,
+history, the site page (report --html), export."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ def _summary_text(s: dict) -> str:
            "unreadable logs",
            f"  moved {S.human_bytes(t['bytes_read'])} read, {S.human_bytes(t['bytes_written'])} "
            f"written; I/O time {S.human_time(t['io_time'])} (slowest ranks, summed over jobs)"]
+    w = s.get("window") or {}
+    if w.get("since") is not None or w.get("until") is not None:
+        out.append(f"  window: jobs started from {_when(w.get('since')) if w.get('since') else '-'}"
+                   f" until before {_when(w.get('until')) if w.get('until') else '-'} UTC")
     sh = s["shares"]
     out.append(f"  POSIX: {100 * sh['small']:.1f}% of {sh['posix_ops']:,} accesses < 1 MiB, "
                f"{100 * sh['random']:.1f}% random; metadata {100 * sh['metadata']:.1f}% of I/O time")
@@ -76,7 +81,7 @@ def _summary_text(s: dict) -> str:
 
 
 def _cmd_summary(args) -> int:
-    s = queries.summary(Store(args.store).connect(), args.top)
+    s = queries.summary(Store(args.store).connect(), args.top, args.since, args.until)
     sys.stdout.write(json.dumps(s, indent=1, default=S.json_value) + "\n" if args.json
                      else _summary_text(s))
     return 0
@@ -104,9 +109,11 @@ def _cmd_sql(args) -> int:
 
 def _cmd_history(args) -> int:
     con = Store(args.store).connect()
-    h = queries.history(con, args.exe, args.threshold, args.time_threshold)
+    h = queries.history(con, args.exe, args.threshold, args.time_threshold, args.since,
+                        args.until)
     if not h["runs"]:
-        raise StoreError(f"no runs of {escape(args.exe)!s} in the store")
+        raise StoreError(f"no runs of {escape(args.exe)!s} in the store"
+                         + (" in that window" if args.since or args.until else ""))
     if args.plot:
         queries.plot_history(h, args.plot)
     if args.json:
@@ -124,6 +131,18 @@ def _cmd_history(args) -> int:
                        + (": " + "; ".join(r["regressions"]) if r["regressions"] else ""))
         sys.stdout.write("\n".join(out) + "\n")
     return 1 if args.fail_on_regression and h["regressions"] else 0
+
+
+def _cmd_report(args) -> int:
+    from . import site  # matplotlib and Jinja2: only the command that draws loads them
+    d = site.write(Store(args.store).connect(), args.html, args.since, args.until, args.top,
+                   args.pages, store=str(args.store))
+    t = d["totals"]
+    print(f"wrote {escape(args.html)}: {t['jobs']:,} jobs, {t['findings']:,} findings, "
+          f"{d['high_total']:,} jobs with HIGH findings"
+          + (f"; {len([r for r in d['high_jobs'] if 'page' not in r])} job pages in "
+             f"{escape(args.pages)}" if args.pages else ""))
+    return 0
 
 
 def _cmd_export(args) -> int:
@@ -144,6 +163,32 @@ def _positive(s: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1: {s!r}")
     return v
+
+
+def _since(s: str) -> float:
+    try:
+        return queries.parse_when(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _until(s: str) -> float:
+    try:
+        return queries.parse_when(s, end=True)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+WINDOW_HELP = ("YYYY-MM-DD (a UTC day) or an ISO time (UTC unless it names an offset); "
+               "jobs are picked by their start")
+
+
+def _window(p) -> None:
+    p.add_argument("--since", type=_since, metavar="DATE",
+                   help="only jobs started at or after DATE: " + WINDOW_HELP)
+    p.add_argument("--until", type=_until, metavar="DATE",
+                   help="only jobs started before DATE's end (a day counts whole) or "
+                        "before the time given")
 
 
 def parser() -> ArgParser:
@@ -169,6 +214,15 @@ def parser() -> ArgParser:
     s.add_argument("--json", action="store_true", help="print it as JSON")
     s.add_argument("--top", type=_positive, default=queries.TOP, metavar="N",
                    help=f"rows per list (default {queries.TOP})")
+    _window(s)
+    r = sub.add_parser("report", help="the site page: one self-contained HTML file")
+    r.add_argument("--html", required=True, metavar="OUT", help="write the page here")
+    r.add_argument("--pages", metavar="DIR", help="also render the job page of each job "
+                   "with HIGH findings into DIR (from its log), linked from the page")
+    r.add_argument("--top", type=_positive, default=queries.TOP, metavar="N",
+                   help=f"rows per list (default {queries.TOP}; {queries.HIGH_ROWS} x N jobs "
+                        "with HIGH findings)")
+    _window(r)
     q = sub.add_parser("sql", help="run a DuckDB query over the store's tables")
     q.add_argument("query", metavar="QUERY")
     q.add_argument("--json", action="store_true", help="rows as a JSON list of objects")
@@ -182,6 +236,7 @@ def parser() -> ArgParser:
                    metavar="PCT", help="as iochar-diff --time-threshold")
     h.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when a run regressed")
+    _window(h)
     e = sub.add_parser("export", help="write the stored jobs' logs in another format")
     e.add_argument("--darshan", required=True, metavar="OUTDIR",
                    help="one Darshan log (format 3.41) per iochar job, read again from the "
@@ -190,8 +245,7 @@ def parser() -> ArgParser:
 
 
 COMMANDS = {"ingest": _cmd_ingest, "summary": _cmd_summary, "sql": _cmd_sql,
-            "history": _cmd_history,
-            "export": _cmd_export}
+            "history": _cmd_history, "report": _cmd_report, "export": _cmd_export}
 
 
 def main(argv=None) -> int:

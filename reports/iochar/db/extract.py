@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .. import advice
+from .. import advice, jobviews
 from .. import jobs as J
 from .. import schema as R
 from .. import summary as S
@@ -49,11 +49,20 @@ SUMMARY_FIELDS = [("job_id", pa.string()), ("module", pa.string()), ("files", pa
                   ("top_size", pa.int64()), ("small_ops", pa.int64()),
                   ("random_ops", pa.int64()), ("date", pa.string())]
 FINDING_FIELDS = [("job_id", pa.string()), ("id", pa.string()), ("severity", pa.string()),
-                  ("module", pa.string()), ("message", pa.string()), ("date", pa.string())]
+                  ("module", pa.string()), ("message", pa.string()), ("date", pa.string()),
+                  # the finding's cost as iochar-report --json gives it (advice[].cost):
+                  # seconds over all ranks, and that as a share of the run (run time x
+                  # nprocs); NULL when the finding has none (or in a store written before)
+                  ("cost_s", pa.float64()), ("cost_share", pa.float64())]
+# Bytes and files of each job per file system (the bottom layers, POSIX and STDIO)
+FS_FIELDS = [("job_id", pa.string()), ("mount_point", pa.string()), ("fs_type", pa.string()),
+             ("files", pa.int64()), ("reads", pa.int64()), ("writes", pa.int64()),
+             ("bytes_read", pa.int64()), ("bytes_written", pa.int64()), ("date", pa.string())]
 ERROR_FIELDS = [("log_path", pa.string()), ("hash", pa.string()), ("reason", pa.string()),
                 ("ingested_at", pa.float64())]
 SCHEMAS = {name: pa.schema(f) for name, f in (("jobs", JOB_FIELDS), ("summaries", SUMMARY_FIELDS),
-                                              ("findings", FINDING_FIELDS), ("errors", ERROR_FIELDS))}
+                                              ("findings", FINDING_FIELDS), ("errors", ERROR_FIELDS),
+                                              ("filesystems", FS_FIELDS))}
 
 
 def text_path(path: str) -> str:
@@ -140,6 +149,21 @@ def _module_row(job_id: str, m: str, s: dict, date: str) -> dict:
         "small_ops": int(small), "random_ops": int(rnd), "date": date}
 
 
+def _finding_row(job_id: str, a, date: str) -> dict:
+    cost = a.to_dict().get("cost") or {}  # as reported, not recomputed here
+    return {"job_id": job_id, "id": a.id, "severity": a.severity, "module": a.module,
+            "message": a.message, "date": date, "cost_s": _float(cost.get("seconds")),
+            "cost_share": _float(cost.get("run_share"))}
+
+
+def _float(v) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if np.isfinite(f) else None
+
+
 def _rank_log(job: dict) -> bool:
     """A per-rank log (the MPI reduction did not run): one of a set that is one job."""
     r = job.get("rank")
@@ -219,8 +243,9 @@ def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     recs = {m: df for m, df in d["records"].items() if MODULE_NAME.match(m) and len(df)}
     return {"hash": h, "job": row,
             "summaries": [_module_row(h, m, s, date) for m, s in mods.items()],
-            "findings": [{"job_id": h, "id": a.id, "severity": a.severity, "module": a.module,
-                          "message": a.message, "date": date} for a in found],
+            "findings": [_finding_row(h, a, date) for a in found],
+            "filesystems": [{"job_id": h, **r, "date": date}
+                            for r in jobviews.file_systems(d["records"], d["mounts"])],
             "records": recs}
 
 
@@ -265,6 +290,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
     seconds of CPU this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
     jobs, sums, finds, errs, recs, skipped, hashes = [], [], [], [], {}, 0, []
+    fss: list = []
     ranked: list = []
     dups = 0
     now, cpu = time.time(), time.process_time()
@@ -287,11 +313,13 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
         jobs.append(r["job"])
         sums += r["summaries"]
         finds += r["findings"]
+        fss += r["filesystems"]
         for m, df in r["records"].items():
             recs.setdefault(m, []).append((r["hash"], r["job"]["date"], df))
     modules = {m: merge_frames(frames) for m, frames in recs.items()}
     return {"jobs": _table(jobs, "jobs"), "summaries": _table(sums, "summaries"),
             "findings": _table(finds, "findings"), "errors": _table(errs, "errors"),
+            "filesystems": _table(fss, "filesystems"),
             "modules": modules, "hashes": hashes, "skipped": skipped,
             "duplicates": dups, "ranked": ranked, "cpu": time.process_time() - cpu,
             "proc": (os.getpid(), time.process_time())}

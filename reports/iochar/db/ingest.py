@@ -112,7 +112,7 @@ class _Batch:
     def take(self) -> dict:
         """The batch's tables, concatenated (Store.write's argument); empties it."""
         cat = {k: pa.concat_tables([p[k] for p in self.parts])
-               for k in ("jobs", "summaries", "findings", "errors")}
+               for k in ("jobs", "summaries", "findings", "filesystems", "errors")}
         mods: dict = {}
         for p in self.parts:
             for m, t in p["modules"].items():
@@ -129,7 +129,7 @@ def _drop(res: dict, hashes: list) -> dict:
     this run; extract.chunk already keeps one copy per chunk)."""
     bad = pa.array(sorted(set(hashes)))
     out = dict(res)
-    for k in ("jobs", "summaries", "findings"):
+    for k in ("jobs", "summaries", "findings", "filesystems"):
         out[k] = res[k].filter(pc.invert(pc.is_in(res[k]["job_id"], bad)))
     out["errors"] = res["errors"].filter(pc.invert(pc.is_in(res["errors"]["hash"], bad)))
     out["modules"] = {m: t.filter(pc.invert(pc.is_in(t["job_id"], bad)))

@@ -3,6 +3,7 @@
     DIR/jobs/month=YYYY-MM/part-*.parquet           one row per job (log)
     DIR/summaries/month=.../part-*.parquet          one row per job and module
     DIR/findings/month=.../part-*.parquet           the advice of each job
+    DIR/filesystems/month=.../part-*.parquet        bytes and files of each job per file system
     DIR/modules/<MODULE>/month=.../part-*.parquet   one row per record: the counters
     DIR/errors/part-*.parquet                       logs that could not be read
 
@@ -13,7 +14,9 @@ few hundred logs per program), and many small files cost more to query than they
 No server, no lock file: each ingest adds new part files (never rewrites one), and
 queries see every part file present when they start. Columns may differ between
 part files (counters of newer tool versions): queries take the union by name, and a
-column missing from a file reads as NULL there.
+column missing from a file reads as NULL there, and a column of the tool's own tables
+(extract.SCHEMAS) that no file has yet (a store written by an older version: findings
+without cost_s) reads as NULL everywhere; a table none of whose files exist is empty.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import pyarrow.parquet as pq
 
 from .extract import SCHEMAS
 
-DATED = ("jobs", "summaries", "findings")
+_SQL_TYPE = {pa.string(): "VARCHAR", pa.float64(): "DOUBLE", pa.int64(): "BIGINT"}
+DATED = ("jobs", "summaries", "findings", "filesystems")
 
 
 def _column_order(con, glob: str) -> list:
@@ -76,13 +80,15 @@ class Store:
                            row_group_size=1 << 20)
 
     def write(self, tables: dict) -> None:
-        """tables: {"jobs", "summaries", "findings", "errors": Arrow, "modules": {m: Arrow}}.
+        """tables: {"jobs", "summaries", "findings", "filesystems", "errors": Arrow,
+        "modules": {m: Arrow}}.
         Jobs are written last, so that an interrupted write leaves records of a job that
         the next ingest redoes rather than a job without its records."""
         for m, t in sorted(tables.get("modules", {}).items()):
             self._write(t, self.root / "modules" / m, True)
-        for name in ("summaries", "findings", "jobs"):
-            self._write(tables[name], self.root / name, True)
+        for name in ("summaries", "findings", "filesystems", "jobs"):
+            if name in tables:
+                self._write(tables[name], self.root / name, True)
         self._write(tables["errors"], self.root / "errors", False)
 
     # ---- reading -----------------------------------------------------------------
@@ -109,6 +115,11 @@ class Store:
                     first = ", ".join('"' + c.replace('"', '""') + '"'
                                       for c in _column_order(con, glob))
                     cols = f"{first}, * EXCLUDE ({first})"
+                else:  # columns added since the oldest files: NULL where no file has one
+                    have = {c for (c,) in con.execute(
+                        f"SELECT DISTINCT name FROM parquet_schema('{glob}')").fetchall()}
+                    cols += "".join(f", CAST(NULL AS {_SQL_TYPE[f.type]}) AS {f.name}"
+                                    for f in SCHEMAS[name] if f.name not in have)
                 con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM read_parquet('{glob}', "
                             f"hive_partitioning={str(dated).lower()}, union_by_name=true)")
             else:
