@@ -83,20 +83,22 @@ static int plain(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
 }
 
 /* A composite layout is described by one component that stores file data
- * on OSTs (not DOM, stale, parity or an extension placeholder): the
+ * on OSTs (not DOM, stale, parity or an extension placeholder).  When the
+ * bytes the job accessed are known ([0, hi), hi > 0: at a close), the
+ * instantiated one holding most of them: where the accesses fell.  Else the
  * instantiated one covering the highest extent, which holds the end of the
  * file's data, where appends and the large offsets of a big file land, and
  * in a progressive layout the widest striping the file has reached; else,
  * when none is instantiated yet, the lowest-starting one, where the first
  * bytes past any DOM part will go. Ties (mirrors) go to the first listed. */
-static int composite(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
+static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layout *out) {
   if (n < COMP_HEAD) return -1;
   size_t size = u32_at(p + 4), count = u16_at(p + 14), mirrors = (size_t)u16_at(p + 16) + 1;
   if (size > n || count == 0 || mirrors > count || size < COMP_HEAD + count * COMP_ENTRY) return -1;
   size_t end = COMP_HEAD + count * COMP_ENTRY; /* where the next layout may start */
-  iochar_lustre_layout best = {0, 0, 0, 0, -1, 0}, lo;
+  iochar_lustre_layout best = {0, 0, 0, 0, -1, 0}, lo, held = best;
   int found = 0, best_init = 0;
-  uint64_t best_start = 0;
+  uint64_t best_start = 0, most = 0; /* bytes of [0, hi) the `held` one holds */
   for (size_t i = 0; i < count; i++) {
     const uint8_t *e = p + COMP_HEAD + i * COMP_ENTRY;
     uint32_t flags = u32_at(e + 4);
@@ -111,6 +113,8 @@ static int composite(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
     if (objs % OST_ENTRY || (objs && (int64_t)(objs / OST_ENTRY) != lo.stripe_count)) return -1;
     if ((lo.pattern & PATTERN_MDT) || (flags & (FL_STALE | FL_EXTENSION | FL_PARITY))) continue;
     int init = (flags & FL_INIT) != 0;
+    uint64_t got = init && hi > start ? (hi < stop ? hi : stop) - start : 0;
+    if (got > most) held = lo, most = got; /* strictly more: mirrors tie to the first */
     if (!found || init > best_init ||
         (init == best_init && (init ? start > best_start : start < best_start))) {
       if (!init && (lo.stripe_count == 0 || lo.stripe_count >= COUNT_REQUEST))
@@ -118,18 +122,23 @@ static int composite(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
       best = lo, best_init = init, best_start = start, found = 1;
     }
   }
+  if (most) best = held;
   best.components = (int64_t)count;
   *out = best;
   return 0;
 }
 
-int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
+int iochar_lustre_parse_for(const void *buf, size_t n, uint64_t hi, iochar_lustre_layout *out) {
   const uint8_t *p = buf;
   iochar_lustre_layout lo = {0};
   if (!p || n < 4) return -1;
-  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, &lo) : plain(p, n, &lo)) return -1;
+  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo) : plain(p, n, &lo)) return -1;
   *out = lo;
   return 0;
+}
+
+int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
+  return iochar_lustre_parse_for(buf, n, 0, out);
 }
 
 /* The attribute's largest size worth a mapping (a 2,000-stripe layout is
@@ -137,9 +146,13 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
 #define LOV_MAX (1 << 20)
 
 int iochar_lustre_read(int fd, iochar_lustre_layout *out) {
+  return iochar_lustre_read_for(fd, 0, out);
+}
+
+int iochar_lustre_read_for(int fd, uint64_t hi, iochar_lustre_layout *out) {
   uint8_t lov[4096];
   ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
-  if (n > 0) return iochar_lustre_parse(lov, (size_t)n, out);
+  if (n > 0) return iochar_lustre_parse_for(lov, (size_t)n, hi, out);
   if (n == 0 || errno != ERANGE) return -1;
   /* Larger than the stack buffer: ask its size, then read it whole (it
    * may grow meanwhile: one more try). */
@@ -150,7 +163,7 @@ int iochar_lustre_read(int fd, iochar_lustre_layout *out) {
     void *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (big == MAP_FAILED) return -1;
     n = fgetxattr(fd, "lustre.lov", big, len);
-    int rc = n > 0 ? iochar_lustre_parse(big, (size_t)n, out) : -1;
+    int rc = n > 0 ? iochar_lustre_parse_for(big, (size_t)n, hi, out) : -1;
     int again = n < 0 && errno == ERANGE;
     munmap(big, len);
     if (!again) return rc;

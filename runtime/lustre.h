@@ -23,12 +23,17 @@ typedef struct iochar_lustre_layout {
  * composite layout, or bytes that contradict themselves or n). Reads nothing
  * past buf + n. Little-endian (x86-64, aarch64). */
 int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out);
+/* The same, a composite described by the instantiated component holding most
+ * of the bytes [0, hi) when hi > 0 and one holds any (the accessed extent). */
+int iochar_lustre_parse_for(const void *buf, size_t n, uint64_t hi, iochar_lustre_layout *out);
 
 /* The layout of the open file fd (its `lustre.lov` attribute): 0 and *out
  * filled, or -1.  Layouts past 4 KiB (~150 stripes or more, or many PFL
  * components) are read into a mapping of their size: no malloc, for the open
  * wrappers may run in an application's signal handler. */
 int iochar_lustre_read(int fd, iochar_lustre_layout *out);
+/* iochar_lustre_read choosing by the accessed extent [0, hi) (parse_for). */
+int iochar_lustre_read_for(int fd, uint64_t hi, iochar_lustre_layout *out);
 
 /* The fs type of the mount holding abs (longest matching mount point). */
 const char *iochar_fs_type(const char *abs);

@@ -99,7 +99,40 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
   AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
   AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
 #undef AT
+  /* a composite: which component the accesses fall in is known at a close */
+  if (lo.components > 1) r->flags |= IOCHAR_REC_RELAYOUT, w->flags |= IOCHAR_REC_RELAYOUT;
   iochar_spin_unlock(&r->lock);
+}
+
+/* Before a close of a file with a composite Lustre layout (IOCHAR_REC_RELAYOUT):
+ * the layout again, described by the component holding most of the bytes read
+ * or written so far ([0, MAX_BYTE + 1): iochar_lustre_parse_for), where the
+ * stripe advice must look; the first open saw where the first bytes go.  The
+ * descriptor is still open; errno is the application's again after. */
+static __attribute__((noinline)) void record_relayout(int fd, iochar_record *r) {
+  int saved = errno;
+  iochar_spin_lock(&r->lock);
+  iochar_record *w = iochar_record_now(r);
+  int64_t hi = 0;
+  if (!(w->flags & IOCHAR_REC_META)) { /* an entry has read and written nothing */
+    hi = w->c[POSIX_MAX_BYTE_READ] > w->c[POSIX_MAX_BYTE_WRITTEN] ? w->c[POSIX_MAX_BYTE_READ]
+                                                                  : w->c[POSIX_MAX_BYTE_WRITTEN];
+    hi = hi >= 0 ? hi + 1 : 0;
+  }
+  iochar_spin_unlock(&r->lock);
+  iochar_lustre_layout lo;
+  if (hi > 0 && iochar_lustre_read_for(fd, (uint64_t)hi, &lo) == 0 && lo.version) {
+    iochar_spin_lock(&r->lock);
+    w = iochar_record_now(r);
+    if (!(w->flags & IOCHAR_REC_META)) {
+      w->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
+      w->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
+      w->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+      w->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
+    }
+    iochar_spin_unlock(&r->lock);
+  }
+  errno = saved;
 }
 
 /* record_open on a metadata-only entry (core.h): the same counts in its
@@ -259,6 +292,11 @@ IOCHAR_WRAP(int, close, (int fd)) {
   if (!d || (__builtin_expect(iochar_in_tool, 0) && !iochar_active())) {
     if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
+  }
+  if (__builtin_expect(d->rec->flags & IOCHAR_REC_RELAYOUT, 0)) {
+    iochar_in_tool++;
+    record_relayout(fd, d->rec);
+    iochar_in_tool--;
   }
   double t0 = iochar_now();
   int ret = IOCHAR_REAL(close)(fd);

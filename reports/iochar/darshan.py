@@ -50,6 +50,25 @@ _OPS = [(re.compile(r"_F_.*_START_TIMESTAMP$"), "TS_START"),
 # Integer counters whose negative values are values: a record id (a 64-bit hash).
 _SIGNED = re.compile(r"_RENAMED_FROM$")
 LUSTRE_COLUMNS = ("LUSTRE_STRIPE_SIZE", "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS")
+# Darshan 3.4's per-component counters (LUSTRE_COMP_*), in the order PyDarshan gives them;
+# LUSTRE_COMPS lists them per component as text (docs/log-format.md)
+COMP_COUNTERS = ("LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT",
+                 "LUSTRE_COMP_STRIPE_PATTERN", "LUSTRE_COMP_FLAGS", "LUSTRE_COMP_EXT_START",
+                 "LUSTRE_COMP_EXT_END", "LUSTRE_COMP_MIRROR_ID")
+
+
+def _components(comps: list, names: list | None) -> str:
+    """Every component as "start:end:size:count:flags:mirror:pattern", ";" between
+    (end -1: to the end of the file; a value the record lacks -1); "" with none."""
+    out = []
+    for c in comps:
+        v = np.asarray(c.get("counters", []), dtype=np.int64)
+        by = dict(zip(names or COMP_COUNTERS, v.tolist()))
+        out.append(":".join(str(int(by.get(k, -1))) for k in (
+            "LUSTRE_COMP_EXT_START", "LUSTRE_COMP_EXT_END", "LUSTRE_COMP_STRIPE_SIZE",
+            "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_COMP_FLAGS", "LUSTRE_COMP_MIRROR_ID",
+            "LUSTRE_COMP_STRIPE_PATTERN")))
+    return ";".join(out)
 
 
 def op_of(name: str) -> int:
@@ -116,11 +135,12 @@ def unknown_as_nan(body: pd.DataFrame) -> pd.DataFrame:
     return body.assign(**out) if out else body
 
 
-def _lustre(recs: list, names: dict) -> pd.DataFrame:
+def _lustre(recs: list, names: dict, comp_names: list | None = None) -> pd.DataFrame:
     """One row per (rank, file): the first layout component's stripe size and count,
-    the number of components and of distinct OSTs, and those OSTs' indices as text
-    ("11,40,3", in layout order: the advice times each OST by the files it holds);
-    unknown values (-1) are NaN."""
+    the number of components and of distinct OSTs, those OSTs' indices as text
+    ("11,40,3", in layout order: the advice times each OST by the files it holds), and
+    every component's extent and layout (LUSTRE_COMPS, _components); unknown values
+    (-1) are NaN."""
     rows = []
     for r in recs:
         comps = r.get("components") or []
@@ -129,9 +149,10 @@ def _lustre(recs: list, names: dict) -> pd.DataFrame:
         rows.append((int(r["rank"]), int(r["id"]), names.get(int(r["id"]), "<UNKNOWN>"),
                      float(first[0]) if first[0] >= 0 else np.nan,
                      float(first[1]) if first[1] >= 0 else np.nan, len(comps), len(set(ids)),
-                     ",".join(str(o) for o in dict.fromkeys(ids))))
+                     ",".join(str(o) for o in dict.fromkeys(ids)),
+                     _components(comps, comp_names)))
     df = pd.DataFrame(rows, columns=["rank", "record_id", "path", *LUSTRE_COLUMNS,
-                                     "LUSTRE_OST_IDS"])
+                                     "LUSTRE_OST_IDS", "LUSTRE_COMPS"])
     df["record_id"] = df["record_id"].astype(np.uint64)
     return df
 
@@ -318,7 +339,11 @@ def _records(be, log, path) -> dict:
                     break
                 recs.append(rec)
             if recs:
-                out["LUSTRE"] = _lustre(recs, names)
+                try:  # the component counters' names, as this PyDarshan reads them
+                    comp_names = be.counter_names("LUSTRE_COMP")
+                except Exception:  # an older PyDarshan: Darshan 3.4's order
+                    comp_names = None
+                out["LUSTRE"] = _lustre(recs, names, comp_names)
     except LogError:
         raise
     except Exception as e:

@@ -84,13 +84,23 @@ def unknown_rows(modules: dict) -> list:
 
 def cost_note(cost: dict) -> str:
     """' (12.3 s over all ranks, 4% of the run)': what a finding costs, in the run's
-    terms (its share of the I/O time, or of the bytes, when the run time is unknown)."""
+    terms (its share of the I/O time, or of the bytes, when the run time is unknown).
+    A cost model's estimate says what it rests on: "about 40 s: 28 to 55 s" when fitted,
+    "up to 12 min" when the log supports only bounds (advice/cost.py)."""
     if "run_share" in cost:
         share = _share(cost["run_share"]) if cost["run_share"] or not cost["seconds"] \
             else "<0.001%"
+        if cost.get("fitted") == 0:
+            return (f" (up to {S.human_time(cost['seconds'])} over all ranks, up to {share} "
+                    "of the run)")
+        if cost.get("fitted") and cost.get("high_s", 0) > cost.get("low_s", 0):
+            return (f" (about {S.human_time(cost['seconds'])}: "
+                    f"{S.human_time(cost['low_s'])} to {S.human_time(cost['high_s'])} over "
+                    f"all ranks, {share} of the run)")
         return f" ({S.human_time(cost['seconds'])} over all ranks, {share} of the run)"
     if "io_time_share" in cost:
-        return f" ({_share(cost['io_time_share'])} of I/O time)"
+        return f" ({'up to ' if cost.get('fitted') == 0 else ''}" \
+               f"{_share(cost['io_time_share'])} of I/O time)"
     if "bytes_share" in cost:
         return f" ({_share(cost['bytes_share'])} of bytes)"
     return ""

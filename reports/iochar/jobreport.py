@@ -37,8 +37,10 @@ def build(data: dict, cfg: dict | None = None) -> dict:
     files: dict = {}  # per-file frames the summary builds, reused by the advice
     rep = S.summarize(data["job"], data["records"], data.get("ranks"), data.get("schemas"),
                       files=files)
+    observed = data.get("observed")  # its trace times each access: the cost model's fit
     ctx = advice.Context(rep["job"], data["records"], data.get("ranks"), rep,
-                         mounts=data.get("mounts"), files=files)
+                         mounts=data.get("mounts"), files=files,
+                         trace=getattr(observed, "trace", None))
     rep["advice"] = [a.to_dict() for a in advice.evaluate(ctx, cfg)]
     callsites.annotate(rep, data.get("observed"))
     cut = data.get("truncated") or set()

@@ -74,6 +74,10 @@ CORPUS = {
     "hdf5-independent-strided": ("h5", "indep", True, [("strided-shared", 1, HIGH)]),
     "hdf5-tiny-chunks": ("py", H5_TINY_CHUNKS, True, [("hdf5-chunking", 1, HIGH)]),
     "netcdf-record-variables": ("py", NC_RECORDS, True, [("netcdf-record-vars", 1, HIGH)]),
+    "mpiio-two-phase-holes": ("mpi", "twophase", True, [("data-sieving", 1, HIGH)]),
+    "mpiio-sieving-cb-disabled": ("mpi", "sievecoll", True, [("data-sieving", 1, HIGH)]),
+    "posix-small-appends": ("mpi", "appends", True, [("small-io", 1, HIGH)]),
+    "hdf5-independent-metadata": ("h5", "meta", True, [("no-collective", 1, HIGH)]),
     # ---- good workloads: no WARN-or-worse finding
     "mpiio-collective-aligned": ("mpi", "good", False, []),
     "posix-file-per-process": ("mpi", "fpp", False, []),
@@ -81,3 +85,33 @@ CORPUS = {
     "h5py-slabs": ("py", H5_GOOD, False, []),
     "netcdf4-slabs": ("py", NC_GOOD, False, []),
 }
+
+# The mechanism the first finding must name (text in its message), the call its remedy
+# must name, and a call it must not: (message text, remedy call, wrong call)
+MECHANISM = {
+    "mpiio-data-sieving": ("ROMIO data sieving", "MPI_File_write_all", None),
+    "mpiio-sieving-cb-disabled": ("ROMIO data sieving", "romio_cb_write=enable", None),
+    "mpiio-two-phase-holes": ("ROMIO two-phase", "MPI_File_write_all", "romio_ds_write"),
+    "posix-small-appends": ("most common size 256 B", "buffer in memory", "pad headers"),
+    "hdf5-independent-metadata": ("HDF5's independent metadata reads",
+                                  "H5Pset_all_coll_metadata_ops", "H5Pset_alignment"),
+}
+
+# A short data pipeline (about 1 s): CSV in, Parquet out, read back by pandas and pyarrow
+# (each reader opens and stats the file again), a small result written. Nothing in it is
+# worth the user's time: no WARN or HIGH on a quiet machine or beside a CPU-bound load.
+PIPELINE = """
+import numpy as np, pandas as pd, pyarrow.parquet as pq
+rng = np.random.default_rng(7)
+df = pd.DataFrame({"id": np.arange(20000), "x": rng.random(20000),
+                   "g": rng.integers(0, 50, 20000)})
+df.to_csv("raw.csv", index=False)
+pd.read_csv("raw.csv").to_parquet("clean.parquet", row_group_size=5000)
+for _ in range(3):
+    t = pq.read_table("clean.parquet", columns=["g", "x"])
+f = pq.ParquetFile("clean.parquet")
+parts = [f.read_row_group(i) for i in range(f.num_row_groups)]
+agg = pd.read_parquet("clean.parquet").groupby("g")["x"].mean().reset_index()
+agg.to_parquet("result.parquet")
+pd.read_parquet("result.parquet")
+"""

@@ -8,6 +8,14 @@
  *   nocb       romio_cb_write=disable, 40 x MPI_File_write_at_all of 4 KiB, interleaved
  *   sieve      MPI-IO: a strided file view (4 KiB pieces, 4 ranks apart) and 8
  *              independent MPI_File_write of 64 pieces: ROMIO data sieving
+ *   twophase   MPI-IO: a file of 16 MiB (MPI_File_set_size), the sieve view with every
+ *              other slot left empty, 8 collective MPI_File_write_all: two-phase reads
+ *              each file domain back on the aggregators to fill its holes
+ *   sievecoll  the sieve pattern with collective MPI_File_write_all calls and
+ *              romio_cb_write=disable: every rank sieves on its own
+ *   appends    file per process: a text log written 256 bytes per write(), 20000 times
+ *   mixed      file per process: a 256 MiB sparse file read whole in 64 aligned 4 MiB
+ *              reads, and 500 x (rank + 1) reads of 100 bytes at misaligned offsets
  *   misaligned file per process: 1280 x 200 KiB writes after a 100-byte header
  *   meta       file per process: 40 small files, then 30 x (stat, open, close) of each
  *   random     file per process: a 64 MiB sparse file, 3000 pread of 4 KiB at random
@@ -92,6 +100,60 @@ static void sieve(void) {
   CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
   MPI_Type_free(&view);
   MPI_Type_free(&piece);
+}
+
+static void twophase(void) {
+  MPI_Datatype piece, view;
+  MPI_Type_contiguous(4 * KiB, MPI_BYTE, &piece);
+  MPI_Type_vector(64, 1, 2 * size, piece, &view); /* every other slot: holes */
+  MPI_Type_commit(&view);
+  MPI_File fh = mpi_open("twophase.dat", MPI_INFO_NULL);
+  /* the extent exists (as a restart file would): two-phase reads what it does not cover */
+  CHECK(MPI_File_set_size(fh, (MPI_Offset)8 * 64 * 2 * size * 4 * KiB) == MPI_SUCCESS);
+  CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * 4 * KiB, MPI_BYTE, view, "native",
+                          MPI_INFO_NULL) == MPI_SUCCESS);
+  for (int i = 0; i < 8; i++)
+    CHECK(MPI_File_write_all(fh, buf, 64 * 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
+  MPI_Type_free(&view);
+  MPI_Type_free(&piece);
+}
+
+static void sievecoll(void) {
+  MPI_Datatype piece, view;
+  MPI_Info info;
+  MPI_Type_contiguous(4 * KiB, MPI_BYTE, &piece);
+  MPI_Type_vector(64, 1, size, piece, &view);
+  MPI_Type_commit(&view);
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "romio_cb_write", "disable");
+  MPI_File fh = mpi_open("sievecoll.dat", info);
+  MPI_Info_free(&info);
+  CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * 4 * KiB, MPI_BYTE, view, "native",
+                          MPI_INFO_NULL) == MPI_SUCCESS);
+  for (int i = 0; i < 8; i++)
+    CHECK(MPI_File_write_all(fh, buf, 64 * 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
+  MPI_Type_free(&view);
+  MPI_Type_free(&piece);
+}
+
+static void appends(void) {
+  int fd = own_file("appends.log", O_CREAT | O_WRONLY | O_TRUNC | O_APPEND);
+  char line[256];
+  memset(line, 'x', sizeof line);
+  line[sizeof line - 1] = '\n';
+  for (int i = 0; i < 20000; i++) CHECK(write(fd, line, sizeof line) == (ssize_t)sizeof line);
+  CHECK(close(fd) == 0);
+}
+
+static void mixed(void) {
+  int fd = own_file("mixed.dat", O_CREAT | O_RDWR | O_TRUNC);
+  CHECK(ftruncate(fd, 256 * MiB) == 0);
+  for (int i = 0; i < 64; i++) CHECK(pread(fd, buf, 4 * MiB, (off_t)i * 4 * MiB) == 4 * MiB);
+  for (int i = 0; i < 500 * (rank + 1); i++)
+    CHECK(pread(fd, buf, 100, (off_t)i * 4 * KiB + 7) == 100);
+  CHECK(close(fd) == 0);
 }
 
 static void misaligned(void) {
@@ -200,7 +262,8 @@ int main(int argc, char **argv) {
                {"sieve", sieve},     {"misaligned", misaligned}, {"meta", meta},
                {"random", random_},  {"imbalance", imbalance},   {"reread", reread},
                {"fsync", fsync_},    {"stdio", stdio_},          {"good", good},
-               {"fpp", fpp}};
+               {"fpp", fpp},         {"twophase", twophase},     {"appends", appends},
+               {"mixed", mixed},     {"sievecoll", sievecoll}};
   const char *mode = argc > 1 ? argv[1] : "";
   size_t i = 0, n = sizeof modes / sizeof modes[0];
   while (i < n && strcmp(mode, modes[i].name)) i++;

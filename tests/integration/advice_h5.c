@@ -6,7 +6,11 @@
  *          with one collective H5Dwrite (H5FD_MPIO_COLLECTIVE) and reads it back
  *   fill   a chunked dataset (1 MiB chunks) created with the default fill value
  *          (parallel HDF5 allocates early and writes the fill at creation), then
- *          every rank writes its 4 MiB slab collectively: the data written twice */
+ *          every rank writes its 4 MiB slab collectively: the data written twice
+ *   meta   rank 0 writes a file of 400 small datasets (one attribute each); then every
+ *          rank opens it through the MPI-IO driver with default (independent) metadata
+ *          and opens each dataset and reads its attribute: each rank reads the object
+ *          headers itself, hundreds of reads of a few hundred bytes */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -22,6 +26,51 @@
 
 static double data[SLAB];
 
+#define NSETS 400
+
+static void meta(int rank) {
+  char name[32];
+  if (rank == 0) {
+    hid_t f = H5Fcreate("meta.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(f);
+    hsize_t one = 4;
+    hid_t sp = H5Screate_simple(1, &one, NULL);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    for (int i = 0; i < NSETS; i++) {
+      snprintf(name, sizeof name, "set%03d", i);
+      hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      CHECK(d);
+      CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+      hid_t a = H5Acreate2(d, "units", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
+      CHECK(a);
+      CHECK(H5Awrite(a, H5T_NATIVE_INT, &i));
+      CHECK(H5Aclose(a));
+      CHECK(H5Dclose(d));
+    }
+    CHECK(H5Sclose(scalar));
+    CHECK(H5Sclose(sp));
+    CHECK(H5Fclose(f));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+  hid_t f = H5Fopen("meta.h5", H5F_ACC_RDONLY, fapl);
+  CHECK(f);
+  for (int i = 0; i < NSETS; i++) {
+    snprintf(name, sizeof name, "set%03d", i);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    CHECK(d);
+    hid_t a = H5Aopen(d, "units", H5P_DEFAULT);
+    int v;
+    CHECK(a);
+    CHECK(H5Aread(a, H5T_NATIVE_INT, &v));
+    CHECK(H5Aclose(a));
+    CHECK(H5Dclose(d));
+  }
+  CHECK(H5Fclose(f));
+  CHECK(H5Pclose(fapl));
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -30,6 +79,11 @@ int main(int argc, char **argv) {
   int fill = argc > 1 && !strcmp(argv[1], "fill");
   int coll = fill || (argc > 1 && !strcmp(argv[1], "coll"));
   for (int i = 0; i < SLAB; i++) data[i] = rank + i;
+  if (argc > 1 && !strcmp(argv[1], "meta")) {
+    meta(rank);
+    MPI_Finalize();
+    return 0;
+  }
 
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));

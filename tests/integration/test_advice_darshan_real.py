@@ -53,7 +53,7 @@ JUDGED = {
     "imbalanced_io__imbalanced-io.darshan": ("lustre", ("high",), "lfs setstripe -c 32"),
     "skew_io__skew-app.darshan": ("lustre", ALARM, "striping_factor=16"),
     "wheel__sample-badost.darshan": ("lustre", ("high",), "OST 14"),
-    "wheel__example.darshan": ("misaligned", ("high",), "H5Pset_alignment"),
+    "wheel__example.darshan": ("misaligned", ("warn",), "H5Pset_alignment"),
     "wheel__shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158.darshan":
         ("data-sieving", ("high",), "H5Pset_dxpl_mpio"),
     "partial_data_dxt__partial_data_dxt.darshan": ("small-io", ALARM, "MPI_File_read"),

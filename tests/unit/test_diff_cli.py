@@ -41,14 +41,15 @@ def test_much_more_time_is_a_regression(tmp_path, capsys):
 
 
 def test_smaller_accesses_more_ops_is_a_regression(tmp_path, capsys):
-    # 100 s of writing on one rank of a 4 x 100 s run: small-io costs a quarter of it
+    # 100 s of writing on one rank of a 4 x 100 s run: small-io costs up to a quarter of
+    # it (one access size in the log: bounded, not fitted, so WARN: docs/advice.md)
     b, n = logs(tmp_path, posix(1000, 4 * MiB, time=100.0),
                 posix(1_024_000, 4096, bin_="1K_10K", time=100.0))
     assert diff.main([b, n, "--json"]) == 1
     res = json.loads(capsys.readouterr().out)
     bad = {r["metric"] for r in res["rows"] if r["verdict"] == "REGRESSION"}
     assert {"read+write ops", "mean access size", "most common access size"} <= bad
-    assert any(a["id"] == "small-io" and a["severity"] == "high"
+    assert any(a["id"] == "small-io" and a["severity"] == "warn"
                for a in res["advice_appeared"])
 
 

@@ -267,6 +267,57 @@ static void composite_tests(void) {
 #undef BAD
 }
 
+/* The component the accesses fell in: of the instantiated OST components, the
+ * one holding most of the accessed bytes [0, hi); hi 0 (not known), or no such
+ * component holding any of them, keeps the choice at open. */
+static void extent_tests(void) {
+  unsigned char b[4096];
+  iochar_lustre_layout lo;
+  const unsigned o1[] = {3}, o4[] = {5, 9, 2, 11}, o2[] = {0, 1}, o8[] = {20, 21, 22, 23};
+  comp pfl[] = {{1, INIT, 0, MiB, 0, 1, MiB, 1, 1, o1},
+                {2, INIT, MiB, 1024ull * MiB, 0, 1, 4 * MiB, 4, 4, o4},
+                {3, INIT, 1024ull * MiB, EOF_, 0, 1, 16 * MiB, 4, 4, o8}};
+  size_t n = build_comp(b, pfl, 3, 1);
+  EXPECT(iochar_lustre_parse_for(b, n, 512 << 10, &lo), 0); /* within the first MiB */
+  LAYOUT(lo, 1, MiB, 1, 3, 3);
+  EXPECT(iochar_lustre_parse_for(b, n, MiB, &lo), 0); /* exactly the first component */
+  LAYOUT(lo, 1, MiB, 1, 3, 3);
+  EXPECT(iochar_lustre_parse_for(b, n, 2 * MiB, &lo), 0); /* 1 MiB each: the first listed */
+  LAYOUT(lo, 1, MiB, 1, 3, 3);
+  EXPECT(iochar_lustre_parse_for(b, n, 512ull * MiB, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+  EXPECT(iochar_lustre_parse_for(b, n, 8192ull * MiB, &lo), 0); /* 7 of 8 GiB in the last */
+  LAYOUT(lo, 1, 16 * MiB, 4, 20, 3);
+  EXPECT(iochar_lustre_parse_for(b, n, 0, &lo), 0); /* unknown: the highest instantiated */
+  LAYOUT(lo, 1, 16 * MiB, 4, 20, 3);
+  /* the last not instantiated: of the bytes the others hold, the second has most */
+  pfl[2].flags = 0, pfl[2].nost = 0;
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(iochar_lustre_parse_for(b, n, 8192ull * MiB, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3);
+  /* Data-on-MDT: bytes within the MDT part are on no OST component: the open's
+   * choice stands */
+  comp dom[] = {{1, INIT, 0, 65536, 0, MDT, 65536, 0, 0, NULL},
+                {2, INIT, 65536, EOF_, 0, 1, MiB, 4, 4, o4}};
+  n = build_comp(b, dom, 2, 1);
+  EXPECT(iochar_lustre_parse_for(b, n, 32768, &lo), 0);
+  LAYOUT(lo, 1, MiB, 4, 5, 2);
+  /* mirrors of the same bytes: the first listed, unless stale */
+  comp flr[] = {{0x10001, INIT, 0, EOF_, 0, 1, MiB, 2, 2, o2},
+                {0x20002, INIT, 0, EOF_, 0, 1, 2 * MiB, 4, 4, o8}};
+  n = build_comp(b, flr, 2, 2);
+  EXPECT(iochar_lustre_parse_for(b, n, 64ull * MiB, &lo), 0);
+  LAYOUT(lo, 1, MiB, 2, 0, 2);
+  flr[0].flags = INIT | STALE;
+  n = build_comp(b, flr, 2, 2);
+  EXPECT(iochar_lustre_parse_for(b, n, 64ull * MiB, &lo), 0);
+  LAYOUT(lo, 1, 2 * MiB, 4, 20, 2);
+  /* a plain layout is itself whatever the extent */
+  n = build(b, 0, 4 * MiB, 2, 2, o2);
+  EXPECT(iochar_lustre_parse_for(b, n, 8192ull * MiB, &lo), 0);
+  LAYOUT(lo, 1, 4 * MiB, 2, 0, 1);
+}
+
 /* The attribute iochar_lustre_read sees (this fgetxattr, defined in the
  * test program, is the one lustre.c's call binds to): a layout of `wide`
  * bytes, which grows once by 24 bytes (a stripe) after the size query when
@@ -354,6 +405,7 @@ int main(void) {
   EXPECT(iochar_lustre_parse(b, n, &lo), -1);
   EXPECT(iochar_lustre_parse(b, 3, &lo), -1);
   composite_tests();
+  extent_tests();
 
   /* longest matching mount point, whole components only */
   EXPECT(strcmp(iochar_fs_type("/lus/scratch/a"), "lustre"), 0);

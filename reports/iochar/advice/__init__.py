@@ -1,9 +1,10 @@
 """Tuning advice: one rule per file, thresholds in config.py, evaluated on plain data.
 
 evaluate() runs the rules, prices each finding by the share of the run's time across
-processes it explains (else of the job's I/O time or bytes), sets its severity from
-that cost, folds symptoms under the cause that explains them (same files), and ranks
-what is left: root causes first.
+processes it explains (else of the job's I/O time or bytes; the cost model of cost.py
+where a rule's accesses are a share of a module's), sets its severity from that cost,
+folds symptoms under the cause that explains them (same files; never a costlier or more
+severe one), and ranks what is left: the costliest first.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ FOLDS = {
     "file-per-process": {"small-io"},
     "redundant-reads": {"small-io", "random-access", "many-seeks"},
     "random-access": {"small-io", "many-seeks"},
-    "misaligned": {"small-io"},
+    "misaligned": {"small-io"},  # (or the other way: explains())
     "fsync-storm": {"small-io", "metadata-heavy"},
     "rank-imbalance": set(),
     # per (cause, layer judged), over the cause's entry: at MPI-IO, small requests are
@@ -84,14 +85,23 @@ def price(a: Advice, ctx: Context, sev: dict) -> None:
     it takes `short_share` of the run and `short_seconds` a rank. A finding priced in
     bytes (re-reads, uneven ranks: a local page cache hides what a shared file system
     charges) is priced by its seconds when its files are on a shared file system.
+    A finding with a cost model estimate (cost.estimate) is priced by the model's value;
+    when the log supports only bounds, by the upper bound, but no more than WARN unless
+    the lower bound itself reaches HIGH: "up to" is worth a look, not proven.
     Without a run time, the share of the job's I/O time (or bytes) stands in."""
     share = None
+    est = a.estimate
     secs = a.seconds
+    if est is not None:
+        secs = est.seconds if est.seconds is not None else est.high
     if a.nbytes is not None and not (secs is not None and ctx.on_shared_fs(a.paths)):
         secs = None
+    cap = None
     if secs is not None:
         secs = max(float(secs), 0.0)
         a.cost = {"seconds": secs}
+        if est is not None:
+            a.cost.update(est.to_cost())
         if ctx.io_time > 0:
             a.cost.update(io_time_s=ctx.io_time, io_time_share=min(secs / ctx.io_time, 1.0))
         run = ctx.run_time * ctx.nprocs
@@ -104,12 +114,17 @@ def price(a: Advice, ctx: Context, sev: dict) -> None:
                 share = min(share, sev["info_below"] / 2)  # a test-sized job: INFO
         elif ctx.io_time > 0:
             share = a.cost["io_time_share"]
+        if est is not None and est.seconds is None:
+            low = est.low / run if run > 0 else est.low / ctx.io_time if ctx.io_time else 0
+            cap = None if low >= sev["high"] else "warn"
     elif a.nbytes is not None and ctx.io_bytes > 0:
         share = min(a.nbytes / ctx.io_bytes, 1.0)
         a.cost = {"bytes": a.nbytes, "io_bytes": ctx.io_bytes, "bytes_share": share}
     if share is None:
         return
     by_cost = "high" if share >= sev["high"] else "warn" if share >= sev["warn"] else "info"
+    if cap is not None and RANK[by_cost] < RANK[cap]:
+        by_cost = cap
     if share >= sev["info_below"] and RANK[a.floor] < RANK[by_cost]:
         by_cost = a.floor
     if RANK[by_cost] > RANK[a.severity]:
@@ -128,23 +143,88 @@ def overlap(cause: Advice, symptom: Advice) -> bool:
     return not cause.paths and not symptom.paths
 
 
+def outranks(a: Advice, b: Advice) -> bool:
+    """a is more severe than b, or as severe and costlier."""
+    return (RANK[a.severity], -weight(a)) < (RANK[b.severity], -weight(b))
+
+
 def fold(found: list) -> list:
-    """Fold each symptom under the first (most costly) cause that explains it."""
-    order = sorted(found, key=lambda a: -weight(a))
+    """Fold each symptom under the first (most severe, then most costly) cause that
+    explains it. A symptom that would be more severe or costlier than its cause is the
+    parent instead: the cause is folded under it (nothing folded outranks its parent)."""
+    order = sorted(found, key=lambda a: (RANK[a.severity], -weight(a)))
     gone = set()
     for c in order:
         if id(c) in gone:
             continue
         for s in order:
-            if s is c or id(s) in gone or \
-                    s.id not in FOLDS.get((c.id, c.module), FOLDS.get(c.id, ())):
+            if s is c or id(s) in gone or not explains(c, s):
                 continue
             if overlap(c, s):
-                c.folded.append({"id": s.id, "severity": s.severity, "message": s.message})
-                c.folded += s.folded
-                c.paths |= s.paths
-                gone.add(id(s))
+                parent, child = (s, c) if outranks(s, c) else (c, s)
+                if child is c and ((c.id, s.id) in LIFTS or s.severity == c.severity and
+                                   weight(s) <= TIE * weight(c)):
+                    # fixing the cause removes the symptom (LIFTS), or they are as costly
+                    # within TIE: the cause stays the parent and carries the symptom's
+                    # cost and severity (its fix saves at least that)
+                    lift(c, s)
+                    parent, child = c, s
+                parent.folded.append(folded_entry(child))
+                parent.folded += child.folded
+                child.folded = []
+                parent.paths |= child.paths
+                gone.add(id(child))
+                if child is c:
+                    break  # c lives on under s: it folds nothing more
     return [a for a in found if id(a) not in gone]
+
+
+def explains(cause: Advice, symptom: Advice) -> bool:
+    """FOLDS, with turns by the evidence: accesses smaller than the block they miss
+    (256-byte appends) are misaligned because they are small; writing whole blocks fixes
+    both, so small-io is then the cause and the misalignment its symptom. Findings that
+    both name HDF5's independent metadata reads are one (the costlier lists the other)."""
+    small = bool((symptom if cause.id == "small-io" else cause).evidence.get(
+        "smaller_than_block"))
+    if cause.evidence.get("hdf5_metadata_reads") and \
+            symptom.evidence.get("hdf5_metadata_reads"):
+        return True  # one mechanism seen by two rules: listed once
+    if {cause.id, symptom.id} == {"small-io", "misaligned"}:
+        return small == (cause.id == "small-io")
+    return symptom.id in FOLDS.get((cause.id, cause.module), FOLDS.get(cause.id, ()))
+
+
+# (cause, symptom) pairs where the cause's remedy certainly removes the symptom: the
+# cause is the parent whatever the symptom costs, and carries that cost. Writing whole
+# blocks aligns them; collective calls over a file view merge the strided pieces (and are
+# the collective calls); sorting and reading larger regions makes the reads large; a
+# collective transfer (or no fill) ends the read-back and what it moves.
+LIFTS = {("small-io", "misaligned"), ("strided-shared", "no-collective"),
+         ("strided-shared", "small-io"), ("random-access", "small-io"),
+         *(("data-sieving", s) for s in ("small-io", "rw-switches", "layer-amplification",
+                                          "strided-shared", "no-collective",
+                                          "redundant-reads", "random-access"))}
+TIE = 1.01  # costs this close are one cost measured twice (a cause and its symptom)
+COSTS = ("seconds", "run_share", "io_time_share", "bytes_share", "rank_seconds", "low_s",
+         "high_s")
+
+
+def lift(cause: Advice, symptom: Advice) -> None:
+    """Raise the cause's cost and severity to its symptom's where those are larger."""
+    for k in COSTS:
+        if k in symptom.cost and symptom.cost[k] > cause.cost.get(k, 0.0):
+            cause.cost[k] = symptom.cost[k]
+    if RANK[symptom.severity] < RANK[cause.severity]:
+        cause.severity = symptom.severity
+
+
+def folded_entry(a: Advice) -> dict:
+    """A folded finding as its parent lists it: id, severity, message, and its cost."""
+    out = {"id": a.id, "severity": a.severity, "message": a.message}
+    for k in ("seconds", "run_share", "io_time_share", "bytes_share"):
+        if k in a.cost:
+            out[k] = a.cost[k]
+    return out
 
 
 def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:
@@ -157,7 +237,7 @@ def evaluate(ctx: Context, cfg: dict | None = None) -> list[Advice]:
     for a in found:
         price(a, ctx, cfg["severity"])
     kept = fold(found)
-    kept.sort(key=lambda a: (RANK[a.severity], a.id in SYMPTOMS, -weight(a)))
+    kept.sort(key=lambda a: (RANK[a.severity], -weight(a), a.id in SYMPTOMS))
     for i, a in enumerate(kept, 1):
         a.rank = i
     return kept

@@ -12,6 +12,8 @@ import pandas as pd
 
 from .. import summary as S
 from . import layers as L
+from . import pfl
+from .cost import Estimate, estimate
 
 SEVERITIES = ("high", "warn", "info")  # most severe first
 REGULAR = 8  # POSIX_FILE_TYPE of a regular file ((st_mode & S_IFMT) >> 12)
@@ -49,6 +51,7 @@ class Advice:
     folded: list = field(default_factory=list)  # symptoms explained by this cause
     paths: set = field(default_factory=set)  # every file involved (files: the worst 3)
     example: str = ""  # the remedy as code or a command: a C/Fortran/Python line, lfs...
+    estimate: Estimate | None = None  # the cost model's (cost.estimate): supersedes seconds
 
     def to_dict(self) -> dict:
         return {"id": self.id, "severity": self.severity, "rank": self.rank,
@@ -67,14 +70,17 @@ class Context:
 
     def __init__(self, job: dict, records: dict, ranks: dict | None = None,
                  summary: dict | None = None, mounts: pd.DataFrame | None = None,
-                 files: dict | None = None):
-        """files: per-file frames summary.summarize made of these records (its files=)."""
+                 files: dict | None = None, trace: pd.DataFrame | None = None):
+        """files: per-file frames summary.summarize made of these records (its files=);
+        trace: iochar's trace section (callsites.Observed.trace), when recorded."""
         self.job = S.job_block(job) if "run_time" not in job else job
         self.records = {m: df for m, df in records.items() if df is not None and len(df)}
         self.ranks = ranks or {}
         self.summary = summary or S.summarize(self.job, self.records, self.ranks)
         self.mounts = mounts if mounts is not None and len(mounts) else None
         self._files: dict = {m: f for m, f in (files or {}).items() if m in self.records}
+        self.trace = trace if trace is not None and len(trace) else None
+        self._fit_obs: dict = {}
 
     @property
     def nprocs(self) -> int:
@@ -132,6 +138,43 @@ class Context:
         df = self.frame(module)
         return set() if df is None or "path" not in df.columns else set(df["path"])
 
+
+    def fit_obs(self, module: str) -> tuple:
+        """((n, b, t) observations to fit latency and bandwidth on, timed): the trace's
+        accesses of this module when it has some (each its own length and duration),
+        else each judged row's reads and its writes (count, bytes, seconds)."""
+        if module in self._fit_obs:
+            return self._fit_obs[module]
+        out = None
+        tr = self.trace
+        if tr is not None:
+            mod = tr["module"].to_numpy()
+            op = tr["op"].to_numpy()
+            sel = (mod == module) & ((op == "read") | (op == "write"))
+            if sel.sum() >= 2:
+                length = tr["length"].to_numpy()[sel].astype(np.float64)
+                dur = (tr["end"].to_numpy() - tr["start"].to_numpy())[sel]
+                out = ((np.ones(len(length)), np.maximum(length, 0), dur), True)
+        if out is None:
+            df = self.frame(module)
+            if df is None or not len(df):
+                out = ((np.empty(0), np.empty(0), np.empty(0)), False)
+            else:
+                keep = (df["record_id"].to_numpy() != S.AGGREGATE_ID) & \
+                    self.regular_rows(module)
+                cols = [np.concatenate([S.concept(df, module, a)[keep],
+                                        S.concept(df, module, b)[keep]])
+                        for a, b in (("reads", "writes"), ("bytes_read", "bytes_written"),
+                                     ("time_read", "time_write"))]
+                out = (tuple(cols), False)
+        self._fit_obs[module] = out
+        return out
+
+    def estimate(self, module: str, scope: tuple, k: float, charged: tuple) -> Estimate:
+        """cost.estimate with latency and bandwidth fitted on this module's observations
+        (Context.fit_obs)."""
+        obs, timed = self.fit_obs(module)
+        return estimate(scope, k, charged, obs, timed)
 
     # ------------------------------------------------------------ attribution
 
@@ -394,15 +437,56 @@ class Context:
             return size
         return 0.0
 
+    @cached_property
+    def lustre_components(self) -> dict:
+        """record_id -> (stripe size, stripe count, start, end) of the composite layout's
+        component the file's accesses fell in (pfl.covering over [0, the highest byte
+        read or written]), for the LUSTRE frame's files that list their components."""
+        lu = self.frame("LUSTRE")
+        if lu is None or "LUSTRE_COMPS" not in lu.columns:
+            return {}
+        many = S.col(lu, "LUSTRE_COMPONENTS") > 1
+        if not many.any():  # plain layouts (most logs): the frame's stripe is the one
+            return {}
+        lu = S.rows(lu, many)
+        px = self.frame("POSIX")
+        hi: dict = {}
+        if px is not None and "POSIX_MAX_BYTE_READ" in px.columns:
+            top = np.maximum(S.col(px, "POSIX_MAX_BYTE_READ"),
+                             S.col(px, "POSIX_MAX_BYTE_WRITTEN"))
+            rid = S.column(px, "record_id")
+            want = np.isin(rid, S.column(lu, "record_id")) & (top >= 0)
+            for r, v in zip(rid[want].tolist(), top[want].tolist()):
+                if v + 1 > hi.get(r, 0):
+                    hi[r] = v + 1
+        out, parsed = {}, {}
+        for r, text in zip(S.column(lu, "record_id").tolist(), S.objects(lu, "LUSTRE_COMPS")):
+            if text not in parsed:  # files share a few layouts: each parsed once
+                parsed[text] = pfl.parse(text)
+            c = pfl.covering(parsed[text], hi.get(r, 0))
+            if c is not None:
+                out[r] = (float(c[2]), float(c[3]), float(c[0]), float(c[1]))
+        return out
+
     def stripe_unit(self, paths=()) -> float:
         """The stripe size of these files (any file if none given): the MPI-IO
-        striping_unit hint, else the Lustre layout: the LUSTRE frame of a Darshan log or
-        iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
+        striping_unit hint, else the Lustre layout: of a composite (PFL) layout the
+        component the accesses fell in (lustre_components), else the LUSTRE frame of a
+        Darshan log or iochar's POSIX_LUSTRE_STRIPE_SIZE; 0 if the log knows none."""
         for module, name in (("MPIIO", "MPIIO_HINT_STRIPING_UNIT"),
                              ("LUSTRE", "LUSTRE_STRIPE_SIZE"),
                              ("POSIX", "POSIX_LUSTRE_STRIPE_SIZE")):
             df = self.frame(module)
             if df is None or name not in df.columns:
+                continue
+            if module == "LUSTRE" and self.lustre_components:
+                rids = S.column(df, "record_id")
+                sel = df["path"].isin(set(paths)).to_numpy() if paths and \
+                    "path" in df.columns else np.ones(len(df), bool)
+                sizes = [self.lustre_components.get(r, (v,))[0] for r, v in
+                         zip(rids[sel].tolist(), S.col(df, name)[sel].tolist())]
+                if sizes and max(sizes) > 0:
+                    return float(max(sizes))
                 continue
             sel = df["path"].isin(set(paths)).to_numpy() if paths and "path" in df.columns \
                 else np.ones(len(df), bool)

@@ -56,10 +56,12 @@ DEFAULTS: dict[str, dict] = {
     # meta time dominating, or many opens/stats per byte
     # (shard_*: at least shard_min_files files of at most shard_file_size bytes, each
     # read whole at every open, and most of the files read: a data pipeline, told to
-    # pack them into shards or stage them node-locally)
+    # pack them into shards or stage them node-locally; library_seconds: a Python
+    # library's own metadata habit is INFO under this many seconds a rank, whatever
+    # share of a short run it takes)
     "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 0.05, "min_meta_ops": 2000,
                            "bytes_per_meta_op": 64 * KiB, "shard_min_files": 256,
-                           "shard_file_size": 4 * MiB},
+                           "shard_file_size": 4 * MiB, "library_seconds": 0.5},
     # one file (or more) per process at scale
     "file-per-process": {"enabled": True, "min_files": 1000, "min_nprocs": 2},
     # (slowest - fastest) / slowest rank time or bytes

@@ -26,10 +26,15 @@ def layouts(ctx: Context) -> pd.DataFrame | None:
         lu = lu.drop_duplicates("record_id")
         ids = lu["LUSTRE_OST_IDS"] if "LUSTRE_OST_IDS" in lu.columns else \
             pd.Series([""] * len(lu))
+        rid = S.column(lu, "record_id")
+        size = S.col(lu, "LUSTRE_STRIPE_SIZE").copy()
+        count = S.col(lu, "LUSTRE_STRIPE_COUNT").copy()
+        comp = ctx.lustre_components  # a composite's component the accesses fell in
+        for i, r in enumerate(rid.tolist()):
+            if r in comp:
+                size[i], count[i] = comp[r][0], comp[r][1]
         return pd.DataFrame({
-            "record_id": S.column(lu, "record_id"),
-            "stripe_size": S.col(lu, "LUSTRE_STRIPE_SIZE"),
-            "stripe_count": S.col(lu, "LUSTRE_STRIPE_COUNT"),
+            "record_id": rid, "stripe_size": size, "stripe_count": count,
             "osts": [tuple(int(o) for o in str(s).split(",") if o) for s in ids]})
     px = ctx.frame("POSIX")
     if px is None or "POSIX_LUSTRE_STRIPE_COUNT" not in px.columns:

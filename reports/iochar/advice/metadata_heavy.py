@@ -16,6 +16,44 @@ from .base import Advice, Context, num, pct
 
 ID = "metadata-heavy"
 
+# Data files a Python library opens and stats itself, by their suffix: the calls are the
+# library's habit (a reader that stats, opens, reads the footer, opens again...), and
+# the fix is at the library's level.
+LIBRARY_SUFFIX = {".parquet": "pyarrow", ".pq": "pyarrow", ".arrow": "pyarrow",
+                  ".feather": "pyarrow", ".ipc": "pyarrow", ".csv": "pandas", ".tsv": "pandas",
+                  ".json": "pandas", ".pkl": "pandas", ".pickle": "pandas", ".h5": "h5py",
+                  ".hdf5": "h5py", ".nc": "netCDF4", ".npy": "numpy", ".npz": "numpy"}
+LIBRARY_FIX = {
+    "pyarrow": ("pyarrow: open each file once and hand the open file to the reader "
+                "(pq.ParquetFile(f) and its read_row_group/read calls on it) instead of "
+                "passing the path to each call; a pyarrow.dataset scanned once reads the "
+                "footers once", "with open(path, \"rb\") as f:\n    t = pq.ParquetFile(f).read()"),
+    "pandas": ("pandas: open each file once and pass the file object to pd.read_*/to_* "
+               "(it opens and stats a path on every call); keep the frame instead of "
+               "reading the file again", "with open(path, \"rb\") as f:\n"
+               "    df = pd.read_parquet(f)"),
+    "h5py": ("h5py: keep one h5py.File open across the accesses instead of a `with "
+             "h5py.File(path)` per access", "f = h5py.File(path, \"r\")  # once, reused"),
+    "netCDF4": ("netCDF4: keep one netCDF4.Dataset open across the accesses",
+                "ds = netCDF4.Dataset(path)  # once, reused"),
+    "numpy": ("numpy: load each array once (np.load(path, mmap_mode=\"r\") keeps it mapped)",
+              "a = np.load(path, mmap_mode=\"r\")  # once"),
+}
+
+
+def library_of(ctx: Context, paths) -> str | None:
+    """The Python library whose habit these files' metadata calls are: the program is a
+    Python interpreter and most of the files carry that library's suffix."""
+    exe = str(ctx.job.get("exe") or "").rsplit("/", 1)[-1]
+    if not exe.startswith("python") or not paths:
+        return None
+    libs = [LIBRARY_SUFFIX.get("." + str(p).rsplit(".", 1)[-1].lower()) if "." in str(p)
+            else None for p in paths]
+    named = [x for x in libs if x]
+    if len(named) * 2 < len(libs):
+        return None
+    return max(set(named), key=named.count)
+
 
 def small_whole_files(df, module: str, opens: np.ndarray, cfg: dict):
     """(files read whole at every open and no larger than cfg["shard_file_size"], their
@@ -114,8 +152,19 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         if shards:
             example = ("with h5py.File(\"train.h5\", \"w\") as f: "
                        "f.create_dataset(\"x\", data=samples)  # once; then read f[\"x\"][i]")
+        paths = set(S.objects(df).tolist()) if "path" in df.columns else set()
+        lib = None if shards else library_of(ctx, paths)
+        ceiling = "high"
+        if lib:
+            # the library's habit: named as its own, with its fix; WARN or worse only
+            # when material (library_seconds a rank), not because a short run was slow
+            found[0] = f"{lib} (the library's own calls): " + found[0]
+            recs = [LIBRARY_FIX[lib][0]] + recs[1:]
+            example = LIBRARY_FIX[lib][1]
+            if meta / ctx.ranks_of(paths) < cfg["library_seconds"]:
+                ceiling = "info"
         out.append(Advice(
-            ID, "high", f"{module}: " + "; ".join(found), "; ".join(recs),
+            ID, ceiling, f"{module}: " + "; ".join(found), "; ".join(recs),
             {f"{module}_F_META_TIME": meta, f"{module}_F_READ_TIME": rd,
              f"{module}_F_WRITE_TIME": wr, f"{module}_OPENS": opens,
              "repeated_opens": again,
@@ -123,6 +172,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
              "files": files, "nprocs": ctx.nprocs,
              **({"small_files_read_whole": shards[0], "median_file_size": shards[1],
                  "reads_per_file": shards[2]} if shards else {})},
-            module, seconds=meta, paths=set(S.objects(df).tolist()) if "path" in df.columns
-            else set(), example=example))
+            module, seconds=meta, paths=paths, example=example))
     return out

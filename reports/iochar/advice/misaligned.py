@@ -8,9 +8,11 @@ import numpy as np
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, least, num, pct
-from .remedy import direction
+from .remedy import HDF5_META_READ, HDF5_META_READ_EXAMPLE, HDF5_META_WRITTEN, direction, hdf5_metadata_reads
 
 ID = "misaligned"
+META_SIZE = 4096  # HDF5 metadata blocks read one by one are this size or less
+SMALL = 64 << 10  # below small-io's size: the accesses are small before misaligned
 
 
 EXAMPLE = {
@@ -74,10 +76,24 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             continue  # nothing known to align to: say nothing
         top = S.top_sizes(sub[bad_row > 0], "POSIX")
         common = top[0]["size"] if top else 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            secs = float(np.where(ops_row > 0, (S.concept(sub, "POSIX", "time_read") +
-                                                S.concept(sub, "POSIX", "time_write")) *
-                                  bad_row / np.maximum(ops_row, 1), 0).sum())
+        # what the misalignment costs: a block more (and an access's latency at most)
+        # per misaligned access, not the accesses' whole time (cost.estimate)
+        mine = bad_row > 0  # the rows with misaligned accesses: the finding's scope
+        nbytes = float((S.concept(sub, "POSIX", "bytes_read") +
+                        S.concept(sub, "POSIX", "bytes_written"))[mine].sum())
+        t = float((S.concept(sub, "POSIX", "time_read") +
+                   S.concept(sub, "POSIX", "time_write"))[mine].sum())
+        # an access of s bytes off the block boundary spans one block more when it
+        # crosses a boundary: always for s >= the block, else about s / block of the time
+        # (so a 100-byte read costs about 100 bytes more, a 1 MiB one a block more)
+        top_all = S.top_sizes(sub[mine], "POSIX")
+        s0 = top_all[0]["size"] if top_all else align
+        est = ctx.estimate("POSIX", (float(ops_row[mine].sum()), nbytes, t), bad,
+                           (bad * min(max(s0, 1), align), bad * align))
+        bad_reads = float((reads * (bad_row > 0)).sum())
+        bad_ops = float((ops_row * (bad_row > 0)).sum())
+        meta = layer == "HDF5" and hdf5_metadata_reads(ctx, paths, bad_reads, bad_ops,
+                                                        common, META_SIZE)
         what = "the stripe unit" if stripe else "the file system block"
         size_note = ""
         if common and common % align:
@@ -87,16 +103,22 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             ID, "high",
             f"{layer}{' (by the file name: the log has no ' + layer + ' records)' if named else ''}"
             f": {pct(bad / ops)} of accesses ({num(bad)} of {num(ops)}) start off "
-            f"{what} ({S.human_bytes(align)}){size_note}",
+            f"{what} ({S.human_bytes(align)}){size_note}"
+            + ("; HDF5's independent metadata reads: every rank reads the file's "
+               "metadata itself, a few hundred bytes at a time" if meta else ""),
+            (HDF5_META_READ + (HDF5_META_WRITTEN if bad_ops > bad_reads else "")) if meta else
             remedy(layer, S.human_bytes(align), bool(stripe),
-                   direction(float((reads * (bad_row > 0)).sum()),
-                             float(((ops_row - reads) * (bad_row > 0)).sum()))),
+                   direction(bad_reads, bad_ops - bad_reads)),
             {name: bad, "POSIX_FILE_ALIGNMENT": block, "accesses": ops,
              "eof_probes_not_counted": float(probes.sum()),
              **({"stripe_size": stripe} if stripe else {}),
-             **({"common_size": common} if common else {})},
+             **({"common_size": common} if common else {}),
+             # the accesses are smaller than the block: small first (advice.explains)
+             **({"smaller_than_block": 1.0} if 0 < common < min(align, SMALL) else {}),
+             **({"hdf5_metadata_reads": 1.0} if meta else {})},
             "POSIX" if layer == "POSIX" else {"MPIIO": "MPIIO", "HDF5": "H5F", "NetCDF": "NC_FILE",
                                               "PnetCDF": "PNETCDF_FILE"}.get(layer, "POSIX"),
-            least(paths), seconds=secs, layers=ctx.layers_of(paths), paths=paths,
-            example=EXAMPLE.get(layer, "").format(a=int(align))))
+            least(paths), estimate=est, layers=ctx.layers_of(paths), paths=paths,
+            example=HDF5_META_READ_EXAMPLE if meta else
+            EXAMPLE.get(layer, "").format(a=int(align))))
     return out

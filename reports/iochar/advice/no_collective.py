@@ -9,7 +9,14 @@ from .. import schema as R
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, least, num, pct
-from .remedy import HDF5_META, HDF5_META_EXAMPLE, collective
+from .remedy import (
+    HDF5_META,
+    HDF5_META_EXAMPLE,
+    HDF5_META_READ,
+    HDF5_META_READ_EXAMPLE,
+    collective,
+    hdf5_metadata_reads,
+)
 from .small_io import small_counts
 
 ID = "no-collective"
@@ -87,8 +94,18 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     if owner == "HDF5" and d == "write" and top and top[0]["size"] <= 4096:
         rec = HDF5_META + "; and " + rec  # metadata-sized writes: the metadata cache's
         example = HDF5_META_EXAMPLE
+    meta = owner == "HDF5" and d == "read" and bool(top) and hdf5_metadata_reads(
+        ctx, paths, n - wr, n, top[0]["size"], 4096)
+    if meta:  # the library's metadata reads: a collective H5Dread changes nothing there
+        rec, example = HDF5_META_READ, HDF5_META_READ_EXAMPLE
+    if meta:
+        evidence["hdf5_metadata_reads"] = 1.0
     return [Advice(
         ID, "high",
+        f"{label}: HDF5's independent metadata reads: {num(n)} independent reads (most "
+        f"often of {S.human_bytes(top[0]['size'])}) and no collective ones on "
+        f"{len(paths)} shared file(s): every rank reads the file's metadata itself"
+        if meta else
         f"{label}: {num(n)} independent operations and no collective ones on {len(paths)} "
         f"shared file(s) ({pct(1 - large_share)} smaller than "
         f"{S.human_bytes(cfg['large_size'])})",

@@ -65,19 +65,25 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             if n <= 0 or r < cfg["min_ops"] or r / n < cfg["share"]:
                 continue
             if best is None or r > best[1]:
-                t = S.col(df, f"{module}_F_{key[:-1]}_TIME")
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    secs = float(np.where(ops > 0, t * rnd / np.maximum(ops, 1), 0).sum())
+                # a jump costs an access's latency (a seek, a lost read-ahead): what
+                # sorting the accesses saves; the bytes move anyway (cost.estimate)
+                mine = rnd > 0  # the rows with jumps: the finding's scope
+                moved = S.concept(df, module, "bytes_read" if key == "READS" else
+                                  "bytes_written")[mine].sum()
+                t = S.col(df, f"{module}_F_{key[:-1]}_TIME")[mine].sum()
+                est = ctx.estimate(module, (float(ops[mine].sum()), float(moved), float(t)),
+                                   r, (0.0, 0.0))
                 back = float(np.maximum(ops - seq - first, 0).sum())
-                best = (key, r, n, float(seq.sum()), float(con.sum()), back, rnd, secs)
+                best = (key, r, n, float(seq.sum()), float(con.sum()), back, rnd, est)
         if best is None:
             continue
-        key, r, n, seq, con, back, rnd, secs = best
+        key, r, n, seq, con, back, rnd, est = best
         d = key.lower()[:-1]
         paths = set(df["path"].to_numpy()[rnd > 0]) if "path" in df.columns else set()
         files = [str(df["path"].iat[i]) for i in np.argsort(-rnd, kind="stable")[:3]
                  if rnd[i] > 0] if "path" in df.columns else []
-        call = "pread/pwrite" if module == "POSIX" else "fread/fwrite"
+        call = {"POSIX": "pread", "STDIO": "fread"}[module] if d == "read" else \
+            {"POSIX": "pwrite", "STDIO": "fwrite"}[module]
         rec = (f"sort the requests by offset and {d} larger contiguous regions per {call} "
                f"call (then pick the pieces in memory)" if d == "read" else
                f"sort the records by offset before the {call} calls, or stage them in "
@@ -106,7 +112,7 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 rec,
                 {f"POSIX_{key}": n, f"POSIX_SEQ_{key}": seq, f"POSIX_CONSEC_{key}": con,
                  f"random_{d}s": r, f"backward_{d}s": back, "MPIIO_COLL_ops": 0},
-                "MPIIO", files, seconds=secs, layers=ctx.layers_of(paths), paths=paths,
+                "MPIIO", files, estimate=est, layers=ctx.layers_of(paths), paths=paths,
                 example=example))
             continue
         if ctx.nprocs > 1:
@@ -119,5 +125,5 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             rec,
             {f"{module}_{key}": n, f"{module}_SEQ_{key}": seq, f"{module}_CONSEC_{key}": con,
              f"random_{d}s": r, f"backward_{d}s": back},
-            module, files, seconds=secs, layers=ctx.layers_of(paths), paths=paths))
+            module, files, estimate=est, layers=ctx.layers_of(paths), paths=paths))
     return out

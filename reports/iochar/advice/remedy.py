@@ -74,6 +74,30 @@ HDF5_META = ("HDF5 metadata (object headers, B-tree nodes) is flushed in small p
              "them collective, few and large")
 HDF5_META_EXAMPLE = ("H5Pset_coll_metadata_write(fapl, 1);\n"
                      "H5Pset_all_coll_metadata_ops(fapl, 1);  /* before H5Fcreate/H5Fopen */")
+# HDF5's metadata read by every rank on its own: object headers, B-tree and heap blocks of
+# a few hundred bytes each. Alignment cannot make such a read large; these calls can.
+HDF5_META_READ = ("HDF5 reads its metadata (object headers, B-tree and heap blocks) "
+                  "independently on every rank, in pieces of a few hundred bytes: "
+                  "H5Pset_all_coll_metadata_ops(fapl, 1) has one rank read it and broadcast "
+                  "it to the others; H5Pset_meta_block_size(fapl, 1 MiB) (before the file "
+                  "is written) keeps it in large blocks, and page buffering "
+                  "(H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 0) when "
+                  "writing, H5Pset_page_buffer_size(fapl, ...) when reading) reads it in "
+                  "whole pages")
+HDF5_META_READ_EXAMPLE = ("H5Pset_all_coll_metadata_ops(fapl, 1);  /* before H5Fopen */\n"
+                          "H5Pset_page_buffer_size(fapl, 4 << 20, 0, 0);  /* paged files */")
+HDF5_META_WRITTEN = ("; the ranks also write metadata: H5Pset_coll_metadata_write(fapl, 1) "
+                     "makes those writes collective")
+
+
+def hdf5_metadata_reads(ctx, paths, reads: float, ops: float, common: float,
+                        limit: float) -> bool:
+    """Small reads, most of these accesses, by several ranks, of an HDF5 file: HDF5's
+    independent metadata reads."""
+    return bool(paths) and ops > 0 and reads >= 0.5 * ops and 0 < common <= limit and \
+        ctx.parallel(paths) and is_hdf5(ctx, paths)[0]
+
+
 HDF5_CACHE = ("HDF5: a chunk cache that holds the chunks being re-read: "
               "H5Pset_chunk_cache(dapl, nslots, nbytes, 1.0) on the dataset access property "
               "list (or H5Pset_cache(fapl, 0, nslots, nbytes, 1.0) for every dataset of the "

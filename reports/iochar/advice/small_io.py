@@ -9,7 +9,16 @@ from .. import schema as R
 from .. import summary as S
 from . import layers as L
 from .base import Advice, Context, num, pct
-from .remedy import HDF5_META, HDF5_META_EXAMPLE, bigger, bigger_example, collective, is_hdf5
+from .remedy import (
+    HDF5_META,
+    HDF5_META_EXAMPLE,
+    HDF5_META_READ,
+    HDF5_META_READ_EXAMPLE,
+    bigger,
+    bigger_example,
+    collective,
+    is_hdf5,
+)
 
 ID = "small-io"
 SKIP = ("STDIO",)  # libc buffers small STDIO calls; stdio-heavy covers that module
@@ -99,14 +108,20 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 small, used = float(per.sum()), {}
             if small < cfg["min_ops"] or small / ops < cfg["share"]:
                 continue
-            t = S.concept(df, module, "time_" + ("read" if key == "reads" else "write"))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                secs = float(np.where(ops_row > 0, t * per / np.maximum(ops_row, 1), 0).sum())
             if best is None or small > best[2]:
-                best = (direction, key, small, ops, per, used, secs)
+                best = (direction, key, small, ops, per, used)
         if best is None:
             continue
-        direction, key, small, ops, per, used, secs = best
+        direction, key, small, ops, per, used = best
+        # making small accesses large saves their per-access latency; their bytes move
+        # anyway (cost.estimate, nothing charged at the bandwidth)
+        moved = "bytes_read" if key == "reads" else "bytes_written"
+        timed = "time_read" if key == "reads" else "time_write"
+        mine = per > 0  # the rows that have small accesses: the finding's scope
+        est = ctx.estimate(module, (float(S.concept(df, module, key)[mine].sum()),
+                                    float(S.concept(df, module, moved)[mine].sum()),
+                                    float(S.concept(df, module, timed)[mine].sum())),
+                           small, (0.0, 0.0))
         d = key[:-1].lower()
         typical = next((t["size"] for t in top if t["size"] < size), None)
         order = np.argsort(-per, kind="stable")
@@ -129,15 +144,22 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                 ctx.parallel(fpaths):
             rec = HDF5_META + "; else " + rec
             example = HDF5_META_EXAMPLE
+        meta_reads = h5 and d == "read" and bool(typical) and \
+            typical <= cfg["hdf5_metadata_size"] and ctx.parallel(fpaths)
+        if meta_reads:  # no read of the user's can be made larger: the library's calls
+            label += ": HDF5's independent metadata reads"
+            rec, example = HDF5_META_READ, HDF5_META_READ_EXAMPLE
         evidence = {f"{module}_{key.upper()}": ops, f"small_{key}": small,
                     "small_size": size, **{k: v for k, v in used.items() if v}}
         if typical:
             evidence["common_size"] = typical
+        if meta_reads:
+            evidence["hdf5_metadata_reads"] = 1.0
         out.append(Advice(
             ID, "high",
             f"{label}: {pct(small / ops)} of {key} ({num(small)} of {num(ops)}) are smaller "
             f"than {S.human_bytes(size)}"
             + (f"; most common size {S.human_bytes(typical)}" if typical else ""),
-            rec, evidence, module, files, seconds=secs, layers=ctx.layers_of(fpaths),
+            rec, evidence, module, files, estimate=est, layers=ctx.layers_of(fpaths),
             paths=fpaths, example=example))
     return out

@@ -35,13 +35,22 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
     t = (S.concept(df, "STDIO", "time_read") + S.concept(df, "STDIO", "time_write") +
          S.concept(df, "STDIO", "time_meta")) * real
     paths = set(S.objects(df)[real].tolist()) if "path" in df.columns else set()
+    rd = float((S.concept(df, "STDIO", "reads") * real).sum())
+    reading = rd * 2 > so  # most calls read: the remedy in the read direction
+    rec = ("read bulk data in binary with fread of whole arrays (or read()/MPI-IO/HDF5) "
+           "instead of fscanf/fgets per value: text parsing is CPU-bound" if reading else
+           "write bulk data in binary with fwrite of whole arrays (or write()/MPI-IO/HDF5) "
+           "instead of fprintf per value: text formatting is CPU-bound")
+    example = ("fread(field, sizeof(double), n, f);  /* not fscanf(f, \"%lg\", &x) per "
+               "value */" if reading else
+               "fwrite(field, sizeof(double), n, f);  /* not fprintf(f, \"%g\\n\", x) per "
+               "value */")
     return [Advice(
         ID, "high",
         f"STDIO: {what} go through buffered stdio in calls of "
-        f"{S.human_bytes(sb / so)} on average (fread/fwrite/fprintf)",
-        "write bulk data in binary with fwrite of whole arrays (or write()/MPI-IO/HDF5) "
-        "instead of fprintf/fscanf per value: text formatting is CPU-bound",
+        f"{S.human_bytes(sb / so)} on average"
+        + (" (fread/fscanf)" if reading else " (fwrite/fprintf)"),
+        rec,
         {"STDIO_BYTES": sb, "STDIO_OPS": so, "POSIX_BYTES": pb, "POSIX_OPS": po,
          "mean_call_bytes": sb / so, "stdio_bytes_share": bshare, "stdio_ops_share": oshare},
-        "STDIO", least(paths), seconds=float(t.sum()), paths=paths,
-        example="fwrite(field, sizeof(double), n, f);  /* not fprintf(f, \"%g\\n\", x) per value */")]
+        "STDIO", least(paths), seconds=float(t.sum()), paths=paths, example=example)]

@@ -43,6 +43,20 @@ def candidates(df: pd.DataFrame, cfg: dict) -> np.ndarray:
     return multi & busy[code]
 
 
+def owner_mpi_ops(ctx: Context, path, key: str) -> float | None:
+    """MPI-IO reads or writes (key) of a file that a library above MPI-IO owns; None
+    when the file is not one (POSIX's own, or no MPI-IO records)."""
+    if ctx.owner.get(path, "POSIX") in ("POSIX", "STDIO"):
+        return None
+    mp = ctx.frame("MPIIO")
+    if mp is None or "path" not in mp.columns:
+        return None
+    rows = S.rows(mp, S.objects(mp) == path)
+    if not len(rows):
+        return None
+    return float(S.concept(rows, "MPIIO", key.lower()).sum())
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     df = ctx.frame("POSIX")
     if df is None or ctx.nprocs < 2 or "POSIX_STRIDE1_STRIDE" not in df.columns:
@@ -59,14 +73,25 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             continue
         path = str(rows["path"].iat[0])
         for key, d in (("WRITES", "write"), ("READS", "read")):
-            ops = float(S.concept(rows, "POSIX", key.lower()).sum())
+            per = S.concept(rows, "POSIX", key.lower())
+            ops = float(per.sum())
+            # the ranks that access it in this direction (a file rank 0 writes and all
+            # read is not written in interleaved pieces)
+            n_dir = nranks if (rows["rank"] == -1).any() else \
+                len(set(rows["rank"].to_numpy()[per > 0].tolist()))
+            if n_dir < 2:
+                continue
             nbytes = float(S.concept(rows, "POSIX", "bytes_" + ("written" if d == "write"
                                                                    else "read")).sum())
             # pieces of max_size and more (IOR's 1 MiB transfers) are not small
             if ops < cfg["min_ops"] or not nbytes or nbytes / ops >= cfg["max_size"]:
                 continue
+            if owner_mpi_ops(ctx, path, key) == 0:
+                continue  # a library's file not accessed this way through MPI-IO: a
+                # serial writer (rank 0 creating it), not ranks that could be collective
             st = strides(rows)
-            regular = float(st.iloc[:2].sum()) if len(st) else 0.0
+            # (a file's STRIDE table covers both directions: at most this direction's)
+            regular = min(float(st.iloc[:2].sum()) if len(st) else 0.0, ops)
             if regular / ops < cfg["share"]:
                 continue
             stride = float(st.index[0])
@@ -80,17 +105,20 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
                        f"so every p{d} is large")
             else:
                 rec = collective(owner, d)
-            secs = ctx.time_of([path]) * min(regular / ops, 1.0)
-            interleave = size and abs(stride / size - (nranks - 1)) < 0.5
+            # merged into large accesses, the pieces' bytes still move: what it saves
+            # is their per-access latency and lock turns (cost.estimate)
+            t = float(S.concept(rows, "POSIX", "time_" + d).sum())
+            est = ctx.estimate("POSIX", (ops, nbytes, t), min(regular, ops), (0.0, 0.0))
+            interleave = size and abs(stride / size - (n_dir - 1)) < 0.5
             out.append(Advice(
                 ID, "high",
-                f"{owner}: {num(nranks)} ranks {d} one shared file in {S.human_bytes(size)} "
+                f"{owner}: {num(n_dir)} ranks {d} one shared file in {S.human_bytes(size)} "
                 f"pieces {pct(regular / ops)} of them {S.human_bytes(stride)} apart"
-                + (f" (interleaved: stride = {nranks - 1} x piece)" if interleave else ""),
+                + (f" (interleaved: stride = {n_dir - 1} x piece)" if interleave else ""),
                 rec,
                 {f"POSIX_{key}": ops, "POSIX_STRIDE1_STRIDE": stride,
-                 "strided_ops": regular, "mean_access_bytes": size, "nranks": nranks},
-                L.DATA_MODULE.get(owner, "POSIX"), [path], seconds=secs,
+                 "strided_ops": regular, "mean_access_bytes": size, "nranks": n_dir},
+                L.DATA_MODULE.get(owner, "POSIX"), [path], estimate=est,
                 layers=ctx.layers_of([path]), paths={path}))
             break
     return out
