@@ -1,6 +1,7 @@
 /* The record table's life (runtime/records.c): set-up, reset, the live file
- * behind it, and what the log and the reduction read from it.  The hot
- * lookups are core.h's. */
+ * behind it, what the log and the reduction read from it, and the descriptor
+ * table's opens and closes over its pool of descriptions.  The hot lookups
+ * are core.h's. */
 #ifndef IOCHAR_RECORDS_H
 #define IOCHAR_RECORDS_H
 
@@ -23,5 +24,92 @@ void iochar_records_live_now(void);
  * per module how many of its folded_files they are (the rest were counted
  * once the set was full, maybe twice). */
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
+
+/* ---- descriptions of the fd table (core.h: iochar_fds, iochar_fd_get) ---- */
+#pragma GCC visibility push(hidden)
+/* Every descriptor number has a home description, iochar_fdesc_home[fd]:
+ * an open of fd takes it, without a lock or a pool, whenever nothing refers
+ * to it any more (refs 0: the last close or dup2 over it let it go).  Only
+ * when a dup of fd's previous description outlives it (dup, then close, then
+ * an open that gets fd again) does an open take a description from the pool
+ * (records.c), which its last release gives back. */
+extern iochar_fdesc *iochar_fdesc_home;
+/* A pooled description nothing refers to any more, back to the pool. */
+void iochar_fdesc_put(iochar_fdesc *d);
+/* Drop one reference to d: the last one frees it (a home description is
+ * free by its count alone). */
+static inline void iochar_fdesc_release(iochar_fdesc *d) {
+  if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1 &&
+      (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
+    iochar_fdesc_put(d);
+}
+/* A description of rec as an open leaves it (offset 0: the kernel starts
+ * every description there, O_APPEND included); plain stores, published by
+ * whatever puts it in the table. */
+static inline void iochar_fdesc_fill(iochar_fdesc *d, iochar_record *rec, int append) {
+  d->rec = rec;
+  d->append = append;
+  atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
+}
+/* The open below when fd's home description is still referred to. */
+void iochar_fd_open_pooled(int fd, iochar_record *rec, int append);
+/* An open: fd gets a new description of rec (offset 0: the kernel starts
+ * every description there, O_APPEND included); replaces and releases what
+ * fd had.  Without a free description, fd is just forgotten. */
+static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
+  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
+  iochar_fdesc *d = &iochar_fdesc_home[fd];
+  /* Taking it: one thread needs no atomic (a signal handler is turned away
+   * by the in-tool guard); threads that raced for one descriptor number (a
+   * close and an open between another thread's open and its record) take it
+   * by compare and swap, the loser from the pool. */
+  iochar_fdesc *old;
+  if (__builtin_expect(iochar_single_threaded(), 1)) {
+    if (__builtin_expect(atomic_load_explicit(&d->refs, memory_order_relaxed) != 0, 0)) {
+      iochar_fd_open_pooled(fd, rec, append);
+      return;
+    }
+    iochar_fdesc_fill(d, rec, append);
+    atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
+    old = atomic_load_explicit(&iochar_fds[fd], memory_order_relaxed);
+    atomic_store_explicit(&iochar_fds[fd], d, memory_order_relaxed);
+  } else {
+    int zero = 0;
+    if (!atomic_compare_exchange_strong_explicit(&d->refs, &zero, 1, memory_order_acquire,
+                                                 memory_order_relaxed)) {
+      iochar_fd_open_pooled(fd, rec, append);
+      return;
+    }
+    iochar_fdesc_fill(d, rec, append); /* the exchange below publishes it */
+    old = atomic_exchange(&iochar_fds[fd], d);
+  }
+  if (__builtin_expect(old != NULL, 0)) iochar_fdesc_release(old);
+}
+/* Point fd at d (taking a reference); replaces and releases what was there. */
+void iochar_fd_set(int fd, iochar_fdesc *d);
+/* The close of fd, whose slot held d (iochar_fd_get) when the close began:
+ * forget fd and drop its reference.  One thread: plain loads and stores
+ * (nothing else can change the slot or the count; a signal handler is
+ * turned away by the in-tool guard).  Threads: the slot is exchanged, for
+ * another thread may have put something else there meanwhile. */
+static inline void iochar_fd_close(int fd, iochar_fdesc *d) {
+  if (__builtin_expect(iochar_single_threaded(), 1)) {
+    atomic_store_explicit(&iochar_fds[fd], NULL, memory_order_relaxed);
+    int n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
+    atomic_store_explicit(&d->refs, n, memory_order_relaxed);
+    if (__builtin_expect(n == 0, 1) && (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
+      iochar_fdesc_put(d);
+    return;
+  }
+  iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], NULL);
+  if (old) iochar_fdesc_release(old);
+}
+/* Forget fd (close): drops its reference. */
+static inline void iochar_fd_clear(int fd) {
+  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return;
+  iochar_fdesc *d = atomic_exchange(&iochar_fds[fd], NULL);
+  if (d) iochar_fdesc_release(d);
+}
+#pragma GCC visibility pop
 
 #endif

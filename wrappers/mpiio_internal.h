@@ -13,6 +13,7 @@
 
 #include "../reducer/mpi_wrap.h"
 #include "../runtime/access.h"
+#include "../runtime/lifecycle.h"
 #include "mpiio_counters.h"
 
 /* The call's kind picks its layout: the layouts differ only in which op
