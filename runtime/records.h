@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "observe.h"
+#include "rw_state.h"
 
 int iochar_records_init(void);
 void iochar_records_reset(void);
@@ -24,6 +26,71 @@ void iochar_records_live_now(void);
  * per module how many of its folded_files they are (the rest were counted
  * once the set was full, maybe twice). */
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
+
+/* ---- accounting steps that may make a record's state or full record ---- */
+#pragma GCC visibility push(hidden)
+/* Make record r's state (and tables), fresh (iochar_rw_state_init); caller
+ * holds r->lock.  Never NULL.  runtime/records.c */
+iochar_rw_state *iochar_rw_state_make(iochar_record *r);
+/* A metadata call's time; caller holds r->lock.  No state needed: a
+ * pending run is left alone (metadata counters and the data counters it
+ * holds back are independent: an lseek between repeats keeps the run). */
+static inline void iochar_meta_account(iochar_record *r, const iochar_rw_layout *L, double t0,
+                                       double t1) {
+  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
+  iochar_time_span(r, L, &r->meta_end, 2, t0, t1);
+}
+
+/* A metadata call on record r: count it (counter idx), stamp it (the start
+ * and end timestamp counters ts_start, ts_end) and add its time; -1 skips a
+ * part.  Caller holds r->lock. */
+/* The same on what a metadata-only entry became, made now if need be
+ * (records.c). */
+void iochar_meta_entry_apply(iochar_record *r, int idx, int ts_start, int ts_end, double t0,
+                             double t1);
+/* The same on a metadata-only entry (core.h): its slots, found from L's
+ * module (a constant with a constant L); caller holds its lock. */
+static inline __attribute__((always_inline)) void
+iochar_meta_entry_in(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
+                     double t0, double t1) {
+  iochar_meta_entry *e = (iochar_meta_entry *)r;
+  const int16_t *slot = iochar_meta_slot[L->module];
+  int a = ts_start >= 0 ? slot[L->n_int + ts_start] : 0;
+  int b = ts_start >= 0 ? slot[L->n_int + ts_end] : 0;
+  /* what it became, or a counter it does not carry (the module's rare ones,
+   * records.c): the call goes to its full record, made now if need be */
+  if (__builtin_expect(__atomic_load_n(&e->full, __ATOMIC_ACQUIRE) != NULL ||
+                           (idx >= 0 && slot[idx] < 0) || a < 0 || b < 0,
+                       0)) {
+    iochar_meta_entry_apply(r, idx, ts_start, ts_end, t0, t1);
+    return;
+  }
+  if (idx >= 0) e->c[slot[idx]]++;
+  if (ts_start >= 0) iochar_ts((double *)&e->c[a], (double *)&e->c[b], t0, t1);
+  if (__builtin_expect(iochar_observing, 0)) iochar_observe(r, 2, -1, 0, t0, t1);
+  double last = r->meta_end, d;
+  if (__builtin_expect(t0 >= last, 1)) { /* as iochar_time_span */
+    d = t1 - t0;
+    r->meta_end = t1;
+  } else {
+    d = t1 > last ? t1 - last : 0.0;
+    if (t1 > last) r->meta_end = t1;
+  }
+  int k = L->f_time[2] < 0 ? -1 : slot[L->n_int + L->f_time[2]];
+  if (k >= 0) *(double *)&e->c[k] += d;
+}
+static inline __attribute__((always_inline)) void
+iochar_meta_apply(iochar_record *r, const iochar_rw_layout *L, int idx, int ts_start, int ts_end,
+                  double t0, double t1) {
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0)) {
+    iochar_meta_entry_in(r, L, idx, ts_start, ts_end, t0, t1);
+    return;
+  }
+  if (idx >= 0) r->c[idx]++;
+  if (ts_start >= 0) iochar_ts(&iochar_rec_f(r, L)[ts_start], &iochar_rec_f(r, L)[ts_end], t0, t1);
+  iochar_meta_account(r, L, t0, t1);
+}
+#pragma GCC visibility pop
 
 /* ---- descriptions of the fd table (core.h: iochar_fds, iochar_fd_get) ---- */
 #pragma GCC visibility push(hidden)

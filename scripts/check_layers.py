@@ -63,9 +63,9 @@ def violations(root):
 # ---- inside runtime/, reducer/, wrappers/: the layer order (CONTRIBUTING.md) --
 # Bottom first.  A unit is a source with its header (x.c and x.h; a module's
 # private header x_internal.h is x.c's, which provides what it declares), or a
-# header no source provides, or one listed apart (access.h: the accounting
-# steps, inline, that the record table and everything above it stand on, while
-# access.c's out-of-line part sits higher).  A unit includes, calls and uses
+# header no source provides (rw_state.h: the accounting's state, which the
+# record table, the series and the steps above them stand on), or one listed
+# apart by its file name.  A unit includes, calls and uses
 # only units of lower floors, its headers' inline functions included: two
 # units of one floor know nothing of each other.
 RUNTIME_LAYERS = [
@@ -74,7 +74,7 @@ RUNTIME_LAYERS = [
     ["modules", "layout", "warn"],
     ["config", "log_codec"],
     ["fastrule", "interpose", "paths", "logdir", "log_buf"],
-    ["mounts", "exclude", "callsites", "trace", "access.h"],
+    ["mounts", "exclude", "callsites", "trace", "rw_state.h"],
     ["observe", "live"],
     ["records"],
     ["series"],
