@@ -11,7 +11,8 @@ of a global) goes down the layer order of RUNTIME_LAYERS / REDUCER_LAYERS /
 WRAPPERS_LAYERS (the calls read from the build's object files with nm: what
 the compiler emitted, macros and inline functions expanded, so nothing hides
 a call; and a header's inline function, expanded into its callers' objects,
-is also read from the header: what it calls or uses is its header's file's);
+is also read from the header: what it calls or uses is its header's file's;
+a call of an interposed name, fstat say, is the C library's, not a tie);
 
 and in the Python package, library code never stands on a command line tool:
 only reports/iochar/cli/ and the other commands ([project.scripts] in
