@@ -27,7 +27,7 @@ void iochar_records_live_now(void);
  * once the set was full, maybe twice). */
 size_t iochar_folded_keys(uint64_t *ids, int *mods, size_t max, int64_t in_set[]);
 
-/* ---- accounting steps that may make a record's state or full record ---- */
+/* ---- a record's first state; the metadata steps, on an entry or a record -- */
 #pragma GCC visibility push(hidden)
 /* Make record r's state (and tables), fresh (iochar_rw_state_init); caller
  * holds r->lock.  Never NULL.  runtime/records.c */
