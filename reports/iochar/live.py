@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import writer
+from .atomicfile import write_new
 from .flags import PARTIAL, RUNTIME_BITS
 from .logformat import LogError, Reader
 from .schema import OP
@@ -628,10 +629,7 @@ def recover(path, out=None) -> Path:
     data, _ = recovered_log(path)
     out = Path(out) if out is not None else default_output(path)
     try:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        write_new(out, data)  # an unnamed file linked in: no name to swap on the way
     except OSError as e:
         raise LogError(f"cannot write {out}: {e.strerror or e}") from None
     return out
