@@ -21,6 +21,8 @@
 #include "core.h"
 #include "exclude.h"
 #include "fastrule.h"
+#include "handlers.h"
+#include "jobkey.h"
 #include "live.h"
 #include "log_writer.h"
 #include "logdir.h"
@@ -74,6 +76,7 @@ static void job_identity(iochar_job *j) {
   owner_pid = getpid();
   j->nprocs = 1;
   j->nnodes = 1;
+  iochar_jobkey_init(j->exe, j->jobid, sizeof j->jobid); /* its job: runtime/jobkey.c */
 }
 
 /* The count is up from prepare to parent or child: a signal handler's I/O
@@ -92,6 +95,7 @@ static void at_fork_parent(void) {
 static void at_fork_child(void) {
   iochar_fast_mode_child();
   iochar_job_info.forked = 1;
+  iochar_jobkey_forked(); /* its parent's job */
   iochar_job_info.log_pid = (int)getpid();
   /* The parent's live file is shared memory: the child moves to its own
    * before it touches a counter. */
@@ -180,7 +184,7 @@ __attribute__((constructor)) void iochar_init(void) {
      * and its proxies, a job script's shells) reads no config file and
      * looks up no user, and a config file's warning is not said by each. */
     iochar_cfg.disabled = 1;
-  } else if (iochar_config_load() == 0) {
+  } else if (iochar_config_load() == 0 && !iochar_app_excluded(b)) { /* issue 41: APP_* */
     iochar_calibrate_begin();
     job_identity(&iochar_job_info);
     iochar_job_info.memory_bound = iochar_cfg.memory;
@@ -304,13 +308,23 @@ void iochar_exec_failed(void) {
 
 __attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
 
-/* _exit skips destructors, and it is what signal handlers call: nothing but
- * async-signal-safe work here.  The counters are already in the live file;
- * its header gets the exit status and the reader makes the log.  Not in a
- * vfork child: the live file is the parent's. */
+/* _exit skips destructors.  Called by the program itself (multiprocessing's
+ * workers, os._exit, a C program's _exit) it writes the log as the end of
+ * main does, before the parent can see the process gone.  Called from a
+ * signal handler (the trampoline counts them: runtime/handlers.c) or from
+ * inside the tool, only async-signal-safe work: the counters are already in
+ * the live file, its header gets the exit status, and the reader makes the
+ * log.  Not in a vfork child: the live file is the parent's. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written)
-    iochar_live_end(IOCHAR_LIVE_EXIT, status, said());
+  if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written) {
+    /* a vfork parent that ends before its next wrapped call: the bias off */
+    if ((iochar_in_tool & (IOCHAR_NEW_THREAD - 1)) >= IOCHAR_VFORK_BIAS)
+      iochar_in_tool -= IOCHAR_VFORK_BIAS;
+    if (!iochar_in_handler() && !(iochar_in_tool & (IOCHAR_NEW_THREAD - 1)))
+      iochar_shutdown();
+    else
+      iochar_live_end(IOCHAR_LIVE_EXIT, status, said());
+  }
   void (*real)(int) = real_exit; /* resolved at start-up: dlsym is not AS-safe */
   if (real) real(status);
   syscall(231 /* exit_group */, status);

@@ -82,10 +82,14 @@ static size_t tables_owed;
  * nothing until used), so a record always gets one. */
 static uint8_t *spare_tables;
 
+/* Why the last arena_alloc failed: the bound, or the live file that could not
+ * grow (its own warning said so: the bound's must not be said for it). */
+static int alloc_past_bound;
+
 static void *arena_alloc(size_t n, size_t owe) {
   n = ALIGN(n);
-  if (arena_used + n + tables_owed + owe > tables_low || iochar_live_reserve(arena_used + n))
-    return NULL;
+  alloc_past_bound = arena_used + n + tables_owed + owe > tables_low;
+  if (alloc_past_bound || iochar_live_reserve(arena_used + n)) return NULL;
   void *p = arena + arena_used;
   arena_used += n;
   tables_owed += owe;
@@ -338,6 +342,17 @@ int iochar_records_init(void) {
   return 0;
 }
 
+/* A file folded because no record could be had: the bound's warning when it
+ * was the bound. */
+static void bound_reached(void) {
+  if (alloc_past_bound)
+    iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                     "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                     "are folded into one aggregate record per module (totals stay exact); "
+                     "raise IOCHAR_MEMORY to keep them apart",
+                     (unsigned long long)arena_size);
+}
+
 /* Count a folded file once (exact until the set fills; then every lookup). */
 static void note_folded(int mi, uint64_t id) {
   uint64_t key = id ? id : 1;
@@ -393,6 +408,9 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   uint64_t id = noted ? no->id : iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return iochar_record_now(last_rec[mi].rec);
+  /* issue 41: a module turned off (IOCHAR_MODULES..., an excluded rank) makes
+   * no record; tested past the cache, which such a module never fills */
+  if (iochar_cfg.modules_off >> mi & 1) return NULL;
   rec_lock();
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
   for (r = *b; r && r->id != id; r = r->next)
@@ -403,8 +421,11 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     if (trunc) iochar_job_info.truncated_paths++;
     size_t nn = n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0);
     int meta = iochar_meta_count[mi] != 0; /* a name's first call: never a read or write */
-    void *mem = meta ? arena_alloc(meta_bytes(mi, nn), 0)
-                     : arena_alloc(record_bytes(m, nn), state_bytes(m));
+    /* issue 41: IOCHAR_MAX_RECORDS folds as the memory bound does */
+    int limited = iochar_cfg.max_records && mod_count[mi] >= iochar_cfg.max_records;
+    void *mem = limited ? NULL
+                : meta  ? arena_alloc(meta_bytes(mi, nn), 0)
+                        : arena_alloc(record_bytes(m, nn), state_bytes(m));
     if (mem) {
       r = meta ? meta_make(mi, id, name, n, trunc, mem) : record_make(mi, id, name, n, trunc, mem);
       r->next = *b;
@@ -416,11 +437,14 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
-                       "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
-                       "are folded into one aggregate record per module (totals stay exact); "
-                       "raise IOCHAR_MEMORY to keep them apart",
-                       (unsigned long long)arena_size);
+      if (limited)
+        iochar_warn_once(IOCHAR_WARN_MAX_RECORDS,
+                         "record limit of %llu per module (IOCHAR_MAX_RECORDS) reached; further "
+                         "files are folded into one aggregate record per module (totals stay "
+                         "exact)",
+                         (unsigned long long)iochar_cfg.max_records);
+      else
+        bound_reached();
     }
   }
   rec_unlock();
@@ -475,11 +499,7 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
     meta_fold(e, f);
     mod_count[mi]--;
     note_folded(mi, e->h.id);
-    iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
-                     "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
-                     "are folded into one aggregate record per module (totals stay exact); "
-                     "raise IOCHAR_MEMORY to keep them apart",
-                     (unsigned long long)arena_size);
+    bound_reached();
   }
   __atomic_store_n(&e->full, f, __ATOMIC_RELEASE);
   return f;
