@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../runtime/config.h"
+#include "../runtime/fastrule.h"
 #include "../runtime/lifecycle.h"
 #include "../runtime/live.h"
 #include "../runtime/records.h"

@@ -1,4 +1,7 @@
-/* The runtime core's interface to the wrappers: state, guard, clock, records, fds. */
+/* The runtime's ground: its globals, the in-tool count, record locks, clocks,
+ * and the types every file shares (modules, records, descriptions).  Nothing
+ * inline here calls above core.c: the guard is lifecycle.h's, a thread's
+ * entering fastrule.h's, the descriptor opens and closes records.h's. */
 #ifndef IOCHAR_CORE_H
 #define IOCHAR_CORE_H
 
@@ -287,14 +290,6 @@ typedef struct iochar_meta_entry {
 /* The number of meta slots of module m (0: no metadata-only entries). */
 extern uint16_t iochar_meta_count[IOCHAR_MOD_COUNT];
 
-/* Its name (a truncated one: the first bytes, then IOCHAR_TRUNC_MARK). */
-static inline const char *iochar_record_path(const iochar_record *r) {
-  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0))
-    return (const char *)(((const iochar_meta_entry *)r)->c + iochar_meta_count[r->module]);
-  const iochar_module *m = iochar_modules[r->module];
-  return (const char *)(r->c + m->n_int + m->n_flt);
-}
-
 /* Open file description: shared by dup'd fds, so offsets move together. */
 typedef struct iochar_fdesc {
   iochar_record *rec;
@@ -315,31 +310,6 @@ extern struct timespec iochar_mono0;            /* monotonic clock at job start 
  * in-tool count, so in the child every wrapper passes straight through; the
  * parent, back from vfork, takes it off at its first wrapped call. */
 #define IOCHAR_VFORK_BIAS (1 << 24)
-/* With a bias on (the count >= IOCHAR_VFORK_BIAS): 0 in the vfork child;
- * else 1, the vfork bias taken off and, when the count is then exactly
- * IOCHAR_NEW_THREAD (the thread's first call, from no tool code), the thread
- * entered (iochar_thread_enter). */
-int iochar_vfork_back(void);
-
-/* Register this thread (see the fast rule above); iochar_enter for the
- * tool's own paths that read records without a wrapper's guard first (the
- * log at exit, exec, MPI_Finalize): callers hold no tool lock. */
-void iochar_thread_enter(void);
-static inline void iochar_enter(void) {
-  if (__builtin_expect(iochar_in_tool & IOCHAR_NEW_THREAD, 0)) iochar_thread_enter();
-}
-
-static inline int iochar_active(void) {
-  if (__builtin_expect(!iochar_in_tool, 1)) return iochar_ready;
-  return iochar_in_tool >= IOCHAR_VFORK_BIAS && iochar_vfork_back() && !iochar_in_tool &&
-         iochar_ready;
-}
-
-/* 1 in a vfork child, which must leave the parent's tables alone (what the
- * child closes or duplicates is its own copy of the descriptor). */
-static inline int iochar_in_vfork_child(void) {
-  return iochar_in_tool >= IOCHAR_VFORK_BIAS && !iochar_vfork_back();
-}
 
 /* A bracket (the fast rule, above): its increment is also the step's guard,
  * so a step opens with iochar_fast_enter instead of iochar_in_tool++.  The
@@ -488,18 +458,11 @@ iochar_record *iochar_record_for_data(iochar_fdesc *d, iochar_record *r);
 void iochar_record_foreach(int m, void (*fn)(iochar_record *, void *), void *arg);
 size_t iochar_record_count(int m);
 
-/* ---- fd table (POSIX descriptors) -------------------------------------- */
+/* ---- fd table (POSIX descriptors; opens and closes: records.h) ---------- */
 /* Slots in the fd table (descriptors at or above it are not followed). */
 #define IOCHAR_FDS_CAP (1 << 20)
 extern _Atomic(iochar_fdesc *) *iochar_fds;
 extern int iochar_fds_max;
-/* Every descriptor number has a home description, iochar_fdesc_home[fd]:
- * an open of fd takes it, without a lock or a pool, whenever nothing refers
- * to it any more (refs 0: the last close or dup2 over it let it go).  Only
- * when a dup of fd's previous description outlives it (dup, then close, then
- * an open that gets fd again) does an open take a description from the pool
- * (records.c), which its last release gives back. */
-extern iochar_fdesc *iochar_fdesc_home;
 /* iochar_fds_max stays 0 until iochar_fds is mapped (records.c), and is 0
  * again once recording stops (iochar_ready 0, at the log): one bound check
  * covers the three, so data wrappers need not read iochar_ready. */
@@ -511,82 +474,6 @@ static inline iochar_fdesc *iochar_fd_get(int fd) {
  * description's offset race in the kernel too). */
 static inline void iochar_fd_seek(iochar_fdesc *d, int64_t off) {
   atomic_store_explicit(&d->offset, off, memory_order_relaxed);
-}
-/* A pooled description nothing refers to any more, back to the pool. */
-void iochar_fdesc_put(iochar_fdesc *d);
-/* Drop one reference to d: the last one frees it (a home description is
- * free by its count alone). */
-static inline void iochar_fdesc_release(iochar_fdesc *d) {
-  if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1 &&
-      (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
-    iochar_fdesc_put(d);
-}
-/* A description of rec as an open leaves it (offset 0: the kernel starts
- * every description there, O_APPEND included); plain stores, published by
- * whatever puts it in the table. */
-static inline void iochar_fdesc_fill(iochar_fdesc *d, iochar_record *rec, int append) {
-  d->rec = rec;
-  d->append = append;
-  atomic_store_explicit(&d->offset, 0, memory_order_relaxed);
-}
-/* The open below when fd's home description is still referred to. */
-void iochar_fd_open_pooled(int fd, iochar_record *rec, int append);
-/* An open: fd gets a new description of rec (offset 0: the kernel starts
- * every description there, O_APPEND included); replaces and releases what
- * fd had.  Without a free description, fd is just forgotten. */
-static inline void iochar_fd_open(int fd, iochar_record *rec, int append) {
-  if ((unsigned)fd >= (unsigned)iochar_fds_max) return;
-  iochar_fdesc *d = &iochar_fdesc_home[fd];
-  /* Taking it: one thread needs no atomic (a signal handler is turned away
-   * by the in-tool guard); threads that raced for one descriptor number (a
-   * close and an open between another thread's open and its record) take it
-   * by compare and swap, the loser from the pool. */
-  iochar_fdesc *old;
-  if (__builtin_expect(iochar_single_threaded(), 1)) {
-    if (__builtin_expect(atomic_load_explicit(&d->refs, memory_order_relaxed) != 0, 0)) {
-      iochar_fd_open_pooled(fd, rec, append);
-      return;
-    }
-    iochar_fdesc_fill(d, rec, append);
-    atomic_store_explicit(&d->refs, 1, memory_order_relaxed); /* the table's */
-    old = atomic_load_explicit(&iochar_fds[fd], memory_order_relaxed);
-    atomic_store_explicit(&iochar_fds[fd], d, memory_order_relaxed);
-  } else {
-    int zero = 0;
-    if (!atomic_compare_exchange_strong_explicit(&d->refs, &zero, 1, memory_order_acquire,
-                                                 memory_order_relaxed)) {
-      iochar_fd_open_pooled(fd, rec, append);
-      return;
-    }
-    iochar_fdesc_fill(d, rec, append); /* the exchange below publishes it */
-    old = atomic_exchange(&iochar_fds[fd], d);
-  }
-  if (__builtin_expect(old != NULL, 0)) iochar_fdesc_release(old);
-}
-/* Point fd at d (taking a reference); replaces and releases what was there. */
-void iochar_fd_set(int fd, iochar_fdesc *d);
-/* The close of fd, whose slot held d (iochar_fd_get) when the close began:
- * forget fd and drop its reference.  One thread: plain loads and stores
- * (nothing else can change the slot or the count; a signal handler is
- * turned away by the in-tool guard).  Threads: the slot is exchanged, for
- * another thread may have put something else there meanwhile. */
-static inline void iochar_fd_close(int fd, iochar_fdesc *d) {
-  if (__builtin_expect(iochar_single_threaded(), 1)) {
-    atomic_store_explicit(&iochar_fds[fd], NULL, memory_order_relaxed);
-    int n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
-    atomic_store_explicit(&d->refs, n, memory_order_relaxed);
-    if (__builtin_expect(n == 0, 1) && (size_t)(d - iochar_fdesc_home) >= IOCHAR_FDS_CAP)
-      iochar_fdesc_put(d);
-    return;
-  }
-  iochar_fdesc *old = atomic_exchange(&iochar_fds[fd], NULL);
-  if (old) iochar_fdesc_release(old);
-}
-/* Forget fd (close): drops its reference. */
-static inline void iochar_fd_clear(int fd) {
-  if ((unsigned)fd >= (unsigned)__atomic_load_n(&iochar_fds_max, __ATOMIC_ACQUIRE)) return;
-  iochar_fdesc *d = atomic_exchange(&iochar_fds[fd], NULL);
-  if (d) iochar_fdesc_release(d);
 }
 
 /* ---- fixed pools (in-flight MPI requests, AIO operations) ---------------- */

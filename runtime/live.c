@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "access.h"
 #include "config.h"
 #include "core.h"
 #include "jobkey.h"
 #include "logdir.h"
+#include "rw_state.h"
 #include "safefile.h"
 #include "warn.h"
 

@@ -19,6 +19,7 @@
 #include "log_sections.h"
 #include "log_writer.h"
 #include "logdir.h"
+#include "paths.h"
 #include "records.h"
 #include "safefile.h"
 #include "series.h"

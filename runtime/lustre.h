@@ -35,15 +35,4 @@ int iochar_lustre_read(int fd, iochar_lustre_layout *out);
 /* iochar_lustre_read choosing by the accessed extent [0, hi) (parse_for). */
 int iochar_lustre_read_for(int fd, uint64_t hi, iochar_lustre_layout *out);
 
-/* The fs type of the mount holding abs (longest matching mount point). */
-const char *iochar_fs_type(const char *abs);
-/* Whether any mount is Lustre: -1 until first asked (mounts.c). */
-extern int iochar_any_lustre __attribute__((visibility("hidden")));
-int iochar_on_lustre_lookup(const char *abs) __attribute__((visibility("hidden")));
-/* 1 when that mount is Lustre.  Most machines have no Lustre mount: then
- * no file is on one, known without a call. */
-static inline int iochar_on_lustre(const char *abs) {
-  return __atomic_load_n(&iochar_any_lustre, __ATOMIC_RELAXED) && iochar_on_lustre_lookup(abs);
-}
-
 #endif

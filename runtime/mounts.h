@@ -22,4 +22,15 @@ int iochar_mount_find(const char *abs);
  * compare when it is the last name this thread resolved. */
 int iochar_mount_find_id(const char *abs, uint64_t id);
 
+/* The fs type of the mount holding abs (longest matching mount point). */
+const char *iochar_fs_type(const char *abs);
+/* Whether any mount is Lustre: -1 until first asked (mounts.c). */
+extern int iochar_any_lustre __attribute__((visibility("hidden")));
+int iochar_on_lustre_lookup(const char *abs) __attribute__((visibility("hidden")));
+/* 1 when that mount is Lustre.  Most machines have no Lustre mount: then
+ * no file is on one, known without a call. */
+static inline int iochar_on_lustre(const char *abs) {
+  return __atomic_load_n(&iochar_any_lustre, __ATOMIC_RELAXED) && iochar_on_lustre_lookup(abs);
+}
+
 #endif

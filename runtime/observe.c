@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access.h"
 #include "callsites.h"
 #include "config.h"
 #include "core.h"

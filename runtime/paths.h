@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core.h"
+
 /* The cwd, read at start-up (then iochar_exclude_init: runtime/exclude.c). */
 int iochar_paths_init(void);
 /* What iochar_path_resolve found out about the name it left in buf (the
@@ -30,6 +32,14 @@ extern __thread iochar_path_note iochar_path_last;
 static inline const iochar_path_note *iochar_path_note_of(const char *abs) {
   const iochar_path_note *n = &iochar_path_last;
   return n->buf == abs && abs[n->len] == 0 && abs[n->dlen] == '/' ? n : NULL;
+}
+
+/* A record's name (a truncated one: the first bytes, then IOCHAR_TRUNC_MARK). */
+static inline const char *iochar_record_path(const iochar_record *r) {
+  if (__builtin_expect(r->flags & IOCHAR_REC_META, 0))
+    return (const char *)(((const iochar_meta_entry *)r)->c + iochar_meta_count[r->module]);
+  const iochar_module *m = iochar_modules[r->module];
+  return (const char *)(r->c + m->n_int + m->n_flt);
 }
 
 #endif

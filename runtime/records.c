@@ -5,12 +5,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "access.h"
 #include "config.h"
 #include "core.h"
 #include "live.h"
 #include "paths.h"
 #include "records.h"
+#include "rw_state.h"
 #include "warn.h"
 
 #define NBUCKETS (1u << 14)

@@ -3,8 +3,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "access.h"
 #include "core.h"
+#include "rw_state.h"
 #include "series.h"
 
 #define NB IOCHAR_SERIES_BINS

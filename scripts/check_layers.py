@@ -6,10 +6,13 @@
     wrappers/ -> wrappers/, runtime/, and reducer/'s wrapper header only
                  (the MPI-IO wrappers stand on the MPI runtime, never the reverse)
 
-inside runtime/ and reducer/, every #include and every call (or use of a
-global) goes down the layer order of RUNTIME_LAYERS / REDUCER_LAYERS (the
-calls read from the build's object files with nm: what the compiler emitted,
-macros and inline functions expanded, so nothing hides a call);
+inside runtime/, reducer/ and wrappers/, every #include and every call (or use
+of a global) goes down the layer order of RUNTIME_LAYERS / REDUCER_LAYERS /
+WRAPPERS_LAYERS (the calls read from the build's object files with nm: what
+the compiler emitted, macros and inline functions expanded, so nothing hides
+a call; and a header's inline function, expanded into its callers' objects,
+is also read from the header: what it calls or uses is its header's file's;
+a call of an interposed name, fstat say, is the C library's, not a tie);
 
 and in the Python package, library code never stands on a command line tool:
 only reports/iochar/cli/ and the other commands ([project.scripts] in
@@ -58,19 +61,21 @@ def violations(root):
 
 
 
-# ---- inside runtime/ and reducer/: the layer order (CONTRIBUTING.md) -------
-# Bottom first.  A unit is a source with its header (x.c and x.h), or a header
-# no source provides, or one listed apart (access.h: the accounting steps,
-# inline, that the record table and everything above it stand on, while
-# access.c's out-of-line part sits higher).  A unit includes and calls only
-# units of lower floors: two units of one floor know nothing of each other.
+# ---- inside runtime/, reducer/, wrappers/: the layer order (CONTRIBUTING.md) --
+# Bottom first.  A unit is a source with its header (x.c and x.h; a module's
+# private header x_internal.h is x.c's, which provides what it declares), or a
+# header no source provides (rw_state.h: the accounting's state, which the
+# record table, the series and the steps above them stand on), or one listed
+# apart by its file name.  A unit includes, calls and uses
+# only units of lower floors, its headers' inline functions included: two
+# units of one floor know nothing of each other.
 RUNTIME_LAYERS = [
     ["counters.h", "flags.h", "safefile", "lustre", "handlers"],
     ["core"],  # globals, guards, the record locks' slow path, clocks
     ["modules", "layout", "warn"],
     ["config", "log_codec"],
     ["fastrule", "interpose", "paths", "logdir", "log_buf", "jobkey"],
-    ["mounts", "exclude", "callsites", "trace", "access.h"],
+    ["mounts", "exclude", "callsites", "trace", "rw_state.h"],
     ["observe", "live"],
     ["records"],
     ["series"],
@@ -91,21 +96,34 @@ REDUCER_LAYERS = [
     ["mpi_table"],  # one MPI's wrappers, for the dispatch
     ["mpi_dispatch"],  # the exported MPI names, each MPI's table behind them
 ]
-LAYERS = {"runtime": RUNTIME_LAYERS, "reducer": REDUCER_LAYERS}
+WRAPPERS_LAYERS = [
+    ["posix_counters.h", "stdio_counters.h", "mpiio_counters.h", "hdf5_counters.h",
+     "netcdf_counters.h", "pnetcdf_counters.h"],  # each module's counter list
+    ["dynlib", "posix", "mpiio", "exec", "signal"],  # posix, mpiio: the module, shared steps
+    ["posix_rw", "posix_meta", "posix_aio", "posix_xfer", "stdio", "hdf5", "ncfamily",
+     "mpiio_data", "mpiio_req"],
+    ["netcdf", "pnetcdf"],  # on ncfamily: what both libraries do
+]
+LAYERS = {"runtime": RUNTIME_LAYERS, "reducer": REDUCER_LAYERS, "wrappers": WRAPPERS_LAYERS}
+
+
 def floors(folder):
-    """unit -> floor (0 the bottom) of runtime/ or reducer/."""
+    """unit -> floor (0 the bottom) of runtime/, reducer/ or wrappers/."""
     return {u: i for i, floor in enumerate(LAYERS[folder]) for u in floor}
 
 
 def unit_of(path, floor):
-    """The unit a file of runtime/ or reducer/ belongs to (see above)."""
+    """The unit a file of runtime/, reducer/ or wrappers/ belongs to (see above)."""
     name = pathlib.PurePath(path).name
-    return name if name in floor else name.rsplit(".", 1)[0]
+    if name in floor:
+        return name
+    stem = name.rsplit(".", 1)[0]
+    return stem[:-len("_internal")] if stem.endswith("_internal") else stem
 
 
 def include_order_violations(root):
-    """#include lines of runtime/ and reducer/ that reach a unit of their own
-    floor or above (a header of another folder: violations() judges it)."""
+    """#include lines of runtime/, reducer/ and wrappers/ that reach a unit of
+    their own floor or above (a header of another folder: violations() judges it)."""
     root = pathlib.Path(root)
     for folder in LAYERS:
         floor = floors(folder)
@@ -151,9 +169,22 @@ def symbols(paths):
     return syms
 
 
-def call_order_violations(build):
-    """Calls (and uses of globals) from a unit of runtime/ or reducer/ to one of
-    its own floor or above, read from the objects the compiler emitted."""
+# A wrapper's exported name (IOCHAR_WRAP, MPI_WRAP) stands for the interface's
+# own function: code that calls fstat means the C library's, which our wrapper
+# (passing straight through inside the tool) only stands in front of.
+_WRAPPED = re.compile(r"\b(?:IOCHAR|MPI)_WRAP\(\s*[^,]+,\s*(\w+)\s*,")
+
+
+def interposed(root):
+    """The names the wrappers export in the interfaces' place."""
+    return {n for src in (pathlib.Path(root) / "wrappers").glob("*.c")
+            for n in _WRAPPED.findall(src.read_text(errors="replace"))}
+
+
+def call_order_violations(build, skip=frozenset()):
+    """Calls (and uses of globals) from a unit of runtime/, reducer/ or wrappers/
+    to one of its own floor or above, read from the objects the compiler emitted;
+    the names in skip (the interposed ones) left out."""
     objs = objects(build)
     for folder in LAYERS:
         if not any(u.startswith(folder + "/") for u in objs):
@@ -176,6 +207,8 @@ def call_order_violations(build):
         if name not in floor:
             continue  # its source is reported by include_order_violations
         for target, sym in sorted(used):
+            if sym in skip:
+                continue
             there = local[target].get(sym) or owner.get(sym)
             if not there or there == unit or not there.startswith(folder + "/"):
                 continue
@@ -189,10 +222,97 @@ def call_order_violations(build):
                 yield line
 
 
+# Comments, strings and characters, then preprocessor lines (with their
+# continuations): what is left of a header is declarations and definitions.
+_NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_TOKEN = re.compile(r"->|[A-Za-z_]\w*|\S")
+
+
+def inline_functions(text):
+    """(name, the names its body refers to) of each inline function a header
+    defines: identifiers, not members (after . or ->), in order of first use."""
+    text = _DIRECTIVE.sub("", _NOISE.sub(" ", text))
+    toks = _TOKEN.findall(text)
+    i, depth = 0, 0
+    while i < len(toks):
+        tok = toks[i]
+        if tok == "{":
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+        if tok != "inline" or depth:
+            i += 1
+            continue
+        # the head, up to its body (a definition) or ';' (a declaration)
+        j, parens, name, last = i + 1, 0, None, None
+        while j < len(toks) and not (parens == 0 and toks[j] in "{;"):
+            if toks[j] == "(":
+                if parens == 0 and last and last != "__attribute__":
+                    name = last
+                parens += 1
+            elif toks[j] == ")":
+                parens -= 1
+            elif parens == 0:
+                last = toks[j]
+            j += 1
+        if j >= len(toks) or toks[j] == ";" or not name:
+            i = j + 1
+            continue
+        k, body_depth = j + 1, 1
+        used = []
+        while k < len(toks) and body_depth:
+            if toks[k] == "{":
+                body_depth += 1
+            elif toks[k] == "}":
+                body_depth -= 1
+            elif (toks[k][0].isalpha() or toks[k][0] == "_") and toks[k - 1] not in (".", "->") \
+                    and toks[k] not in used:
+                used.append(toks[k])
+            k += 1
+        yield name, used
+        i = k
+
+
+def inline_order_violations(root, build):
+    """Names a header's inline function uses (calls, globals) of a unit of its
+    header's floor or above: the function is its header's code wherever the
+    compiler expands it."""
+    root = pathlib.Path(root)
+    objs = objects(build)
+    syms = symbols([o for files in objs.values() for o in files]) if objs else {}
+    owners = {}  # name -> the units defining it
+    for unit, files in objs.items():
+        for o in files:
+            for s in syms[o][0]:
+                owners.setdefault(s, set()).add(unit)
+    for folder in LAYERS:
+        floor = floors(folder)
+        for h in sorted((root / folder).glob("*.h")):
+            here = unit_of(h, floor)
+            if here not in floor:
+                continue  # reported by include_order_violations
+            for fn, used in inline_functions(h.read_text(errors="replace")):
+                for sym in used:
+                    there = sorted(u.split("/")[1] for u in owners.get(sym, ())
+                                   if u.startswith(folder + "/"))
+                    if not there or here in there:
+                        continue
+                    other = there[0]
+                    if floor.get(other, len(floor)) < floor[here]:
+                        continue
+                    yield (f"{h.relative_to(root)}: {fn} uses {sym} of {folder}/{other}.c, "
+                           f"which runs up the layers ({here}: floor {floor[here]}, "
+                           f"{other}: floor {floor.get(other, '?')})")
+
+
 def layer_violations(root, build=None):
-    """The layer order inside runtime/ and reducer/: includes, then calls."""
+    """The layer order inside runtime/, reducer/ and wrappers/: includes, then
+    calls (from the objects), then the headers' inline functions."""
+    build = build or pathlib.Path(root) / "build"
     yield from include_order_violations(root)
-    yield from call_order_violations(build or pathlib.Path(root) / "build")
+    yield from call_order_violations(build, interposed(root))
+    yield from inline_order_violations(root, build)
 
 
 def commands(pkg):

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../runtime/core.h"
+#include "../runtime/lifecycle.h"
 
 /* One loaded copy of a library: h5py and netCDF4 each bundle their own
  * libhdf5, so a process may hold several.  Handles (hid_t, ncid) belong to one

@@ -37,14 +37,16 @@ const iochar_module iochar_mod_mpiio =
 /* ---- handles: MPI_File -> record ------------------------------------------ */
 
 iochar_hmap *mpiio_files;
+iochar_hmap *mpiio_requests;
 _Atomic unsigned mpiio_files_gen;
 __thread mpiio_last_file mpiio_last __attribute__((tls_model("initial-exec")));
 
-/* The maps come with the first MPI file opened after MPI_Init (a program
- * that opens none pays for none). */
+/* The maps (open files, and the requests mpiio_req.c follows) come with the
+ * first MPI file opened after MPI_Init (a program that opens none pays for
+ * none; a request needs an open file first). */
 static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
 static void maps_create(void) {
-  mpiio_requests_create();
+  mpiio_requests = iochar_hmap_create(MPIIO_NPENDING);
   mpiio_files = iochar_hmap_create(1 << 15);
 }
 

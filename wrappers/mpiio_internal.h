@@ -1,7 +1,9 @@
 /* The MPI-IO module's private interface: its record state and the record
- * steps its three wrapper files share (mpiio.c: open, close, metadata, hints,
- * the accounting; mpiio_data.c: the read/write families; mpiio_req.c:
- * nonblocking requests, split-collective ends, request completion).
+ * steps its three wrapper files share (mpiio.c: the module, its maps of
+ * files and requests, the accounting, open, close, metadata, hints;
+ * mpiio_data.c: the read/write families; mpiio_req.c: nonblocking requests,
+ * split-collective ends, request completion).  mpiio_data.c and mpiio_req.c
+ * stand on mpiio.c and not on each other; mpiio.c calls neither.
  * Compiled once per MPI with that MPI's headers (meson.build, -Dmpi=both). */
 #ifndef IOCHAR_MPIIO_INTERNAL_H
 #define IOCHAR_MPIIO_INTERNAL_H
@@ -11,12 +13,15 @@
 
 #include "../reducer/mpi_wrap.h"
 #include "../runtime/access.h"
+#include "../runtime/lifecycle.h"
 #include "mpiio_counters.h"
 
 /* The call's kind picks its layout: the layouts differ only in which op
  * counter moves.  The direction is the shared accounting's (0 read, 1 write). */
 enum { K_INDEP, K_COLL, K_SPLIT, K_NB, K_COUNT };
 enum { DIR_READ = 0, DIR_WRITE = 1 };
+/* Nonblocking operations followed at once (mpiio_req.c's pool and map). */
+#define MPIIO_NPENDING 4096
 
 typedef struct mpiio_state {
   iochar_rw_state rw; /* first: the shared accounting's part */
@@ -36,6 +41,7 @@ typedef struct mpiio_last_file {
 #pragma GCC visibility push(hidden)
 extern iochar_rw_layout mpiio_layouts[K_COUNT]; /* from the counter lists */
 extern iochar_hmap *mpiio_files;                /* MPI_File -> record */
+extern iochar_hmap *mpiio_requests;             /* MPI_Request -> pending op (mpiio_req.c) */
 extern _Atomic unsigned mpiio_files_gen;        /* bumped by every open and close */
 extern __thread mpiio_last_file mpiio_last __attribute__((tls_model("initial-exec")));
 
@@ -43,8 +49,6 @@ extern __thread mpiio_last_file mpiio_last __attribute__((tls_model("initial-exe
  * its start); returns its bytes, -1 when the call failed. */
 int64_t mpiio_record_rw(iochar_record *r, int kind, int dir, int ret, int64_t count,
                         MPI_Datatype dt, const void *buf, double t0, double t1);
-/* The pending-request map, created with the file map (mpiio_req.c). */
-void mpiio_requests_create(void);
 #pragma GCC visibility pop
 
 /* A handle as a map key (MPICH's are ints, Open MPI's pointers). */

@@ -8,10 +8,7 @@
 
 #include "mpiio_internal.h"
 
-/* ---- pending requests: MPI_Request -> operation -------------------------- */
-
-#define NPENDING 4096
-static iochar_hmap *requests;
+/* ---- pending requests: MPI_Request -> operation (mpiio_requests) -------- */
 
 typedef struct pending {
   iochar_record *rec;
@@ -20,11 +17,9 @@ typedef struct pending {
   int dir;
 } pending;
 
-static pending pending_items[NPENDING];
+static pending pending_items[MPIIO_NPENDING];
 static iochar_pool pool = IOCHAR_POOL_OF(pending_items);
 static atomic_int npending; /* 0: completion wrappers pass straight through */
-
-void mpiio_requests_create(void) { requests = iochar_hmap_create(NPENDING); }
 
 static inline uint64_t req_key(MPI_Request rq) { return mpiio_key(&rq, sizeof rq); }
 
@@ -49,18 +44,18 @@ static inline __attribute__((always_inline)) void
 record_post(iochar_record *r, int dir, int ret, int64_t count, MPI_Datatype dt, const void *buf,
             const MPI_Request *rq, double t0, double t1) {
   int64_t len = mpiio_record_rw(r, K_NB, dir, ret, count, dt, buf, t0, t1);
-  if (ret != MPI_SUCCESS || !requests) return;
+  if (ret != MPI_SUCCESS || !mpiio_requests) return;
   pending *p = iochar_pool_get(&pool);
   if (!p) return; /* more in flight than we track: the post time stays */
   *p = (pending){r, t0, len, dir};
-  if (iochar_hmap_put(requests, req_key(*rq), p) == 0)
+  if (iochar_hmap_put(mpiio_requests, req_key(*rq), p) == 0)
     atomic_fetch_add(&npending, 1);
   else
     iochar_pool_put(&pool, p);
 }
 
 static void request_done(MPI_Request h, double t1) {
-  pending *p = iochar_hmap_del(requests, req_key(h));
+  pending *p = iochar_hmap_del(mpiio_requests, req_key(h));
   if (!p) return;
   atomic_fetch_sub(&npending, 1);
   record_done(p->rec, p->dir, p->t0, p->len, t1);
@@ -71,7 +66,7 @@ static void request_done(MPI_Request h, double t1) {
  * be reused), keeping the time up to the post.  A cancelled one still
  * completes through Wait/Test. */
 static void request_forget(MPI_Request h) {
-  pending *p = iochar_hmap_del(requests, req_key(h));
+  pending *p = iochar_hmap_del(mpiio_requests, req_key(h));
   if (!p) return;
   atomic_fetch_sub(&npending, 1);
   iochar_pool_put(&pool, p);

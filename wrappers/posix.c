@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include "../runtime/lustre.h"
+#include "../runtime/mounts.h"
+#include "../runtime/paths.h"
+#include "../runtime/records.h"
 #include "posix_internal.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};

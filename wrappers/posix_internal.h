@@ -13,6 +13,7 @@
 
 #include "../runtime/access.h"
 #include "../runtime/interpose.h"
+#include "../runtime/lifecycle.h"
 #include "posix_counters.h"
 
 /* A constant in each file, so the inlined accounting folds its lookups

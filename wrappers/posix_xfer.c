@@ -8,6 +8,7 @@
 
 #include "../runtime/access.h"
 #include "../runtime/interpose.h"
+#include "../runtime/lifecycle.h"
 #include "posix_counters.h"
 
 extern const iochar_rw_layout *const iochar_posix_layout;

@@ -9,6 +9,9 @@
 
 #include "../runtime/access.h"
 #include "../runtime/interpose.h"
+#include "../runtime/lifecycle.h"
+#include "../runtime/paths.h"
+#include "../runtime/records.h"
 #include "stdio_counters.h"
 
 static const iochar_counter_def ints[] = {STDIO_COUNTERS(IOCHAR_DEF_ENTRY)};

@@ -54,15 +54,16 @@ def test_library_importing_a_cli_is_found(tmp_path):
     ]
 
 
-def test_runtime_and_reducer_follow_their_layers():
-    """No include or call inside runtime/ or reducer/ runs up the layer order
-    (the calls from the build's objects: scripts/test builds first)."""
+def test_runtime_reducer_and_wrappers_follow_their_layers():
+    """No include, call or header's inline call inside runtime/, reducer/ or
+    wrappers/ runs up the layer order (the calls from the build's objects:
+    scripts/test builds first)."""
     assert list(check_layers.layer_violations(ROOT, ROOT / "build")) == []
 
 
 def _planted_tree(tmp_path):
-    """A copy of runtime/ and reducer/ and of the build's objects of them."""
-    for d in ("runtime", "reducer"):
+    """A copy of runtime/, reducer/ and wrappers/ and of the build's objects."""
+    for d in ("runtime", "reducer", "wrappers"):
         (tmp_path / d).mkdir()
         for f in (ROOT / d).glob("*.[ch]"):
             (tmp_path / d / f.name).write_bytes(f.read_bytes())
@@ -100,6 +101,76 @@ def test_a_planted_back_include_or_call_fails(tmp_path):
         "(vote: floor 2, write: floor 4)",
         "runtime/warn.c: uses iochar_shutdown of runtime/lifecycle.c, which runs up the layers "
         "(warn: floor 2, lifecycle: floor 12)",
+    ]
+
+
+def _relink(obj, source, tmp_path):
+    """obj (a symlink into the build) replaced by itself plus source compiled."""
+    extra = tmp_path / (source.stem + ".o")
+    subprocess.run(["cc", "-c", str(source), "-o", str(extra)], check=True)
+    orig = obj.resolve()
+    obj.unlink()
+    subprocess.run(["ld", "-r", str(orig), str(extra), "-o", str(obj)], check=True)
+
+
+def test_a_planted_inline_call_up_from_a_header_fails(tmp_path):
+    """A header's inline function is its header's code wherever it is expanded:
+    a call or a global of a higher file from it is found (a name in a comment,
+    a string, a member or a declaration is not a use)."""
+    build = _planted_tree(tmp_path)
+    core = tmp_path / "runtime" / "core.h"
+    core.write_text(core.read_text().replace("#pragma GCC visibility pop", """\
+void iochar_shutdown(void);
+/* iochar_flush_all() in a comment */
+static inline void iochar_planted_later(void);
+static inline __attribute__((always_inline)) void iochar_planted(iochar_job *j) {
+  if (j->log_pid) /* iochar_abort_log(1) */
+    iochar_shutdown();
+  (void)"iochar_exec_prepare()";
+}
+#pragma GCC visibility pop""", 1))
+    state = tmp_path / "runtime" / "rw_state.h"
+    state.write_text(state.read_text().replace("#pragma GCC visibility pop", """\
+extern int iochar_observing;
+static inline int iochar_planted_peek(void) { return iochar_observing; }
+#pragma GCC visibility pop""", 1))
+    mpiio = tmp_path / "wrappers" / "mpiio_internal.h"  # the private header is mpiio.c's
+    mpiio.write_text(mpiio.read_text().replace("#endif", """\
+extern const iochar_module iochar_mod_nc_file;
+static inline const char *mpiio_planted(void) { return iochar_mod_nc_file.name; }
+#endif"""))
+    assert list(check_layers.layer_violations(tmp_path, build)) == [
+        "runtime/core.h: iochar_planted uses iochar_shutdown of runtime/lifecycle.c, which runs up "
+        "the layers (core: floor 1, lifecycle: floor 12)",
+        "runtime/rw_state.h: iochar_planted_peek uses iochar_observing of runtime/observe.c, which "
+        "runs up the layers (rw_state.h: floor 5, observe: floor 6)",
+        "wrappers/mpiio_internal.h: mpiio_planted uses iochar_mod_nc_file of wrappers/netcdf.c, "
+        "which runs up the layers (mpiio: floor 1, netcdf: floor 3)",
+    ]
+
+
+def test_wrappers_follow_their_layers(tmp_path):
+    """wrappers/ has a layer order too: an include of a higher wrapper file, and
+    the two MPI-IO files calling each other (one MPI's part), are found; a
+    call of an interposed name (fstat: the C library's, our wrapper only
+    stands in front of it) is not a tie between files."""
+    build = _planted_tree(tmp_path)
+    posix = tmp_path / "wrappers" / "posix.c"
+    posix.write_text(posix.read_text().replace('#include "posix_internal.h"',
+                                               '#include "ncfamily.h"\n#include "posix_internal.h"'))
+    below = tmp_path / "planted_req.c"
+    below.write_text("int mpiio_req_planted(void) { return 1; }\n")
+    above = tmp_path / "planted_open.c"
+    above.write_text("int mpiio_req_planted(void);\nint mpiio_open_planted(void) { return mpiio_req_planted(); }\n")
+    part = build / "libiochar_mpi_mpich.a.p"
+    _relink(part / "wrappers_mpiio_req.c.o", below, tmp_path)
+    _relink(part / "wrappers_mpiio.c.o", above, tmp_path)
+    assert "fstat" in check_layers.interposed(tmp_path)
+    assert "MPI_File_open" in check_layers.interposed(tmp_path)
+    assert list(check_layers.layer_violations(tmp_path, build)) == [
+        'wrappers/posix.c: #include "ncfamily.h" runs up the layers (posix: floor 1, ncfamily: floor 2)',
+        "wrappers/mpiio.c: uses mpiio_req_planted of wrappers/mpiio_req.c, which runs up the layers "
+        "(mpiio: floor 1, mpiio_req: floor 2)",
     ]
 
 
