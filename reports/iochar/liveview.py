@@ -1,0 +1,857 @@
+"""The live view's reader: what the processes running on this node have done so far, read
+from their live files while they write them (iochar-top, iochar-exporter).
+
+A live file (docs/log-format.md, "Live files") is a process's record memory, updated with
+plain stores after each call.  This reader takes it from a read-only descriptor with
+pread (a mapping would raise SIGBUS on a file that shrinks under it), never takes a lock
+the process could wait on, and trusts nothing in it: the header and schema are checked by
+live.py's checks (logformat.Reader), every record's offsets against the bytes read, and
+the bytes read are bounded by the file's real (allocated) size, not by what it declares.
+
+Consistency without a lock: records are read before the access states their pending runs
+live in, and the runtime clears a run before it adds it to the counters, so a read can
+miss a run in flight (a moment too low), never count one twice; each counter is then kept
+at the largest value read so far (a record caught mid-update keeps its last good values),
+so no number ever goes down.  Records only ever get appended (the arena's `used` grows),
+so a file is walked once and each later sample reads the new records only, then gathers
+every counter with numpy.
+
+The directory walk opens each level relative to the one above (openat), with O_NOFOLLOW,
+and checks owner and mode on the opened descriptor: a symlink, a FIFO, a file or
+directory of the wrong owner, or one open to others is skipped with one line naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import live, livedir
+from .logformat import LogError
+
+# the counters the live view sums, integer ones then floating ones
+INTS = ("bytes_read", "bytes_written", "reads", "writes", "opens", "stats", "seeks", "syncs")
+FLOATS = ("read_time", "write_time", "meta_time")
+NI, NF = len(INTS), len(FLOATS)
+META_OPS = ("opens", "stats", "seeks", "syncs")
+# the metadata counters by name: a module's (its name's) opens, stats, seeks and syncs
+META_SUFFIX = {"_OPENS": "opens", "_CREATES": "opens", "_FDOPENS": "opens", "_STATS": "stats",
+               "_SEEKS": "seeks", "_FSYNCS": "syncs", "_FDSYNCS": "syncs", "_SYNCS": "syncs",
+               "_FLUSHES": "syncs"}
+# The modules whose calls reach the operating system: a job's totals are theirs (MPI-IO,
+# HDF5 and NetCDF calls end in POSIX calls, counted there too).
+BASE_MODULES = ("POSIX", "STDIO")
+MAX_FILES = 4096  # live files read per scan: beyond, one line says how many were left
+MAX_RETRIES = 3  # reads of a file whose size or header changed under the read
+SLACK = 1 << 16  # bytes a live file may hold past its allocated blocks (partial pages)
+_U16, _U64 = struct.Struct("<H"), struct.Struct("<Q")
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+_OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def program_of(exe: str, cmdline: str) -> str:
+    """The program a process runs: its executable's name, or for an interpreter the
+    script or module it was given (`python3 -m pkg` -> pkg, `python3 x.py` -> x.py)."""
+    base = os.path.basename(exe) or "?"
+    if not re.fullmatch(r"(python|pypy|perl|ruby|Rscript|julia|node|bash|sh|tclsh)[0-9.]*", base):
+        return base
+    args = cmdline.split()[1:]
+    for i, a in enumerate(args):
+        if a == "-m" and i + 1 < len(args):
+            return args[i + 1]
+        if a == "-c":
+            return base
+        if not a.startswith("-"):
+            return os.path.basename(a)
+    return base
+
+
+class Mounts:
+    """This node's mount points (/proc/self/mountinfo), longest first: the file system a
+    path is on is the longest mount point it starts with."""
+
+    def __init__(self, text: str | None = None):
+        if text is None:
+            try:
+                with open("/proc/self/mountinfo", "rb") as f:
+                    text = f.read(1 << 20).decode(errors="surrogateescape")
+            except OSError:
+                text = ""
+        points = set()
+        for ln in text.splitlines():
+            parts = ln.split()
+            if len(parts) > 4:
+                points.add(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[4]))
+        self.points = sorted(points | {"/"}, key=len, reverse=True)
+
+    def of(self, path: str) -> str:
+        if not path.startswith("/"):
+            return "-"  # <STDOUT>, <AGGREGATE>...
+        for p in self.points:
+            if path == p or path.startswith(p if p.endswith("/") else p + "/"):
+                return p
+        return "/"
+
+
+def _module_plan(m) -> tuple:
+    """For a module of a live file: [(quantity, counter index)] of its records, and of
+    its metadata-only entries (slot index instead)."""
+    ints, flts = [], []
+    L = m.layout
+    names = [n for n, _ in m.schema]
+    if L is not None:
+        for q, key in enumerate(("bytes0", "bytes1", "ops0", "ops1")):
+            if L[key] >= 0:
+                ints.append((q, L[key]))
+        for d in (0, 1):
+            ints += [(2 + d, i) for i in m.more[d]]
+        for q, key in enumerate(("ft0", "ft1", "ft2")):
+            if L[key] >= 0:
+                flts.append((q, m.n_int + L[key]))
+    for i, n in enumerate(names[:m.n_int]):
+        for suf, q in META_SUFFIX.items():
+            if n.endswith(suf) and not n.endswith("_REQ" + suf):
+                ints.append((INTS.index(q), i))
+                break
+    if L is None:  # no access layout: its time counters by name
+        for i, n in enumerate(names[m.n_int:]):
+            for q, suf in enumerate(("_F_READ_TIME", "_F_WRITE_TIME", "_F_META_TIME")):
+                if n.endswith(suf):
+                    flts.append((q, m.n_int + i))
+    slot = {c: k for k, c in enumerate(m.meta)}
+    e_ints = [(q, slot[i]) for q, i in ints if i in slot]
+    e_flts = [(q, slot[i]) for q, i in flts if i in slot]
+    return ints, flts, e_ints, e_flts
+
+
+@dataclass
+class Record:
+    """One record (or metadata-only entry) of a live file, where it is."""
+    off: int
+    module: int
+    rid: int
+    path: str
+    entry: bool
+
+
+@dataclass
+class Sample:
+    """One read of one live file: its header and, per record, the summed counters."""
+    key: tuple  # (device, inode, pid, start): the same process's file
+    header: dict
+    modules: list  # module name of each row
+    paths: list
+    ints: np.ndarray  # rows x INTS, int64
+    floats: np.ndarray  # rows x FLOATS
+    when: float
+    unlinked: bool = False
+
+
+class LiveFile:
+    """One live file, open read-only: read() gives its current numbers, each never lower
+    than an earlier read's."""
+
+    def __init__(self, fd: int, name: str, uid: int | None = None):
+        self.fd, self.name, self.uid = fd, name, uid
+        self.h = None
+        self.mods = None
+        self.plans = {}
+        self.recs: list = []
+        self.walked = {}  # area start -> offset walked to
+        self.by_key = {}  # (module, id) -> row of an entry whose record may come later
+        self.dead = set()  # rows of entries whose counts a record holds now
+        self.best_i = np.zeros((0, NI), np.int64)
+        self.best_f = np.zeros((0, NF), np.float64)
+        self._idx = None
+        st = os.fstat(fd)
+        self.ident = (st.st_dev, st.st_ino)
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _pread(self, n: int, off: int) -> bytes:
+        out, got = [], 0
+        while got < n:
+            b = os.pread(self.fd, n - got, off + got)
+            if not b:
+                break
+            out.append(b)
+            got += len(b)
+        return b"".join(out)
+
+    def _fail(self, msg):
+        raise LogError(f"{self.name}: live file: {msg}")
+
+    def _read_once(self):
+        st = os.fstat(self.fd)
+        if not stat.S_ISREG(st.st_mode):
+            self._fail("not a regular file")
+        if self.uid is not None and st.st_uid != self.uid:
+            self._fail(f"owned by uid {st.st_uid}, not {self.uid}")
+        h = live.read_header(self._pread(live.HEADER_SIZE, 0), self.name)
+        live.check_layout(h, st.st_size, self.name)
+        if h["version"] < 3:
+            self._fail(f"version {h['version']} (the live view reads 3 and later)")
+        if self.h is not None and (h["schema_off"], h["schema_len"], h["agg_off"], h["arena_off"],
+                                   h["arena_size"], h["map_addr"]) != \
+                (self.h["schema_off"], self.h["schema_len"], self.h["agg_off"], self.h["arena_off"],
+                 self.h["arena_size"], self.h["map_addr"]):
+            self._fail("its layout changed between two reads")
+        if h["agg_off"] % 8 or h["arena_off"] % 8 or h["rec_state_off"] % 8 or \
+                h["rec_size"] % 8 or h["meta_full_off"] % 8 or h["meta_c_off"] % 8:
+            self._fail("areas not 8-byte aligned")
+        used = h["arena_off"] + h["arena_used"]
+        tables = h["arena_size"] - h["tables_low"]
+        # what the file really holds bounds what is read, whatever the header says
+        real = st.st_blocks * 512 + SLACK
+        if used + tables > real:
+            self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
+        data = self._pread(used, 0)
+        tb = self._pread(tables, h["arena_off"] + h["tables_low"])
+        if len(data) != used or len(tb) != tables:
+            raise _Changed("shrank while read")
+        if os.fstat(self.fd).st_size != st.st_size:
+            raise _Changed("size changed while read")
+        h["tables"] = tb
+        return h, data, st
+
+    def read(self) -> Sample:
+        for attempt in range(MAX_RETRIES):
+            try:
+                h, data, st = self._read_once()
+                break
+            except _Changed as e:
+                if attempt == MAX_RETRIES - 1:
+                    self._fail(str(e))
+        if self.mods is None:
+            self.mods = live.parse_schema(
+                data[h["schema_off"]:h["schema_off"] + h["schema_len"]], self.name,
+                len(data) // 8 + 1024, h["version"])
+            self.plans = {mid: _module_plan(m) for mid, m in self.mods.items()}
+        self.h = h
+        n_old = len(self.recs)
+        self._walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], True)
+        self._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], False)
+        if len(self.recs) != n_old or self._idx is None:
+            self._idx = self._index()
+        vi, vf = self._gather(data, h)
+        n = len(self.recs)
+        bi = np.zeros((n, NI), np.int64)
+        bf = np.zeros((n, NF), np.float64)
+        bi[:len(self.best_i)], bf[:len(self.best_f)] = self.best_i, self.best_f
+        np.maximum(bi, vi, out=bi)
+        np.fmax(bf, np.nan_to_num(vf, nan=0.0, posinf=0.0, neginf=0.0), out=bf)
+        if self.dead:
+            dead = np.fromiter(self.dead, np.int64)
+            bi[dead], bf[dead] = 0, 0.0
+        self.best_i, self.best_f = bi, bf
+        mods = self.mods
+        return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
+                      [mods[r.module].name for r in self.recs], [r.path for r in self.recs],
+                      bi, bf, time.time(), unlinked=st.st_nlink == 0)
+
+    def _walk(self, buf: bytes, start: int, end: int, agg: bool):
+        """Append the records of [start, end) not walked yet."""
+        h, mods = self.h, self.mods
+        off = self.walked.get(start, start)
+        rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
+        v4 = h["version"] >= 4
+        mc, tkb = h["meta_c_off"], h["tk_below"]
+        name = self.name
+        while off < end:
+            if off + rs > end:
+                _bad(name, f"record at byte {off} runs past the published end")
+            (rid,), (mid,) = _U64.unpack_from(buf, off), _U16.unpack_from(buf, off + mo)
+            flags = _U16.unpack_from(buf, off + fo)[0] if v4 else 0
+            m = mods.get(mid)
+            if m is None:
+                _bad(name, f"record at byte {off} has unknown module {mid}")
+            entry = bool(flags & 2) and not agg
+            head = mc if entry else rs
+            p_off = off + head + 8 * (len(m.meta) if entry else m.n_int + m.n_flt)
+            if p_off >= end:
+                _bad(name, f"record at byte {off} runs past the published end")
+            nul = buf.find(b"\0", p_off, end)
+            if nul < 0:
+                _bad(name, f"record at byte {off}: name runs past the published end")
+            mark = 0
+            if flags & 1:
+                if buf[nul:nul + len(live.TRUNC_MARK)] != live.TRUNC_MARK:
+                    _bad(name, f"record at byte {off}: truncated name without its mark")
+                mark = len(live.TRUNC_MARK)
+            namelen = 16 if agg else nul - p_off + mark
+            path = buf[p_off:nul].decode("utf-8", "surrogateescape")
+            row = len(self.recs)
+            key = (mid, rid)
+            if entry:
+                if key in self.by_key and not self.recs[self.by_key[key]].entry:
+                    self.dead.add(row)
+                else:
+                    self.by_key[key] = row
+            elif key in self.by_key and not agg:
+                prev = self.by_key[key]
+                if self.recs[prev].entry:
+                    self.dead.add(prev)  # the entry became this record
+                self.by_key[key] = row
+            elif not agg:
+                self.by_key[key] = row
+            self.recs.append(Record(off, mid, rid, "<AGGREGATE>" if agg else path, entry))
+            off += (p_off - off + namelen + 1 + 7) & ~7
+            if agg and m.layout is not None:  # its tables and state follow it
+                off += tkb + ((m.state_size + 7) & ~7)
+        self.walked[start] = off
+
+    def _index(self):
+        """Word indexes of every summed counter of every row, grouped for reduceat."""
+        h = self.h
+        iw, it, fw, ft = [], [], [], []
+        st_rows, st_words = [], []
+        ent_rows, ent_words = [], []
+        for row, r in enumerate(self.recs):
+            ints, flts, e_ints, e_flts = self.plans[r.module]
+            m = self.mods[r.module]
+            if r.entry:
+                base = (r.off + h["meta_c_off"]) // 8
+                ent_rows.append(row)
+                ent_words.append((r.off + h["meta_full_off"]) // 8)
+                pi, pf = e_ints, e_flts
+            else:
+                base = (r.off + h["rec_size"]) // 8
+                pi, pf = ints, flts
+                if m.layout is not None:
+                    st_rows.append(row)
+                    st_words.append((r.off + h["rec_state_off"]) // 8)
+            for q, i in pi:
+                iw.append(base + i)
+                it.append(row * NI + q)
+            for q, i in pf:
+                fw.append(base + i)
+                ft.append(row * NF + q)
+        a = np.asarray
+        return {"iw": a(iw, np.int64), "it": a(it, np.int64), "fw": a(fw, np.int64),
+                "ft": a(ft, np.int64), "st_rows": a(st_rows, np.int64),
+                "st_words": a(st_words, np.int64), "ent_rows": a(ent_rows, np.int64),
+                "ent_words": a(ent_words, np.int64)}
+
+    def _gather(self, data: bytes, h: dict):
+        n = len(self.recs)
+        ix = self._idx
+        words = np.frombuffer(data, "<i8", count=len(data) // 8)
+        vi = np.zeros(n * NI, np.int64)
+        vf = np.zeros(n * NF, np.float64)
+        if len(ix["iw"]):
+            np.add.at(vi, ix["it"], words[ix["iw"]])
+        if len(ix["fw"]):
+            np.add.at(vf, ix["ft"], words[ix["fw"]].view("<f8"))
+        vi, vf = vi.reshape(n, NI), vf.reshape(n, NF)
+        if len(ix["ent_rows"]):  # an entry whose `full` is set is counted in its record
+            full = words[ix["ent_words"]] != 0
+            vi[ix["ent_rows"][full]] = 0
+            vf[ix["ent_rows"][full]] = 0.0
+            self.dead.update(int(r) for r in ix["ent_rows"][full])
+        if len(ix["st_rows"]):
+            self._runs(words[ix["st_words"]].view("<u8"), ix["st_rows"], vi, data, h)
+        return vi, vf
+
+    def _runs(self, ptrs, rows, vi, data: bytes, h: dict):
+        """Add the repeats each record's access state holds back (runtime/access.h):
+        bytes always, operations when untimed."""
+        ro = h["rw_off"]
+        size = max(ro["run_k"], ro["run_len"], ro["run_next"], ro["run_dir"],
+                   ro["run_timed"], ro["run_t"]) + 8
+        # an address in the process minus the mapping's: the offset in the file (wrapping:
+        # an address below the mapping lands far out of range, and is left out)
+        fo = (ptrs - np.uint64(h["map_addr"])).view(np.int64)
+        ok = (ptrs != 0) & (fo >= 0) & (fo < 1 << 48)
+        t0 = h["arena_off"] + h["tables_low"]
+        tb = h["tables"]
+        in_t = ok & (fo >= t0) & (fo + size <= t0 + len(tb))
+        in_a = ok & ~in_t & (fo >= h["agg_off"]) & (fo + size <= h["agg_off"] + h["agg_size"])
+        for mask, buf, base in ((in_t, tb, t0), (in_a, data, 0)):
+            if not mask.any():
+                continue
+            raw = np.frombuffer(buf, np.uint8)
+            at = fo[mask] - base
+            k, n = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
+            d = raw[at + ro["run_dir"]].astype(np.int64)
+            timed = raw[at + ro["run_timed"]]
+            good = (k > 0) & (n > 0) & (d <= 1) & (k < 1 << 31) & (n < 1 << 31)
+            r = rows[mask][good]
+            k, n, d, timed = k[good], n[good], d[good], timed[good]
+            np.add.at(vi, (r, d), k * n)  # bytes_read, bytes_written
+            un = timed == 0
+            np.add.at(vi, (r[un], 2 + d[un]), k[un])  # reads, writes
+
+
+def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The little-endian int64 at each byte offset pos of raw (any alignment)."""
+    return raw[pos[:, None] + np.arange(8)].copy().view("<i8").ravel()
+
+
+class _Changed(Exception):
+    """The file changed under one read: read it again."""
+
+
+def _bad(name, msg):
+    raise LogError(f"{name}: live file: {msg}")
+
+
+# ---- the directory walk --------------------------------------------------------------
+
+@dataclass
+class Scan:
+    """The live files found under a live directory, opened, and one line per thing
+    skipped."""
+    files: list = field(default_factory=list)  # [(fd, path, uid)]
+    problems: list = field(default_factory=list)
+
+
+def _check_dir(fd: int, uid: int) -> str | None:
+    st = os.fstat(fd)
+    if st.st_uid != uid:
+        return f"owned by uid {st.st_uid}, not {uid}"
+    if st.st_mode & 0o077:
+        return f"open to others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def scan(top, uids=None) -> Scan:
+    """Open (read-only, no symlink followed) the live files under live directory `top`:
+    for a user, their own directory (iochar-<uid>); for root, every user's (`uids` limits
+    it). Each directory is opened relative to its parent's descriptor."""
+    out = Scan()
+    me = os.geteuid()
+    try:
+        tfd = os.open(os.fsencode(top), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        out.problems.append(f"{top}: {e.strerror or e}; nothing read")
+        return out
+    try:
+        if me == 0:
+            names = sorted(os.listdir(tfd))
+        else:
+            names = [f"iochar-{me}"]
+        for uname in names:
+            m = livedir.USER_DIR.match(uname)
+            if not m:
+                continue
+            uid = int(m.group(1))
+            if uids is not None and uid not in uids:
+                continue
+            _scan_user(tfd, os.path.join(str(top), uname), uname, uid, out)
+    finally:
+        os.close(tfd)
+    if len(out.files) > MAX_FILES:
+        for fd, _, _ in out.files[MAX_FILES:]:
+            os.close(fd)
+        out.problems.append(f"{top}: {len(out.files) - MAX_FILES} live files past the first "
+                            f"{MAX_FILES} left unread")
+        del out.files[MAX_FILES:]
+    return out
+
+
+def _open_at(dfd: int, name: str, flags: int, shown: str, problems: list) -> int | None:
+    try:
+        return os.open(name, flags, dir_fd=dfd)
+    except FileNotFoundError:
+        return None  # gone between the listing and the open: it ended
+    except OSError as e:
+        import errno
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and flags & os.O_NOFOLLOW:
+            problems.append(f"{shown}: a symlink or not a {'directory' if flags & os.O_DIRECTORY else 'file'}; skipped")
+        else:
+            problems.append(f"{shown}: {e.strerror or e}; skipped")
+        return None
+
+
+def _scan_user(tfd: int, shown: str, uname: str, uid: int, out: Scan):
+    ufd = _open_at(tfd, uname, _OPEN_DIR, shown, out.problems)
+    if ufd is None:
+        return
+    try:
+        why = _check_dir(ufd, uid)
+        if why:
+            out.problems.append(f"{shown}: {why}; skipped")
+            return
+        try:
+            subs = sorted(os.listdir(ufd))
+        except OSError as e:
+            out.problems.append(f"{shown}: {e.strerror or e}; skipped")
+            return
+        for sub in subs:
+            if not livedir.KEY.match(sub):
+                continue
+            sshown = f"{shown}/{sub}"
+            sfd = _open_at(ufd, sub, _OPEN_DIR, sshown, out.problems)
+            if sfd is None:
+                continue
+            try:
+                why = _check_dir(sfd, uid)
+                if why:
+                    out.problems.append(f"{sshown}: {why}; skipped")
+                    continue
+                try:
+                    files = sorted(os.listdir(sfd))
+                except OSError as e:
+                    out.problems.append(f"{sshown}: {e.strerror or e}; skipped")
+                    continue
+                for f in files:
+                    if not live.is_live(f):
+                        continue
+                    fshown = f"{sshown}/{f}"
+                    fd = _open_at(sfd, f, _OPEN_FILE, fshown, out.problems)
+                    if fd is None:
+                        continue
+                    st = os.fstat(fd)
+                    why = None if stat.S_ISREG(st.st_mode) else "not a regular file"
+                    why = why or (f"owned by uid {st.st_uid}, not {uid}" if st.st_uid != uid else None)
+                    if why:
+                        os.close(fd)
+                        out.problems.append(f"{fshown}: {why}; skipped")
+                        continue
+                    out.files.append((fd, fshown, uid))
+            finally:
+                os.close(sfd)
+    finally:
+        os.close(ufd)
+
+
+# ---- processes into jobs ---------------------------------------------------------------
+
+@dataclass
+class Proc:
+    """A process as the live view shows it."""
+    sample: Sample
+    status: str  # running, finishing, killed, exited, aborted, ended
+
+    @property
+    def header(self):
+        return self.sample.header
+
+
+def status_of(s: Sample, alive: bool) -> str:
+    h = s.header
+    if h["state"] == live.LOGGED or s.unlinked:
+        return "ended"
+    if h["state"] == 1:
+        return "exited"
+    if h["state"] == 2:
+        return "aborted"
+    if not alive:
+        return "killed"  # state 0 and gone: a signal or the launcher (which is not known)
+    return "finishing" if h["end_wall"] > 0 else "running"
+
+
+def job_key(h: dict) -> tuple:
+    """A job on this node: the scheduler id (rank 0's pid without one), user, program."""
+    return (h["uid"], h["jobid"] or str(h["pid"]), program_of(h["exe"], h["cmdline"]))
+
+
+class Reader:
+    """Reads a live directory sample after sample, keeping each live file open between
+    samples (read by descriptor, never reopened by name)."""
+
+    def __init__(self, top, uids=None):
+        self.top, self.uids = top, uids
+        self.open: dict = {}  # (dev, ino) -> LiveFile
+        self.problems: list = []
+
+    def sample(self) -> list:
+        """[Proc] of every live file now, and of those gone since the last sample (read
+        once more through the descriptor: their last values)."""
+        sc = scan(self.top, self.uids)
+        self.problems = list(sc.problems)
+        seen = set()
+        procs = []
+        for fd, shown, uid in sc.files:
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino)
+            if ident in self.open:
+                os.close(fd)
+            else:
+                self.open[ident] = LiveFile(fd, shown, uid)
+            seen.add(ident)
+        for ident in list(self.open):
+            lf = self.open[ident]
+            try:
+                s = lf.read()
+            except (LogError, OSError, ValueError, IndexError, struct.error) as e:
+                msg = str(e) if isinstance(e, LogError) else f"{lf.name}: {e}"
+                self.problems.append(f"{msg}; skipped")
+                lf.close()
+                del self.open[ident]
+                continue
+            if ident not in seen:
+                s.unlinked = True
+            h = s.header
+            st = status_of(s, livedir.alive(h) if h["pid"] > 0 else False)
+            if ident not in seen or st == "ended":
+                lf.close()
+                del self.open[ident]
+            if h["pid"] == 0:
+                continue  # killed while its file was being made: no record
+            procs.append(Proc(s, st))
+        return procs
+
+    def close(self):
+        for lf in self.open.values():
+            lf.close()
+        self.open.clear()
+
+
+@dataclass
+class Job:
+    key: tuple
+    user: str
+    program: str
+    procs: dict = field(default_factory=dict)  # sample key -> Proc (the latest)
+    nprocs: int = 0
+    start: float = 0.0
+    ended_at: int | None = None  # the sample count when none of it ran any more
+    fs_labels: dict = field(default_factory=dict)  # fs -> its series' label (sticky)
+
+    @property
+    def jobid(self) -> str:
+        return self.key[1]
+
+    def running(self) -> bool:
+        return any(p.status == "running" for p in self.procs.values())
+
+    def count(self, status: str) -> int:
+        return sum(p.status == status for p in self.procs.values())
+
+
+def group(procs: list, jobs: dict | None = None, tick: int = 0) -> dict:
+    """Processes into jobs (key: job_key); with the `jobs` of the samples before, a job
+    keeps the last values of its processes that ended while any of it still runs."""
+    jobs = {} if jobs is None else jobs
+    now = set()
+    for p in procs:
+        h = p.header
+        k = job_key(h)
+        j = jobs.get(k)
+        if j is None or j.ended_at is not None:
+            j = jobs[k] = Job(k, h["user"] or str(h["uid"]), k[2])
+        j.procs[p.sample.key] = p
+        j.nprocs = max(j.nprocs, h["nprocs"] if h["mpi_initialized"] else 0)
+        j.start = min(j.start or h["start_wall"], h["start_wall"])
+        now.add(k)
+    for k, j in jobs.items():
+        if j.ended_at is None and not j.running():
+            j.ended_at = tick
+        for p in j.procs.values():
+            if k not in now and p.status in ("running", "finishing"):
+                p.status = "ended"  # its file went without a last read
+    return jobs
+
+
+# ---- what the tools show: jobs with totals, rates and series ------------------------------
+
+@dataclass
+class JobView:
+    """One job at one sample: totals (BASE_MODULES), rates over `window` seconds, the
+    share of that window its processes spent in I/O, and (when asked) its busiest files."""
+    job: Job
+    state: str
+    ints: dict
+    floats: dict
+    rates: dict
+    window: float
+    io_share: float
+    files: list = field(default_factory=list)  # [{module, fs, path, bytes..., *_per_s}]
+
+    def as_json(self) -> dict:
+        j, i = self.job, self.ints
+        d = {"job": j.jobid, "user": j.user, "program": j.program,
+             "processes": j.count("running") + j.count("finishing"), "ranks": j.nprocs or None,
+             "state": self.state, "killed": j.count("killed"),
+             "bytes_read": i["bytes_read"], "bytes_written": i["bytes_written"],
+             "reads": i["reads"], "writes": i["writes"],
+             "meta_ops": sum(i[k] for k in META_OPS), **{k: i[k] for k in META_OPS},
+             "read_bytes_per_s": self.rates["bytes_read"],
+             "write_bytes_per_s": self.rates["bytes_written"],
+             "reads_per_s": self.rates["reads"], "writes_per_s": self.rates["writes"],
+             "meta_ops_per_s": sum(self.rates[k] for k in META_OPS),
+             "io_time": sum(self.floats.values()), "io_share": self.io_share,
+             "rate_window": self.window, "start": j.start}
+        if self.files:
+            d["files"] = self.files
+        return d
+
+
+class Monitor:
+    """Samples a live directory again and again; jobs keep their ended processes' last
+    values until none of their processes runs, then go after `keep` more samples."""
+
+    def __init__(self, top, uids=None, keep: int = 0, mounts: Mounts | None = None):
+        self.reader = Reader(top, uids)
+        self.jobs: dict = {}
+        self.tick = 0
+        self.keep = keep
+        self.mounts = mounts or Mounts()
+        self._fs: dict = {}
+        self._gid: dict = {}  # (module, fs) -> group number
+        self._gkeys: list = []
+        self._gbase: list = []
+        self._groups: dict = {}  # sample key -> group of each row
+        self._prev: dict = {}  # job key -> (time, ints, floats, {file: bytes})
+
+    @property
+    def problems(self):
+        return self.reader.problems
+
+    def fs_of(self, path: str) -> str:
+        fs = self._fs.get(path)
+        if fs is None:
+            if len(self._fs) > 1 << 17:
+                self._fs.clear()
+            fs = self._fs[path] = self.mounts.of(path)
+        return fs
+
+    def step(self, files: int = 0) -> list:
+        """[JobView] of the jobs running now (and those ended fewer than `keep` samples
+        ago, state "ended"); `files` > 0: each with its busiest files."""
+        self.tick += 1
+        now = time.time()
+        procs = self.reader.sample()
+        group(procs, self.jobs, self.tick)
+        out = []
+        for k, j in list(self.jobs.items()):
+            if j.ended_at is not None and self.tick - j.ended_at >= max(self.keep, 0) and \
+                    not self._recently_killed(j, now):
+                del self.jobs[k]
+                self._prev.pop(k, None)
+                for sk in j.procs:
+                    self._groups.pop(sk, None)
+                continue
+            out.append(self._view(j, now, files))
+        return out
+
+    @staticmethod
+    def _recently_killed(j: Job, now: float) -> bool:
+        """A job whose processes were killed shows as such for a minute after its last
+        read (its live files stay until the epilogue recovers them)."""
+        return j.count("killed") > 0 and not j.running() and \
+            any(now - p.sample.when < 60 for p in j.procs.values()) and \
+            all(p.status in ("killed", "exited", "aborted") for p in j.procs.values())
+
+    def _view(self, j: Job, now: float, files: int) -> JobView:
+        ti, tf = self.totals(j)
+        prev = self._prev.get(j.key)
+        if prev is None:  # first sight: the averages since the job started
+            window = max(now - j.start, 1e-3)
+            pi, pf, pfiles = np.zeros(NI, np.int64), np.zeros(NF), {}
+        else:
+            window = max(now - prev[0], 1e-3)
+            pi, pf, pfiles = prev[1], prev[2], prev[3]
+        rates = {q: float(max(int(ti[n]) - int(pi[n]), 0)) / window for n, q in enumerate(INTS)}
+        nproc = max(j.count("running") + j.count("finishing"), 1)
+        share = min(max(float(tf.sum() - pf.sum()), 0.0) / (window * nproc), 1.0)
+        if j.running():
+            state = "running"
+        elif j.count("killed") and all(p.status in ("killed", "exited", "aborted")
+                                       for p in j.procs.values()):
+            state = "killed"
+        else:
+            state = "ended"
+        fl, cur = ([], {})
+        if files > 0:
+            fl, cur = self._files(j, files, window, pfiles, prev is None, now)
+        self._prev[j.key] = (now, ti, tf, cur)
+        return JobView(j, state, {q: int(ti[n]) for n, q in enumerate(INTS)},
+                       {q: float(tf[n]) for n, q in enumerate(FLOATS)}, rates, window, share, fl)
+
+    def _files(self, j: Job, n: int, window: float, pfiles: dict, first: bool, now: float):
+        """The n files of job j with the most bytes moved in the window (a file's rows of
+        every process and module summed by (module, path))."""
+        cur: dict = {}
+        for p in j.procs.values():
+            s = p.sample
+            moved = s.ints[:, 0] + s.ints[:, 1]
+            for r in np.flatnonzero(moved):
+                key = (s.modules[r], s.paths[r])
+                v = cur.setdefault(key, np.zeros(4, np.int64))
+                v += s.ints[r, :4]
+        rows = []
+        for key, v in cur.items():
+            old = pfiles.get(key)
+            d = v - old if old is not None else v
+            w = window if (old is not None or first) else max(now - j.start, 1e-3)
+            rows.append((int(d[0] + d[1]), key, v, d, w))
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        out = [{"module": k[0], "fs": self.fs_of(k[1]), "path": k[1],
+                "bytes_read": int(v[0]), "bytes_written": int(v[1]), "reads": int(v[2]),
+                "writes": int(v[3]), "read_bytes_per_s": max(int(d[0]), 0) / w,
+                "write_bytes_per_s": max(int(d[1]), 0) / w}
+               for _, k, v, d, w in rows[:n]]
+        return out, cur
+
+    def _rows(self, s: Sample) -> np.ndarray:
+        """The (module, fs) group of each row of sample s (cached per process: its rows
+        only ever grow)."""
+        have = self._groups.get(s.key)
+        n = len(s.paths)
+        if have is not None and len(have) >= n:
+            return have[:n]
+        start = 0 if have is None else len(have)
+        new = np.empty(n - start, np.int64)
+        for r in range(start, n):
+            key = (s.modules[r], self.fs_of(s.paths[r]))
+            g = self._gid.get(key)
+            if g is None:
+                g = self._gid[key] = len(self._gkeys)
+                self._gkeys.append(key)
+                self._gbase.append(key[0] in BASE_MODULES)
+            new[r - start] = g
+        rows = new if have is None else np.concatenate([have, new])
+        self._groups[s.key] = rows
+        return rows
+
+    def _sums(self, j: Job):
+        """Per (module, fs) group: ints and floats of job j summed over its processes."""
+        g = len(self._gkeys)
+        si, sf = np.zeros((g, NI), np.int64), np.zeros((g, NF))
+        for p in j.procs.values():
+            rows = self._rows(p.sample)
+            g2 = len(self._gkeys)
+            if g2 > len(si):
+                si = np.vstack([si, np.zeros((g2 - len(si), NI), np.int64)])
+                sf = np.vstack([sf, np.zeros((g2 - len(sf), NF))])
+            np.add.at(si, rows, p.sample.ints)
+            np.add.at(sf, rows, p.sample.floats)
+        return si, sf
+
+    def totals(self, j: Job) -> tuple:
+        """ints, floats of job j over the modules whose calls reach the system."""
+        si, sf = self._sums(j)
+        base = np.asarray(self._gbase[:len(si)], bool)
+        return si[base].sum(axis=0), sf[base].sum(axis=0)
+
+    def series(self, j: Job, max_fs: int = 16) -> dict:
+        """(module, fs) -> (ints, floats) of job j: the exporter's labelled series. A job's
+        first max_fs file systems get a series each, any later one shares fs="other"
+        (a label once given stays: the counters stay monotonic)."""
+        si, sf = self._sums(j)
+        out: dict = {}
+        for g in np.flatnonzero(si.any(axis=1) | sf.any(axis=1)):
+            m, fs = self._gkeys[g]
+            label = j.fs_labels.get(fs)
+            if label is None:
+                label = j.fs_labels[fs] = fs if len(j.fs_labels) < max_fs else "other"
+            key = (m, label)
+            if key in out:
+                out[key] = (out[key][0] + si[g], out[key][1] + sf[g])
+            else:
+                out[key] = (si[g].copy(), sf[g].copy())
+        return out
+
+    def close(self):
+        self.reader.close()
