@@ -15,10 +15,7 @@ from math import gcd
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from . import writer
-from .flags import PARTIAL, RUNTIME_BITS
 from .logformat import LogError, Reader
 from .schema import OP
 
@@ -512,6 +509,12 @@ def _read_used(path: Path) -> tuple:
 
 def recovered_log(path) -> tuple:
     """(log bytes, header) of the log a live file holds."""
+    # here, not at the top: the live view (liveview.py) reads live files without pandas
+    import pandas as pd
+
+    from . import writer
+    from .flags import PARTIAL, RUNTIME_BITS
+
     path = Path(path)
     name = str(path)
     h, data = _read_used(path)

@@ -243,6 +243,7 @@ class LiveFile:
         if len(self.recs) != n_old or self._idx is None:
             self._idx = self._index()
         vi, vf = self._gather(data, h)
+        vi, vf = self._settle(h, data, vi, vf)
         n = len(self.recs)
         bi = np.zeros((n, NI), np.int64)
         bf = np.zeros((n, NF), np.float64)
@@ -257,6 +258,27 @@ class LiveFile:
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
                       [mods[r.module].name for r in self.recs], [r.path for r in self.recs],
                       bi, bf, time.time(), unlinked=st.st_nlink == 0)
+
+    def _settle(self, h: dict, data: bytes, vi, vf):
+        """Read the records (then their states) again: a record whose numbers differ
+        between two reads was caught mid-update, and is read again (up to MAX_RETRIES
+        times). One that never reads the same twice (busy enough to change between two
+        reads) takes, counter by counter, the lower of its last two reads: never more
+        than it had done, each counter at least its value at the earlier read."""
+        for _ in range(MAX_RETRIES):
+            d2 = self._pread(len(data), 0)
+            tb = self._pread(len(h["tables"]), h["arena_off"] + h["tables_low"])
+            if len(d2) != len(data) or len(tb) != len(h["tables"]):
+                self._fail("shrank while read")
+            h["tables"] = tb
+            vi2, vf2 = self._gather(d2, h)
+            moving = (vi2 != vi).any(axis=1) | ((vf2 != vf) & (vf2 == vf2)).any(axis=1)
+            if not moving.any():
+                return vi2, vf2
+            vi2[moving] = np.minimum(vi[moving], vi2[moving])
+            vf2[moving] = np.fmin(vf[moving], vf2[moving])
+            vi, vf = vi2, vf2
+        return vi, vf
 
     def _walk(self, buf: bytes, start: int, end: int, agg: bool):
         """Append the records of [start, end) not walked yet."""
@@ -431,6 +453,8 @@ def scan(top, uids=None) -> Scan:
     me = os.geteuid()
     try:
         tfd = os.open(os.fsencode(top), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return out  # no job made it yet
     except OSError as e:
         out.problems.append(f"{top}: {e.strerror or e}; nothing read")
         return out

@@ -2,7 +2,7 @@
  *   live_steps DIR PROGRESS STEPS BYTES PERIOD_MS PAUSE_MS
  * After a barrier every rank pwrites BYTES to DIR/s<rank>.dat every PERIOD_MS
  * (on an absolute schedule, so the rate is steady whatever the load), STEPS
- * times, appending "<rank> <step>\n" to PROGRESS after each (the test keeps
+ * times, appending "<rank> <step> <epoch seconds>\n" to PROGRESS after each (the test keeps
  * PROGRESS out of the counters with IOCHAR_EXCLUDE); then it waits PAUSE_MS,
  * so samples see the final totals, and finalizes. */
 #include <fcntl.h>
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   long steps = atol(argv[3]), bytes = atol(argv[4]), period = atol(argv[5]), pause = atol(argv[6]);
-  char path[4096], line[64];
+  char path[4096], line[96];
   char *buf = malloc((size_t)bytes);
   CHECK(buf != NULL);
   memset(buf, 'l', (size_t)bytes);
@@ -47,7 +47,10 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long i = 0; i < steps; i++) {
     CHECK(pwrite(fd, buf, (size_t)bytes, (off_t)(i * bytes)) == (ssize_t)bytes);
-    int n = snprintf(line, sizeof line, "%d %ld\n", rank, i + 1);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int n = snprintf(line, sizeof line, "%d %ld %.6f\n", rank, i + 1,
+                     (double)now.tv_sec + now.tv_nsec * 1e-9);
     CHECK(write(pfd, line, (size_t)n) == n); /* one append: lines never interleave */
     sleep_until(&t0, (i + 1) * period);
   }

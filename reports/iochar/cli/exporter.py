@@ -133,9 +133,7 @@ def main_(argv) -> int:
         raise CliError("--textfile and --listen: one or the other")
     if args.once and not args.textfile:
         raise CliError("--once goes with --textfile")
-    top = args.livedir or str(livedir.live_dir())
-    if not os.path.isdir(top):
-        raise CliError(f"live directory {top}: no such directory")
+    top = args.livedir or str(livedir.live_dir())  # made by the first job if missing
     from prometheus_client import CollectorRegistry, generate_latest
 
     reg = CollectorRegistry(auto_describe=False)
