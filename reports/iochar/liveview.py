@@ -50,7 +50,6 @@ BASE_MODULES = ("POSIX", "STDIO")
 MAX_FILES = 4096  # live files read per scan: beyond, one line says how many were left
 MAX_RETRIES = 3  # reads of a file whose size or header changed under the read
 SLACK = 1 << 16  # bytes a live file may hold past its allocated blocks (partial pages)
-_U16, _U64 = struct.Struct("<H"), struct.Struct("<Q")
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 _OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -127,17 +126,7 @@ def _module_plan(m) -> tuple:
     slot = {c: k for k, c in enumerate(m.meta)}
     e_ints = [(q, slot[i]) for q, i in ints if i in slot]
     e_flts = [(q, slot[i]) for q, i in flts if i in slot]
-    return ints, flts, e_ints, e_flts
-
-
-@dataclass
-class Record:
-    """One record (or metadata-only entry) of a live file, where it is."""
-    off: int
-    module: int
-    rid: int
-    path: str
-    entry: bool
+    return ints, flts, e_ints, e_flts, L is not None
 
 
 @dataclass
@@ -162,13 +151,18 @@ class LiveFile:
         self.h = None
         self.mods = None
         self.plans = {}
-        self.recs: list = []
+        # per row (a record or a metadata-only entry, in file order): offset, module id,
+        # entry or not, module name, path
+        self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths = [], [], [], [], []
         self.walked = {}  # area start -> offset walked to
-        self.by_key = {}  # (module, id) -> row of an entry whose record may come later
-        self.dead = set()  # rows of entries whose counts a record holds now
+        self.ids = np.zeros(0, np.uint64)  # per row: record id, module id, entry or not
+        self.mods_arr = np.zeros(0, np.int64)
+        self.ent_arr = np.zeros(0, bool)
+        self.made = np.zeros(0, np.int64)  # rows of entries whose record is there too
+        self.full = np.zeros(0, np.int64)  # rows of entries whose `full` was seen set
         self.best_i = np.zeros((0, NI), np.int64)
         self.best_f = np.zeros((0, NF), np.float64)
-        self._idx = None
+        self._idx = _Index()
         st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
 
@@ -185,7 +179,7 @@ class LiveFile:
                 break
             out.append(b)
             got += len(b)
-        return b"".join(out)
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def _fail(self, msg):
         raise LogError(f"{self.name}: live file: {msg}")
@@ -200,11 +194,12 @@ class LiveFile:
         live.check_layout(h, st.st_size, self.name)
         if h["version"] < 3:
             self._fail(f"version {h['version']} (the live view reads 3 and later)")
-        if self.h is not None and (h["schema_off"], h["schema_len"], h["agg_off"], h["arena_off"],
-                                   h["arena_size"], h["map_addr"]) != \
-                (self.h["schema_off"], self.h["schema_len"], self.h["agg_off"], self.h["arena_off"],
-                 self.h["arena_size"], self.h["map_addr"]):
+        fixed = ("schema_off", "schema_len", "agg_off", "agg_size", "arena_off", "arena_size",
+                 "map_addr", "rec_size")
+        if self.h is not None and any(h[k] != self.h[k] for k in fixed):
             self._fail("its layout changed between two reads")
+        if self.h is not None and h["arena_used"] < self.h["arena_used"]:
+            self._fail("its records went back")
         if h["agg_off"] % 8 or h["arena_off"] % 8 or h["rec_state_off"] % 8 or \
                 h["rec_size"] % 8 or h["meta_full_off"] % 8 or h["meta_c_off"] % 8:
             self._fail("areas not 8-byte aligned")
@@ -237,150 +232,153 @@ class LiveFile:
                 len(data) // 8 + 1024, h["version"])
             self.plans = {mid: _module_plan(m) for mid, m in self.mods.items()}
         self.h = h
-        n_old = len(self.recs)
+        n_old = len(self.r_off)
         self._walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], True)
         self._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], False)
-        if len(self.recs) != n_old or self._idx is None:
-            self._idx = self._index()
+        self._idx.add(self, n_old)
         vi, vf = self._gather(data, h)
         vi, vf = self._settle(h, data, vi, vf)
-        n = len(self.recs)
+        n = len(self.r_off)
         bi = np.zeros((n, NI), np.int64)
         bf = np.zeros((n, NF), np.float64)
         bi[:len(self.best_i)], bf[:len(self.best_f)] = self.best_i, self.best_f
         np.maximum(bi, vi, out=bi)
         np.fmax(bf, np.nan_to_num(vf, nan=0.0, posinf=0.0, neginf=0.0), out=bf)
-        if self.dead:
-            dead = np.fromiter(self.dead, np.int64)
-            bi[dead], bf[dead] = 0, 0.0
+        bi[self.made], bf[self.made] = 0, 0.0
+        bi[self.full], bf[self.full] = 0, 0.0  # once full, counted in its record for good
         self.best_i, self.best_f = bi, bf
-        mods = self.mods
+        h.pop("tables", None)  # not kept: memory is the rows' numbers, not the file's bytes
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
-                      [mods[r.module].name for r in self.recs], [r.path for r in self.recs],
-                      bi, bf, time.time(), unlinked=st.st_nlink == 0)
+                      self.modnames[:n], self.paths[:n], bi, bf, time.time(),
+                      unlinked=st.st_nlink == 0)
 
     def _settle(self, h: dict, data: bytes, vi, vf):
-        """Read the records (then their states) again: a record whose numbers differ
-        between two reads was caught mid-update, and is read again (up to MAX_RETRIES
-        times). One that never reads the same twice (busy enough to change between two
-        reads) takes, counter by counter, the lower of its last two reads: never more
-        than it had done, each counter at least its value at the earlier read."""
+        """Read again the records whose numbers changed since the last read (then their
+        states): one whose numbers differ between two reads was caught mid-update, and is
+        read again (up to MAX_RETRIES times). One that never reads the same twice (busy
+        enough to change between two reads) takes, counter by counter, the lower of its
+        last two reads: never more than it had done, each counter at least its value at
+        the earlier read."""
+        old = len(self.best_i)
+        changed = np.flatnonzero((vi[:old] != self.best_i).any(axis=1) |
+                                 (vf[:old] > self.best_f).any(axis=1))
+        if old < len(vi):
+            changed = np.concatenate([changed, np.arange(old, len(vi))])
         for _ in range(MAX_RETRIES):
-            d2 = self._pread(len(data), 0)
+            if not len(changed):
+                break
+            start = self.r_off[int(changed[0])] // 8 * 8
+            d2 = data[:start] + self._pread(len(data) - start, start)
             tb = self._pread(len(h["tables"]), h["arena_off"] + h["tables_low"])
             if len(d2) != len(data) or len(tb) != len(h["tables"]):
                 self._fail("shrank while read")
             h["tables"] = tb
             vi2, vf2 = self._gather(d2, h)
-            moving = (vi2 != vi).any(axis=1) | ((vf2 != vf) & (vf2 == vf2)).any(axis=1)
-            if not moving.any():
-                return vi2, vf2
-            vi2[moving] = np.minimum(vi[moving], vi2[moving])
-            vf2[moving] = np.fmin(vf[moving], vf2[moving])
-            vi, vf = vi2, vf2
+            a, b, c, d = vi[changed], vi2[changed], vf[changed], vf2[changed]
+            moving = (a != b).any(axis=1) | ((c != d) & (d == d)).any(axis=1)
+            vi2[changed] = np.where(moving[:, None], np.minimum(a, b), b)
+            vf2[changed] = np.where(moving[:, None], np.fmin(c, d), d)
+            vi, vf, data = vi2, vf2, d2
+            changed = changed[moving]
         return vi, vf
 
     def _walk(self, buf: bytes, start: int, end: int, agg: bool):
         """Append the records of [start, end) not walked yet."""
         h, mods = self.h, self.mods
         off = self.walked.get(start, start)
+        if off >= end:
+            return
         rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
         v4 = h["version"] >= 4
         mc, tkb = h["meta_c_off"], h["tk_below"]
         name = self.name
+        # per module: (counters' bytes in a record, in an entry, bytes after an aggregate)
+        sizes = {mid: (8 * (m.n_int + m.n_flt), 8 * len(m.meta),
+                       tkb + ((m.state_size + 7) & ~7) if m.layout is not None else 0, m.name)
+                 for mid, m in mods.items()}
+        # per module: bytes before the name in a record, in an entry; after an aggregate
+        heads = {mid: (rs + sz[0], mc + sz[1], sz[2], sz[3]) for mid, sz in sizes.items()}
+        r_off, r_mod, r_entry, modnames, paths = \
+            self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths
+        first = len(r_off)
+        find, mark_len, mark_b = buf.find, len(live.TRUNC_MARK), live.TRUNC_MARK
+        u16 = memoryview(buf)[:len(buf) & ~1].cast("H")  # rec_module_off, rec_flags_off: even
+        if mo % 2 or fo % 2:
+            _bad(name, "record header offsets not 2-byte aligned")
+        mo2, fo2 = mo >> 1, fo >> 1
         while off < end:
             if off + rs > end:
                 _bad(name, f"record at byte {off} runs past the published end")
-            (rid,), (mid,) = _U64.unpack_from(buf, off), _U16.unpack_from(buf, off + mo)
-            flags = _U16.unpack_from(buf, off + fo)[0] if v4 else 0
-            m = mods.get(mid)
-            if m is None:
+            mid = u16[(off >> 1) + mo2]
+            flags = u16[(off >> 1) + fo2] if v4 else 0
+            hd = heads.get(mid)
+            if hd is None:
                 _bad(name, f"record at byte {off} has unknown module {mid}")
-            entry = bool(flags & 2) and not agg
-            head = mc if entry else rs
-            p_off = off + head + 8 * (len(m.meta) if entry else m.n_int + m.n_flt)
+            entry = flags & 2 and not agg
+            p_off = off + (hd[1] if entry else hd[0])
             if p_off >= end:
                 _bad(name, f"record at byte {off} runs past the published end")
-            nul = buf.find(b"\0", p_off, end)
+            nul = find(b"\0", p_off, end)
             if nul < 0:
                 _bad(name, f"record at byte {off}: name runs past the published end")
             mark = 0
             if flags & 1:
-                if buf[nul:nul + len(live.TRUNC_MARK)] != live.TRUNC_MARK:
+                if buf[nul:nul + mark_len] != mark_b:
                     _bad(name, f"record at byte {off}: truncated name without its mark")
-                mark = len(live.TRUNC_MARK)
-            namelen = 16 if agg else nul - p_off + mark
-            path = buf[p_off:nul].decode("utf-8", "surrogateescape")
-            row = len(self.recs)
-            key = (mid, rid)
-            if entry:
-                if key in self.by_key and not self.recs[self.by_key[key]].entry:
-                    self.dead.add(row)
-                else:
-                    self.by_key[key] = row
-            elif key in self.by_key and not agg:
-                prev = self.by_key[key]
-                if self.recs[prev].entry:
-                    self.dead.add(prev)  # the entry became this record
-                self.by_key[key] = row
-            elif not agg:
-                self.by_key[key] = row
-            self.recs.append(Record(off, mid, rid, "<AGGREGATE>" if agg else path, entry))
-            off += (p_off - off + namelen + 1 + 7) & ~7
-            if agg and m.layout is not None:  # its tables and state follow it
-                off += tkb + ((m.state_size + 7) & ~7)
-        self.walked[start] = off
-
-    def _index(self):
-        """Word indexes of every summed counter of every row, grouped for reduceat."""
-        h = self.h
-        iw, it, fw, ft = [], [], [], []
-        st_rows, st_words = [], []
-        ent_rows, ent_words = [], []
-        for row, r in enumerate(self.recs):
-            ints, flts, e_ints, e_flts = self.plans[r.module]
-            m = self.mods[r.module]
-            if r.entry:
-                base = (r.off + h["meta_c_off"]) // 8
-                ent_rows.append(row)
-                ent_words.append((r.off + h["meta_full_off"]) // 8)
-                pi, pf = e_ints, e_flts
+                mark = mark_len
+            r_off.append(off)
+            r_mod.append(mid)
+            r_entry.append(bool(entry))
+            modnames.append(hd[3])
+            if agg:
+                paths.append("<AGGREGATE>")
+                off += ((p_off - off + 17 + 7) & ~7) + hd[2]  # its tables and state follow
             else:
-                base = (r.off + h["rec_size"]) // 8
-                pi, pf = ints, flts
-                if m.layout is not None:
-                    st_rows.append(row)
-                    st_words.append((r.off + h["rec_state_off"]) // 8)
-            for q, i in pi:
-                iw.append(base + i)
-                it.append(row * NI + q)
-            for q, i in pf:
-                fw.append(base + i)
-                ft.append(row * NF + q)
-        a = np.asarray
-        return {"iw": a(iw, np.int64), "it": a(it, np.int64), "fw": a(fw, np.int64),
-                "ft": a(ft, np.int64), "st_rows": a(st_rows, np.int64),
-                "st_words": a(st_words, np.int64), "ent_rows": a(ent_rows, np.int64),
-                "ent_words": a(ent_words, np.int64)}
+                paths.append(buf[p_off:nul].decode("utf-8", "surrogateescape"))
+                off += (p_off - off + nul - p_off + mark + 1 + 7) & ~7
+        u16.release()
+        self.walked[start] = off
+        if not agg:
+            self._entries_made(buf, first)
+
+    def _entries_made(self, buf: bytes, first: int):
+        """Entries whose record is in the file too (made just before a kill, or since the
+        last read): the record counts them (docs/log-format.md, version 4)."""
+        off = np.asarray(self.r_off[first:], np.int64)
+        if not len(off):
+            return
+        ids = np.frombuffer(buf, "<u8", count=len(buf) // 8)[off // 8]
+        self.ids = np.concatenate([self.ids, ids])
+        self.mods_arr = np.concatenate([self.mods_arr, np.asarray(self.r_mod[first:], np.int64)])
+        self.ent_arr = np.concatenate([self.ent_arr, np.asarray(self.r_entry[first:], bool)])
+        if not self.ent_arr.any():
+            return
+        made = [np.zeros(0, np.int64)]
+        for mid in np.unique(self.mods_arr[self.ent_arr]):
+            m = self.mods_arr == mid
+            e = np.flatnonzero(m & self.ent_arr)
+            made.append(e[np.isin(self.ids[e], self.ids[m & ~self.ent_arr])])
+        self.made = np.concatenate(made)
 
     def _gather(self, data: bytes, h: dict):
-        n = len(self.recs)
+        n = len(self.r_off)
         ix = self._idx
         words = np.frombuffer(data, "<i8", count=len(data) // 8)
         vi = np.zeros(n * NI, np.int64)
         vf = np.zeros(n * NF, np.float64)
-        if len(ix["iw"]):
-            np.add.at(vi, ix["it"], words[ix["iw"]])
-        if len(ix["fw"]):
-            np.add.at(vf, ix["ft"], words[ix["fw"]].view("<f8"))
+        if len(ix.iw):
+            vi[ix.it_u] = np.add.reduceat(words[ix.iw], ix.it_s)
+        if len(ix.fw):
+            vf[ix.ft_u] = np.add.reduceat(words[ix.fw].view("<f8"), ix.ft_s)
         vi, vf = vi.reshape(n, NI), vf.reshape(n, NF)
-        if len(ix["ent_rows"]):  # an entry whose `full` is set is counted in its record
-            full = words[ix["ent_words"]] != 0
-            vi[ix["ent_rows"][full]] = 0
-            vf[ix["ent_rows"][full]] = 0.0
-            self.dead.update(int(r) for r in ix["ent_rows"][full])
-        if len(ix["st_rows"]):
-            self._runs(words[ix["st_words"]].view("<u8"), ix["st_rows"], vi, data, h)
+        vi[self.made], vf[self.made] = 0, 0.0  # counted in their records
+        if len(ix.ent_rows):  # an entry whose `full` is set is counted in its record
+            full = ix.ent_rows[words[ix.ent_words] != 0]
+            vi[full] = 0
+            vf[full] = 0.0
+            self.full = np.union1d(self.full, full) if len(full) != len(self.full) else full
+        if len(ix.st_rows):
+            self._runs(words[ix.st_words].view("<u8"), ix.st_rows, vi, data, h)
         return vi, vf
 
     def _runs(self, ptrs, rows, vi, data: bytes, h: dict):
@@ -406,11 +404,77 @@ class LiveFile:
             d = raw[at + ro["run_dir"]].astype(np.int64)
             timed = raw[at + ro["run_timed"]]
             good = (k > 0) & (n > 0) & (d <= 1) & (k < 1 << 31) & (n < 1 << 31)
+            if not good.any():
+                continue
             r = rows[mask][good]
             k, n, d, timed = k[good], n[good], d[good], timed[good]
-            np.add.at(vi, (r, d), k * n)  # bytes_read, bytes_written
+            vi[r, d] += k * n  # bytes_read, bytes_written (one state per record: rows unique)
             un = timed == 0
-            np.add.at(vi, (r[un], 2 + d[un]), k[un])  # reads, writes
+            vi[r[un], 2 + d[un]] += k[un]  # reads, writes
+
+
+class _Index:
+    """Where every summed counter of every row is (word indexes), sorted by the cell it
+    adds to, for np.add.reduceat; rows added as the walk finds them."""
+
+    def __init__(self):
+        e = np.zeros(0, np.int64)
+        self.iw = self.it = self.fw = self.ft = e
+        self.it_u = self.it_s = self.ft_u = self.ft_s = e
+        self.st_rows = self.st_words = self.ent_rows = self.ent_words = e
+
+    def add(self, lf: LiveFile, first: int):
+        n = len(lf.r_off)
+        if first >= n:
+            return
+        h = lf.h
+        off = np.asarray(lf.r_off[first:], np.int64)
+        mod = np.asarray(lf.r_mod[first:], np.int64)
+        ent = np.asarray(lf.r_entry[first:], bool)
+        rows = np.arange(first, n, dtype=np.int64)
+        iw, it, fw, ft = [self.iw], [self.it], [self.fw], [self.ft]
+        new_i, new_f = [], []
+        st_rows, st_words = [self.st_rows], [self.st_words]
+        for mid in np.unique(mod):
+            ints, flts, e_ints, e_flts, has_state = lf.plans[int(mid)]
+            for is_entry, pi, pf in ((False, ints, flts), (True, e_ints, e_flts)):
+                sel = (mod == mid) & (ent == is_entry)
+                if not sel.any():
+                    continue
+                o, r = off[sel], rows[sel]
+                base = (o + (h["meta_c_off"] if is_entry else h["rec_size"])) // 8
+                for plan, out, width in ((pi, new_i, NI), (pf, new_f, NF)):
+                    if plan:
+                        q = np.asarray([x for x, _ in plan], np.int64)
+                        i = np.asarray([y for _, y in plan], np.int64)
+                        out.append(((base[:, None] + i).ravel(), (r[:, None] * width + q).ravel()))
+                if has_state and not is_entry:
+                    st_rows.append(r)
+                    st_words.append((o + h["rec_state_off"]) // 8)
+        for parts, words, cells in ((new_i, iw, it), (new_f, fw, ft)):
+            if parts:
+                w = np.concatenate([x for x, _ in parts])
+                c = np.concatenate([y for _, y in parts])
+                o = np.argsort(c, kind="stable")  # new rows' cells are all past the old ones
+                words.append(w[o])
+                cells.append(c[o])
+        self.iw, self.it = np.concatenate(iw), np.concatenate(it)
+        self.fw, self.ft = np.concatenate(fw), np.concatenate(ft)
+        self.it_u, self.it_s = _segments(self.it)
+        self.ft_u, self.ft_s = _segments(self.ft)
+        order = np.argsort(np.concatenate(st_rows), kind="stable")
+        self.st_rows = np.concatenate(st_rows)[order]
+        self.st_words = np.concatenate(st_words)[order]
+        self.ent_rows = np.concatenate([self.ent_rows, rows[ent]])
+        self.ent_words = np.concatenate([self.ent_words, (off[ent] + h["meta_full_off"]) // 8])
+
+
+def _segments(cells):
+    """The distinct cells of a sorted array and where each one's run starts."""
+    if not len(cells):
+        return cells, cells
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(cells)) + 1])
+    return cells[starts], starts
 
 
 def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -725,7 +789,8 @@ class Monitor:
         self._gid: dict = {}  # (module, fs) -> group number
         self._gkeys: list = []
         self._gbase: list = []
-        self._groups: dict = {}  # sample key -> group of each row
+        self._groups: dict = {}  # sample key -> (rows, (groups, order, starts), group of each)
+        self._sum_cache: dict = {}  # job key -> (tick, sums)
         self._prev: dict = {}  # job key -> (time, ints, floats, {file: bytes})
 
     @property
@@ -753,6 +818,7 @@ class Monitor:
                     not self._recently_killed(j, now):
                 del self.jobs[k]
                 self._prev.pop(k, None)
+                self._sum_cache.pop(k, None)
                 for sk in j.procs:
                     self._groups.pop(sk, None)
                 continue
@@ -818,13 +884,14 @@ class Monitor:
                for _, k, v, d, w in rows[:n]]
         return out, cur
 
-    def _rows(self, s: Sample) -> np.ndarray:
-        """The (module, fs) group of each row of sample s (cached per process: its rows
-        only ever grow)."""
+    def _rows(self, s: Sample):
+        """Sample s's rows by (module, fs) group: (the groups, the rows sorted by group,
+        where each group starts in that order), cached per process (its rows only grow)."""
         have = self._groups.get(s.key)
         n = len(s.paths)
-        if have is not None and len(have) >= n:
-            return have[:n]
+        if have is not None and have[0] == n:
+            return have[1]
+        have = None if have is None else have[2]
         start = 0 if have is None else len(have)
         new = np.empty(n - start, np.int64)
         for r in range(start, n):
@@ -836,21 +903,29 @@ class Monitor:
                 self._gbase.append(key[0] in BASE_MODULES)
             new[r - start] = g
         rows = new if have is None else np.concatenate([have, new])
-        self._groups[s.key] = rows
-        return rows
+        order = np.argsort(rows, kind="stable")
+        groups, starts = _segments(rows[order])
+        self._groups[s.key] = (n, (groups, order, starts), rows)
+        return groups, order, starts
 
     def _sums(self, j: Job):
-        """Per (module, fs) group: ints and floats of job j summed over its processes."""
+        """Per (module, fs) group: ints and floats of job j summed over its processes
+        (once a sample: the totals and the series share it)."""
+        got = self._sum_cache.get(j.key)
+        if got is not None and got[0] == self.tick:
+            return got[1], got[2]
+        parts = []
+        for p in j.procs.values():
+            groups, order, starts = self._rows(p.sample)
+            if len(order):
+                parts.append((groups, np.add.reduceat(p.sample.ints[order], starts),
+                              np.add.reduceat(p.sample.floats[order], starts)))
         g = len(self._gkeys)
         si, sf = np.zeros((g, NI), np.int64), np.zeros((g, NF))
-        for p in j.procs.values():
-            rows = self._rows(p.sample)
-            g2 = len(self._gkeys)
-            if g2 > len(si):
-                si = np.vstack([si, np.zeros((g2 - len(si), NI), np.int64)])
-                sf = np.vstack([sf, np.zeros((g2 - len(sf), NF))])
-            np.add.at(si, rows, p.sample.ints)
-            np.add.at(sf, rows, p.sample.floats)
+        for groups, pi, pf in parts:  # groups are distinct within a part
+            si[groups] += pi
+            sf[groups] += pf
+        self._sum_cache[j.key] = (self.tick, si, sf)
         return si, sf
 
     def totals(self, j: Job) -> tuple:

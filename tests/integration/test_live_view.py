@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def running(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         assert p.stdout.readline().startswith(b"ready"), p.stderr.read()
+        time.sleep(0.5)  # its fflush(stdout) is counted after the line went out
         (lv,) = list(ld.rglob(".*.live"))
         yield ld, lv, data, p
     finally:
