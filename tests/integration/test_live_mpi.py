@@ -93,6 +93,11 @@ def start_prometheus(tmp: Path, target: str):
     raise AssertionError("prometheus not ready after 60 s")
 
 
+def query_range_any(url: str, expr: str, at: float) -> bool:
+    """Whether expr (a dashboard's query) gives any series over the job's time."""
+    return bool(query(url, "query_range", query=expr, start=at - 8, end=at, step="1"))
+
+
 def query(url: str, path: str, **params):
     r = json.loads(get(f"{url}/api/v1/{path}?{urllib.parse.urlencode(params)}"))
     assert r["status"] == "success", r
@@ -171,6 +176,14 @@ def run():
             res["prom_raw"] = query(purl, "query", query=f'iochar_bytes_total{{job="{JOBID}",'
                                     f'module="POSIX",direction="write"}}[{int(b - a) + 4}s]',
                                     time=b + 2)
+            # every expression of the Grafana dashboard (docs/) parses and finds the job
+            res["dashboard"] = []
+            dash = json.loads((ROOT / "docs" / "grafana-iochar-live.json").read_text())
+            for panel in dash["panels"]:
+                for t in panel["targets"]:
+                    expr = t["expr"].replace("$__rate_interval", "5s").replace(
+                        "$__range", "60s").replace("$job", JOBID).replace("$user", ".*")
+                    res["dashboard"].append((panel["title"], query_range_any(purl, expr, b)))
         yield res
     finally:
         for p in procs[::-1]:
@@ -237,6 +250,8 @@ def test_prometheus_exact_total_and_rate(run):
     values = [int(float(v)) for _, v in series["values"]]
     assert max(values) == NP * STEPS * BYTES
     assert values == sorted(values)  # a counter that never went down
+    for title, found in run["dashboard"]:
+        assert found, title
     (rate,) = run["prom_rate"]
     got = float(rate["value"][1])
     assert abs(got - TRUE_RATE) <= 0.1 * TRUE_RATE, (got, TRUE_RATE, run["steady"],
