@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -24,7 +25,7 @@ import pytest
 from tool import LIB, ROOT, mpiexec, workload
 
 W = workload("live_steps")
-NP, STEPS, BYTES, PERIOD_MS, PAUSE_MS = 4, 80, 256 * 1024, 100, 2500
+NP, STEPS, BYTES, PERIOD_MS, PAUSE_MS = 4, 120, 256 * 1024, 100, 3000
 JOBID = "7731"
 PYENV = dict(os.environ, PYTHONPATH=str(ROOT / "reports"))  # this checkout's iochar
 TRUE_RATE = NP * BYTES / (PERIOD_MS / 1000)
@@ -61,6 +62,24 @@ def exported_written(text: str):
                     s.labels.get("module") == "POSIX" and s.labels.get("direction") == "write":
                 total = (total or 0) + int(s.value)
     return total
+
+
+def sampler(fn, pfile: Path, ended, out: list, after: int, errors: list):
+    """Call fn every 0.5 s (at most), appending (steps done before, steps done after, its
+    result, whether the job had ended before the call) to out, until `after` calls were
+    made once the job ended."""
+    try:
+        n = 0
+        while n < after:
+            t0 = time.time()
+            done = ended.is_set()
+            lo = len(progress(pfile))
+            v = fn()
+            out.append((lo, len(progress(pfile)), v, done))
+            n += done
+            time.sleep(max(0.0, 0.5 - (time.time() - t0)))
+    except Exception as e:  # noqa: BLE001 -- reported by the fixture
+        errors.append(repr(e))
 
 
 def start_prometheus(tmp: Path, target: str):
@@ -134,32 +153,33 @@ def run():
                                cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
         procs.append(job)
-        samples, scrapes = [], []
-        t_end = after = None
-        while after is None or after < 4:
-            t0 = time.time()
-            lo = len(progress(pfile))
+        ended = threading.Event()
+
+        def top_sample():
             out = subprocess.run([sys.executable, "-m", "iochar.cli.top", "--once", "--json",
                                   "--livedir", str(ld)], env=PYENV, capture_output=True,
                                  text=True, timeout=120)
             assert out.returncode == 0 and out.stderr == "", out.stderr
-            mid = len(progress(pfile))
-            text = get(metrics)
-            hi = len(progress(pfile))
-            ended = t_end is not None
-            samples.append((lo, mid, json.loads(out.stdout), ended))
-            scrapes.append((mid, hi, exported_written(text), ended))
-            if t_end is None and job.poll() is not None:
-                t_end = time.time()
-                after = 0
-            elif t_end is not None:
-                after += 1
-            if time.time() - t_start > 180:
-                raise AssertionError("the job did not end in 180 s")
-            time.sleep(max(0.0, 0.5 - (time.time() - t0)))
+            return json.loads(out.stdout)
+
+        # iochar-top and the endpoint sampled each on its own every 0.5 s (or as fast as a
+        # loaded machine runs them), each sample between two counts of the steps done
+        samples, scrapes, errors = [], [], []
+        threads = [threading.Thread(target=sampler, args=(fn, pfile, ended, out, after, errors))
+                   for fn, out, after in ((top_sample, samples, 3),
+                                          (lambda: exported_written(get(metrics)), scrapes, 6))]
+        for t in threads:
+            t.start()
+        try:
+            job.wait(timeout=180)
+        finally:
+            ended.set()
+            for t in threads:
+                t.join(timeout=300)
+        assert not errors, errors
         assert job.returncode == 0, job.stderr.read()
         res = {"samples": samples, "scrapes": scrapes, "steps": progress(pfile),
-               "t_start": t_start, "t_end": t_end, "prom": purl, "logs": logs}
+               "t_start": t_start, "prom": purl, "logs": logs}
         if prom is not None:
             time.sleep(2)  # its last scrapes in
             res["prom_written"] = query(purl, "query_range", query="sum by (job) "
@@ -203,7 +223,7 @@ def check_series(points, name, grace=1):
     samples of the end (`grace` samples may still show it); the final total seen
     before."""
     seen = [(lo, hi, w) for lo, hi, w, ended in points if w is not None and not ended]
-    assert len(seen) >= 4, (name, points)  # 0.5 s apart, or as fast as a loaded machine goes
+    assert len(seen) >= 3, (name, points)  # 0.5 s apart, or as fast as a loaded machine goes
     last = 0
     for lo, hi, w in seen:
         assert w % BYTES == 0, (name, w)
