@@ -4,6 +4,7 @@ naming the file: no crash, no hang, no symlink followed)."""
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -260,3 +261,45 @@ def test_file_changing_under_the_read(running, monkeypatch):
     procs = r.sample()
     r.close()
     assert len([x for x in r.problems if victim.name in x]) == 1 and len(procs) == 1
+
+
+def exporter(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "iochar.cli.exporter", *args],
+                          capture_output=True, text=True, timeout=timeout, env=PYENV)
+
+
+def test_exporter_textfile_exact_and_bad_arguments(running, tmp_path):
+    """--textfile DIR --once: DIR/iochar.prom (no temp file left) with the process's
+    exact numbers, parsed by prometheus_client's parser; bad arguments: one line, exit 2."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    ld, _, data, _ = running
+    out = tmp_path / "textfile"
+    out.mkdir()
+    r = exporter("--textfile", str(out), "--once", "--livedir", str(ld), "--files", "1")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert [p.name for p in out.iterdir()] == ["iochar.prom"]
+    got = {}
+    for fam in text_string_to_metric_families((out / "iochar.prom").read_text()):
+        for s in fam.samples:
+            lab = s.labels
+            if lab.get("job") == "31337":
+                assert (lab["user"], lab["program"]) == \
+                    (pwd.getpwuid(os.getuid()).pw_name, "kill_workload")
+                key = (s.name, lab.get("module"), lab.get("direction") or lab.get("op")
+                       or lab.get("kind"), lab.get("path"))
+                got[key] = got.get(key, 0) + s.value
+    assert got[("iochar_bytes_total", "POSIX", "write", None)] == 100 * N
+    assert got[("iochar_bytes_total", "POSIX", "read", None)] == 50 * (N // 2)
+    assert got[("iochar_operations_total", "POSIX", "write", None)] == N
+    assert got[("iochar_operations_total", "POSIX", "open", None)] == 1
+    assert got[("iochar_bytes_total", "STDIO", "write", None)] == 10 * N + len("ready\n")
+    assert got[("iochar_processes", None, None, None)] == 1
+    assert got[("iochar_file_bytes_total", "POSIX", "write", str(data / "k.dat"))] == 100 * N
+    for bad in (["--listen", "nowhere"], ["--listen", "127.0.0.1:99999"], ["--files", "1000"],
+                ["--once"], ["--textfile", str(tmp_path / "missing"), "--once"],
+                ["--interval", "0"]):
+        r = exporter("--livedir", str(ld), *bad)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, bad
+    r = exporter("--version")
+    assert r.returncode == 0 and r.stdout.startswith("iochar-exporter ")
