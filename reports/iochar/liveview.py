@@ -854,12 +854,12 @@ class Monitor:
             state = "ended"
         fl, cur = ([], {})
         if files > 0:
-            fl, cur = self._files(j, files, window, pfiles, prev is None, now)
+            fl, cur = self._files(j, files, window, pfiles)
         self._prev[j.key] = (now, ti, tf, cur)
         return JobView(j, state, {q: int(ti[n]) for n, q in enumerate(INTS)},
                        {q: float(tf[n]) for n, q in enumerate(FLOATS)}, rates, window, share, fl)
 
-    def _files(self, j: Job, n: int, window: float, pfiles: dict, first: bool, now: float):
+    def _files(self, j: Job, n: int, window: float, pfiles: dict):
         """The n files of job j with the most bytes moved in the window (a file's rows of
         every process and module summed by (module, path))."""
         cur: dict = {}
@@ -873,9 +873,8 @@ class Monitor:
         rows = []
         for key, v in cur.items():
             old = pfiles.get(key)
-            d = v - old if old is not None else v
-            w = window if (old is not None or first) else max(now - j.start, 1e-3)
-            rows.append((int(d[0] + d[1]), key, v, d, w))
+            d = v - old if old is not None else v  # a file new to the list moved v since
+            rows.append((int(d[0] + d[1]), key, v, d, window))
         rows.sort(key=lambda r: (-r[0], r[1]))
         out = [{"module": k[0], "fs": self.fs_of(k[1]), "path": k[1],
                 "bytes_read": int(v[0]), "bytes_written": int(v[1]), "reads": int(v[2]),
