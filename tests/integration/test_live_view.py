@@ -303,3 +303,61 @@ def test_exporter_textfile_exact_and_bad_arguments(running, tmp_path):
         assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, bad
     r = exporter("--version")
     assert r.returncode == 0 and r.stdout.startswith("iochar-exporter ")
+
+
+def test_exporter_keeps_ended_processes_until_the_job_ends(tmp_path):
+    """Two processes of one job: the first ends normally (its log written, its live file
+    gone) while the second runs: the job's counters keep its bytes and `iochar_processes`
+    drops to 1; once the second ends too, the job's series go within 3 collections."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    ld, data = tmp_path / "live", tmp_path / "data"
+    data.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOCHAR_")}
+    env.update(IOCHAR_LOGDIR=str(data), IOCHAR_LIVEDIR=str(ld), LD_PRELOAD=str(LIB),
+               SLURM_JOB_ID="5150")
+    code = ("import sys\nwith open(sys.argv[1], 'wb') as f:\n    f.write(b'w' * int(sys.argv[2]))\n"
+            "print('ready', flush=True)\nsys.stdin.read()\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(data / f"p{i}.dat"), str(n)],
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=str(data))
+             for i, n in ((0, 1000), (1, 3000))]
+    exp = subprocess.Popen([sys.executable, "-m", "iochar.cli.exporter", "--listen",
+                            "127.0.0.1:0", "--livedir", str(ld), "--files", "4"], env=PYENV,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for p in procs:
+            assert p.stdout.readline().startswith(b"ready"), p.stderr.read()
+        url = exp.stdout.readline().split("serving ", 1)[1].strip()
+
+        def scrape():
+            import urllib.request
+            with urllib.request.urlopen(url, timeout=30) as r:
+                text = r.read().decode()
+            files, nproc = {}, None
+            for fam in text_string_to_metric_families(text):
+                for s in fam.samples:
+                    if s.labels.get("job") != "5150":
+                        continue
+                    if s.name == "iochar_file_bytes_total" and s.labels["direction"] == "write":
+                        files[Path(s.labels["path"]).name] = s.value
+                    if s.name == "iochar_processes":
+                        nproc = s.value
+            return files, nproc
+
+        files, nproc = scrape()
+        assert (files.get("p0.dat"), files.get("p1.dat"), nproc) == (1000, 3000, 2)
+        procs[0].stdin.close()
+        assert procs[0].wait(timeout=60) == 0
+        assert not any(ld.rglob(f"*{procs[0].pid}*.live"))  # its log written, its file gone
+        files, nproc = scrape()
+        assert (files.get("p0.dat"), files.get("p1.dat"), nproc) == (1000, 3000, 1)
+        procs[1].stdin.close()
+        assert procs[1].wait(timeout=60) == 0
+        seen = [scrape() for _ in range(5)]
+        assert seen[-1] == ({}, None) and seen[-2] == ({}, None), seen
+    finally:
+        for p in procs + [exp]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
