@@ -56,54 +56,59 @@ static void facts_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-/* Rank 0 names the log and creates its temporary, exclusively (0600, no
- * symlink followed); its dev/ino travel with the facts, and rank 0 renames
- * it into place at the end (docs/security.md).  A file other ranks open by
- * name (MPI-IO, or pwrite by several ranks) must sit in a private directory
- * beside the log (0700, random name), where no other user can plant or swap
- * a name.  For MPI-IO it is made here.  Otherwise rank 0 creates the file
- * flat beside the log (safefile's primitive, as a serial log) and keeps its
+/* Rank 0 names the log and creates its file (runtime/safefile.c), whose
+ * dev/ino travel with the facts; rank 0 gives it the log's name at the end
+ * (docs/security.md).  A file other ranks open by name (MPI-IO, or pwrite by
+ * several ranks) must sit in a private directory beside the log (0700,
+ * random name), where no other user can plant or swap a name.  For MPI-IO
+ * it is made here.  Otherwise rank 0 creates the file unnamed (O_TMPFILE;
+ * flat or private where the file system lacks it) and keeps its
  * descriptor: a small job's log is rank 0's alone, and a mkdir, a creation
  * in a fresh directory and an rmdir cost 1.5-2 ms of ext4 journal on the
  * shutdown's critical path.  The directory's name is chosen now and travels
  * with the facts; when the job turns out to need other ranks' writes,
- * tmp_private (write.c) moves the file into it before any rank opens it. */
+ * tmp_private (write.c) puts the file in it before any rank opens it. */
 static void name_log(red_ctx *x, red_facts *f) {
   f->path_ok = iochar_log_path(f->path, sizeof f->path, 0) == 0;
   if (f->path_ok && iochar_log_dir_make() != 0) { /* under a log root: its day directory */
     iochar_log_failed(f->path);
     f->path_ok = 0;
   }
-  int fd = -1, flat = !red_collective_write(x);
-  int made = 0; /* the private directory, made here */
-  if (f->path_ok && flat) {
-    fd = iochar_safe_create(f->path, f->tmp, sizeof f->tmp);
-    if (fd >= 0 && iochar_safe_dir_name(f->path, f->dir, sizeof f->dir) != 0) {
-      iochar_safe_discard(fd, f->tmp);
-      fd = -1;
+  int by_name = red_collective_write(x), ok = 0;
+  static iochar_tmpfile t; /* 8 KB: off the stack; handed to write.c */
+  if (f->path_ok && iochar_tmp_create(f->path, &t, by_name) != 0 && errno == EXDEV) {
+    /* Another user took the private directory's name at every try: the
+     * ranks write their own logs (unnamed files: nothing to take), and the
+     * fallback's warning says so. */
+    f->failed = 1;
+    f->dir[0] = f->tmp[0] = 0;
+    f->dir_len = 0;
+    return;
+  }
+  if (f->path_ok && t.fd >= 0) {
+    ok = 1;
+    if (t.kind != IOCHAR_TMP_PRIVATE && iochar_tmp_dir_name(f->path, &t) != 0) {
+      iochar_tmp_discard(&t);
+      ok = 0;
     }
-    if (fd < 0) f->tmp[0] = 0; /* not ours: never removed */
-  } else if (f->path_ok && iochar_safe_mkdtemp(f->path, f->dir, sizeof f->dir) == 0) {
-    made = 1;
-    snprintf(f->tmp, sizeof f->tmp, "%s/log", f->dir);
-    fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   }
-  struct stat st;
-  if (fd >= 0 && fstat(fd, &st) == 0) {
-    f->dev = (uint64_t)st.st_dev;
-    f->ino = (uint64_t)st.st_ino;
-  } else if (fd >= 0) {
-    close(fd);
-    fd = -1;
+  if (ok && by_name) { /* every rank opens it by name: rank 0 too, through MPI-IO */
+    close(t.fd);
+    t.fd = -1;
   }
-  red_tmp_keep(fd >= 0 && flat ? fd : -1, made); /* write.c takes it from here */
-  if (fd < 0) {
-    red_drop_tmp(f);
+  if (ok) {
+    f->dev = t.dev;
+    f->ino = t.ino;
+    f->ddev = t.ddev;
+    f->dino = t.dino;
+    f->shared = t.shared;
+    memcpy(f->dir, t.dir, sizeof f->dir);
+    memcpy(f->tmp, t.name, sizeof f->tmp);
+    red_tmp_keep(&t); /* write.c takes it from here */
+  } else {
     if (f->path_ok) iochar_log_failed(f->path);
     f->path_ok = 0;
     f->dir[0] = f->tmp[0] = 0;
-  } else if (!flat) {
-    close(fd);
   }
   f->dir_len = (int64_t)strlen(f->dir);
 }
@@ -153,6 +158,9 @@ int red_job_facts(red_ctx *x, red_state *s, red_facts *g, double *shift, int fai
     memcpy(g->path, f->path, sizeof g->path);
     memcpy(g->dir, f->dir, sizeof g->dir);
     memcpy(g->tmp, f->tmp, sizeof g->tmp);
+    g->ddev = f->ddev;
+    g->dino = f->dino;
+    g->shared = f->shared;
   }
   free(f);
   if (rc || g->failed) return -1;

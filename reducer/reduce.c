@@ -92,7 +92,7 @@ int iochar_mpi_reduce_and_write(void) {
         t[7] - t[6], red_ncoll, red_nwait);
   goto out;
 stop:
-  red_fall_back(x, &before, g);
+  red_fall_back(x, &before);
 out:
   free(g);
   free(series);

@@ -120,9 +120,13 @@ typedef struct red_facts {
   int64_t dir_len;                   /* strlen(dir) on rank 0: MAX */
   red_key wide[RED_WIDE_SLOTS];      /* set union (open addressing); aux 1 marks a used slot */
   /* Not reduced: rank 0's final name, its private directory and the file
-   * in it.  The other ranks learn dir (and so tmp, dir/log) from the
-   * offsets' Scan, the one step before they open the file (write.c). */
+   * in it.  The other ranks learn dir (and so tmp, dir/log), the
+   * directory's dev/ino and whether another user could write the log's
+   * directory from the offsets' Scan, the one step before they open the
+   * file (write.c). */
   char path[IOCHAR_PATH_MAX], dir[IOCHAR_PATH_MAX + 64], tmp[IOCHAR_PATH_MAX + 80];
+  uint64_t ddev, dino;
+  int64_t shared;
 } red_facts;
 #define RED_FACTS_WIRE offsetof(red_facts, path)
 
@@ -184,12 +188,12 @@ int red_wide_prepare(red_ctx *x, red_state *s, int failed);
 int red_wide_and_series(red_ctx *x, red_state *s, const red_facts *g, double shift,
                         iochar_series_part *series, int failed);
 /* write.c */
-void red_tmp_keep(int fd, int dir_made); /* rank 0's temporary, from name_log */
-void red_drop_tmp(const red_facts *f);
+void red_tmp_keep(const iochar_tmpfile *t); /* rank 0's file, from name_log */
+void red_drop_tmp(void);
 int red_small_pack(red_ctx *x, red_state *s, const red_facts *g);
 int red_build_body(red_ctx *x, red_state *s, const red_facts *g, const iochar_series_part *series,
                    iochar_buf *body, int *nsec, int failed);
 int red_write_log(red_ctx *x, red_facts *g, iochar_buf *body, int nsec, int bad);
-void red_fall_back(red_ctx *x, const iochar_job *before, const red_facts *g);
+void red_fall_back(red_ctx *x, const iochar_job *before);
 
 #endif

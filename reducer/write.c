@@ -14,65 +14,37 @@
 #include "callsites_mpi.h"
 #include "steps.h"
 
-/* Rank 0's temporary log file, named and created with the job's facts
- * (facts.c, name_log), from then on this file's: its descriptor while only
- * rank 0 writes through it (the pwrite path), and tmp_dir_made: the private
- * directory exists (made by name_log, or by tmp_private). */
-static int tmp_fd = -1, tmp_dir_made;
+/* Rank 0's log file, named and created with the job's facts (facts.c,
+ * name_log), from then on this file's: its descriptor while rank 0 writes
+ * through it (the pwrite path), its private directory once made. */
+static iochar_tmpfile tmp0 = {.fd = -1, .dfd = -1};
 
-void red_tmp_keep(int fd, int dir_made) {
-  tmp_fd = fd;
-  tmp_dir_made = dir_made;
-}
+void red_tmp_keep(const iochar_tmpfile *t) { tmp0 = *t; }
 
-/* Rank 0's descriptor of a flat temporary (-1: none), handed over once:
- * the caller closes it. */
-static int tmp_take_fd(void) {
-  int fd = tmp_fd;
-  tmp_fd = -1;
-  return fd;
-}
+/* The file and its private directory, gone (errno kept). */
+void red_drop_tmp(void) { iochar_tmp_discard(&tmp0); }
 
-/* The temporary file and its private directory, gone (errno kept). */
-void red_drop_tmp(const red_facts *f) {
-  int e = errno;
-  if (tmp_fd >= 0) close(tmp_fd);
-  tmp_fd = -1;
-  if (f->tmp[0]) unlink(f->tmp);
-  if (f->dir[0] && tmp_dir_made) rmdir(f->dir);
-  tmp_dir_made = 0;
-  errno = e;
-}
-
-/* Rank 0, once every rank wrote its part: the temporary becomes the log,
- * never over an existing file (a failed rename removes it), and the private
- * directory, if one was made, goes. */
+/* Rank 0, once every rank wrote its part: the file becomes the log, never
+ * over an existing file, checked to be ours at that name after (a failure
+ * removes it), and the private directory, if one was made, goes. */
 static void tmp_publish(red_facts *g) {
-  if (tmp_fd >= 0) close(tmp_fd); /* rank 0 wrote nothing through it */
-  tmp_fd = -1;
-  if (iochar_log_publish(-1, g->tmp, g->path) != 0) iochar_log_failed(g->path);
+  if (iochar_log_publish(&tmp0, g->path) != 0) iochar_log_failed(g->path);
   g->tmp[0] = 0; /* moved, or removed: that name is no longer ours */
-  int e = errno;
-  if (tmp_dir_made) rmdir(g->dir);
-  tmp_dir_made = 0;
-  errno = e;
 }
 
-/* Rank 0, before the ranks but 0 open the temporary by name (a job whose
- * log is not rank 0's alone, written by pwrite): the private directory, and
- * the file moved into it; every rank then knows it as <dir>/log.  Called
- * before the collective that precedes any other rank's open (the offsets'
- * Scan, whose results need rank 0's part, and which carries the name).  1
- * when it failed (the file stays or goes where red_drop_tmp finds it; the
- * others' opens then fail and the write's vote stops every rank). */
+/* Rank 0, before the ranks but 0 open the file by name (a job whose log is
+ * not rank 0's alone, written by pwrite): the private directory, and the
+ * file linked or moved into it; every rank then knows it as <dir>/log.
+ * Called before the collective that precedes any other rank's open (the
+ * offsets' Scan, whose results need rank 0's part, and which carries the
+ * name and the directory's dev/ino).  1 when it failed (the file stays or
+ * goes where red_drop_tmp finds it; the others' opens then fail and the
+ * write's vote stops every rank). */
 static int tmp_private(red_facts *g) {
-  char named[sizeof g->tmp];
-  int w = snprintf(named, sizeof named, "%s/log", g->dir);
-  if (!g->dir[0] || w < 0 || (size_t)w >= sizeof named) return 1;
-  if (mkdir(g->dir, 0700) != 0) return 1;
-  tmp_dir_made = 1;
-  if (iochar_safe_rename_noreplace(g->tmp, named) != 0) return 1;
-  memcpy(g->tmp, named, sizeof named);
+  if (iochar_tmp_private(&tmp0) != 0) return 1;
+  memcpy(g->tmp, tmp0.name, sizeof g->tmp);
+  g->ddev = tmp0.ddev;
+  g->dino = tmp0.dino;
   return 0;
 }
 
@@ -252,13 +224,16 @@ static int write_parts(red_ctx *x, const red_facts *g, const uint8_t *hdr, const
   iochar_xfsz_hold(&hold);
   if (!collective) {
     /* Rank 0 writes through the descriptor it created the file with.  The
-     * others open it by name inside rank 0's private directory; the dev/ino
-     * check makes sure anyway that it is the file rank 0 created. */
-    int fd = x->rank == 0 ? tmp_take_fd() : -1;
-    if (fd < 0) {
-      fd = open(g->tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+     * others open "log" in rank 0's private directory through a descriptor
+     * of that directory checked to be rank 0's (dev/ino), and check the file
+     * too: nothing another user put at either name is written. */
+    int own = x->rank == 0 && tmp0.fd >= 0, fd = own ? tmp0.fd : -1;
+    if (!own) {
+      int d = iochar_tmp_open_dir(g->dir, g->ddev, g->dino);
+      fd = d < 0 ? -1 : openat(d, "log", O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (d >= 0) close(d);
       struct stat st;
-      if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != g->dev ||
+      if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != g->dev ||
           (uint64_t)st.st_ino != g->ino)
         err = 1;
     }
@@ -271,37 +246,56 @@ static int write_parts(red_ctx *x, const red_facts *g, const uint8_t *hdr, const
       else
         o += (size_t)w;
     }
-    if (fd >= 0 && close(fd) != 0) err = 1;
+    if (!own && fd >= 0 && close(fd) != 0) err = 1; /* rank 0's closes when published */
     iochar_xfsz_release(&hold);
     return err;
   }
-  /* MPI_File_open opens by name on every rank: the private directory is
-   * what makes that name safe (nobody else can create or rename in it). */
+  /* MPI_File_open opens by name on every rank: the name is that of "log"
+   * under a descriptor of the private directory, checked to be rank 0's,
+   * reached through /proc/self/fd, so that no directory another user puts
+   * at the private directory's name is entered.  Without /proc the plain
+   * name serves only where no other user can write the log's directory; a
+   * rank that has no safe name opens "" (the open fails on every rank). */
+  int d = iochar_tmp_open_dir(g->dir, g->ddev, g->dino);
+  char name[sizeof g->tmp];
+  struct stat st;
+  snprintf(name, sizeof name, "/proc/self/fd/%d", d);
+  if (d >= 0 && stat(name, &st) == 0 && (uint64_t)st.st_dev == g->ddev &&
+      (uint64_t)st.st_ino == g->dino)
+    snprintf(name, sizeof name, "/proc/self/fd/%d/log", d);
+  else if (d >= 0 && !g->shared)
+    snprintf(name, sizeof name, "%s", g->tmp);
+  else
+    name[0] = 0, err = 1;
   MPI_File fh;
-  MPI_Status st;
-  if (iochar_pmpi.File_open(x->comm, g->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+  MPI_Status st_;
+  if (iochar_pmpi.File_open(x->comm, name, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+    if (d >= 0) close(d);
     iochar_xfsz_release(&hold);
     return 1;
   }
   if (hdr &&
-      iochar_pmpi.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st) != MPI_SUCCESS)
+      iochar_pmpi.File_write_at(fh, 0, hdr, IOCHAR_HEADER_SIZE, MPI_BYTE, &st_) != MPI_SUCCESS)
     err = 1;
   int n = body->len > INT_MAX ? 0 : (int)body->len;
   err |= body->len > INT_MAX;
-  if (iochar_pmpi.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st) != MPI_SUCCESS)
+  if (iochar_pmpi.File_write_at_all(fh, (MPI_Offset)at, body->p, n, MPI_BYTE, &st_) != MPI_SUCCESS)
     err = 1;
   if (iochar_pmpi.File_close(&fh) != MPI_SUCCESS) err = 1;
+  if (d >= 0) close(d);
   iochar_xfsz_release(&hold);
   return err;
 }
 
 /* The offsets' Scan element: [u64 bytes][u64 sections][rank 0's private
- * directory, dir_len + 1 bytes].  Sums, and the directory from the one rank
- * that has it (rank 0). */
+ * directory: u64 dev, u64 ino, u64 shared (another user could write the
+ * log's directory), its name in dir_len + 1 bytes].  Sums, and the
+ * directory from the one rank that has it (rank 0). */
+#define SCAN_HEAD 40
 static size_t scan_dir_len;
 static void scan_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   (void)dt;
-  size_t el = 16 + scan_dir_len + 1;
+  size_t el = SCAN_HEAD + scan_dir_len + 1;
   for (int e = 0; e < *len; e++) {
     const uint8_t *a = (const uint8_t *)in + (size_t)e * el;
     uint8_t *b = (uint8_t *)inout + (size_t)e * el;
@@ -312,31 +306,42 @@ static void scan_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
       v += u;
       memcpy(b + 8 * k, &v, 8);
     }
-    if (a[16]) memcpy(b + 16, a + 16, scan_dir_len + 1);
+    if (a[SCAN_HEAD]) memcpy(b + 16, a + 16, SCAN_HEAD - 16 + scan_dir_len + 1);
   }
 }
 
 /* Offsets by one inclusive Scan of (bytes, sections), which also brings the
- * ranks but 0 the private directory where the file is (the name is rank
- * 0's; the facts' Allreduce carries only its length).  1 when it failed. */
+ * ranks but 0 the private directory where the file is (the name and
+ * dev/ino are rank 0's; the facts' Allreduce carries only the name's
+ * length).  1 when it failed. */
 static int scan_offsets(red_ctx *x, red_facts *g, const uint64_t mine[2], uint64_t incl[2]) {
   size_t dl = (size_t)g->dir_len < sizeof g->dir ? (size_t)g->dir_len : sizeof g->dir - 1;
-  uint8_t a[16 + sizeof g->dir], b[16 + sizeof g->dir];
+  uint8_t a[SCAN_HEAD + sizeof g->dir], b[SCAN_HEAD + sizeof g->dir];
+  memset(a, 0, SCAN_HEAD + dl + 1);
   memcpy(a, mine, 16);
-  memset(a + 16, 0, dl + 1);
-  if (x->rank == 0) memcpy(a + 16, g->dir, dl);
+  if (x->rank == 0) {
+    uint64_t id[3] = {g->ddev, g->dino, (uint64_t)g->shared};
+    memcpy(a + 16, id, sizeof id);
+    memcpy(a + SCAN_HEAD, g->dir, dl);
+  }
   MPI_Datatype t;
   MPI_Op op;
   scan_dir_len = dl;
-  iochar_pmpi.Type_contiguous((int)(16 + dl + 1), MPI_BYTE, &t);
+  iochar_pmpi.Type_contiguous((int)(SCAN_HEAD + dl + 1), MPI_BYTE, &t);
   iochar_pmpi.Type_commit(&t);
   iochar_pmpi.Op_create(scan_op, 1, &op);
   int rc = Y_Scan(a, b, 1, t, op, x->comm) != MPI_SUCCESS;
   iochar_pmpi.Op_free(&op);
   iochar_pmpi.Type_free(&t);
   memcpy(incl, b, 16);
-  b[16 + dl] = 0;
-  return rc || (x->rank != 0 && tmp_named(g, (const char *)b + 16));
+  b[SCAN_HEAD + dl] = 0;
+  if (rc || x->rank == 0) return rc;
+  uint64_t id[3];
+  memcpy(id, b + 16, sizeof id);
+  g->ddev = id[0];
+  g->dino = id[1];
+  g->shared = (int64_t)id[2];
+  return tmp_named(g, (const char *)b + SCAN_HEAD);
 }
 
 /* The last rank, which alone knows the totals, writes the file header.  A
@@ -379,7 +384,7 @@ int red_write_log(red_ctx *x, red_facts *g, iochar_buf *body, int nsec, int bad)
 
 /* Every rank stopped at the same vote: each writes its own log, as a job
  * that never reached MPI_Finalize does, with its own job facts. */
-void red_fall_back(red_ctx *x, const iochar_job *before, const red_facts *g) {
+void red_fall_back(red_ctx *x, const iochar_job *before) {
   iochar_job *j = &iochar_job_info;
   j->start_wall = before->start_wall;
   j->nnodes = before->nnodes;
@@ -388,7 +393,7 @@ void red_fall_back(red_ctx *x, const iochar_job *before, const red_facts *g) {
   j->end_wall = red_wall_now();
   j->finalized = 1; /* it did: the report tells this case from a job that did not */
   j->per_rank_log = 1;
-  if (x->rank == 0 && g) red_drop_tmp(g); /* created, never published */
+  if (x->rank == 0) red_drop_tmp(); /* created, never published */
   char path[IOCHAR_PATH_MAX];
   if (iochar_log_path(path, sizeof path, 1) != 0)
     iochar_warn_once(IOCHAR_WARN_LOG_PATH, "log path too long; no log written");

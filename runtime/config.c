@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "safefile.h"
 #include "warn.h"
 
 iochar_config iochar_cfg;
@@ -303,6 +304,7 @@ int iochar_config_load(void) {
   iochar_cfg.timing = (v = setting("IOCHAR_TIMING")) && *v == '1';
   iochar_cfg.collective_write = (v = setting("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
   iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
+  iochar_tmp_unnamed_off = iochar_cfg.test_fault && !strcmp(iochar_cfg.test_fault, "no_tmpfile");
   return 0;
 }
 

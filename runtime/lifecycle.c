@@ -21,6 +21,7 @@
 #include "core.h"
 #include "exclude.h"
 #include "fastrule.h"
+#include "handlers.h"
 #include "live.h"
 #include "log_writer.h"
 #include "logdir.h"
@@ -305,13 +306,23 @@ void iochar_exec_failed(void) {
 
 __attribute__((destructor)) static void iochar_fini(void) { iochar_shutdown(); }
 
-/* _exit skips destructors, and it is what signal handlers call: nothing but
- * async-signal-safe work here.  The counters are already in the live file;
- * its header gets the exit status and the reader makes the log.  Not in a
- * vfork child: the live file is the parent's. */
+/* _exit skips destructors.  Called by the program itself (multiprocessing's
+ * workers, os._exit, a C program's _exit) it writes the log as the end of
+ * main does, before the parent can see the process gone.  Called from a
+ * signal handler (the trampoline counts them: runtime/handlers.c) or from
+ * inside the tool, only async-signal-safe work: the counters are already in
+ * the live file, its header gets the exit status, and the reader makes the
+ * log.  Not in a vfork child: the live file is the parent's. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written)
-    iochar_live_end(IOCHAR_LIVE_EXIT, status, said());
+  if (getpid() == owner_pid && iochar_ready && !iochar_job_info.written) {
+    /* a vfork parent that ends before its next wrapped call: the bias off */
+    if ((iochar_in_tool & (IOCHAR_NEW_THREAD - 1)) >= IOCHAR_VFORK_BIAS)
+      iochar_in_tool -= IOCHAR_VFORK_BIAS;
+    if (!iochar_in_handler() && !(iochar_in_tool & (IOCHAR_NEW_THREAD - 1)))
+      iochar_shutdown();
+    else
+      iochar_live_end(IOCHAR_LIVE_EXIT, status, said());
+  }
   void (*real)(int) = real_exit; /* resolved at start-up: dlsym is not AS-safe */
   if (real) real(status);
   syscall(231 /* exit_group */, status);

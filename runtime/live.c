@@ -37,6 +37,7 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, tables_low) == 13256 && offsetof(H, tk_off) == 13264 &&
                    offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
                    offsetof(H, rec_flags_off) == 13272 && offsetof(H, meta_c_off) == 13276 &&
+                   offsetof(H, dest_len) == 13278 && offsetof(H, log_dest) == 13280 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
@@ -60,6 +61,7 @@ static int live_failed;                /* the live file cannot be had: stay anon
 static size_t arena_step, tables_step; /* the next backing steps (GROW_MIN..GROW) */
 static int read_ahead;                 /* the records' unbacked part is MADV_NORMAL */
 static char live_path[IOCHAR_PATH_MAX + 64];
+static char dest[sizeof(((iochar_live_header *)0)->log_dest)]; /* the header's log_dest */
 
 int iochar_live_active(void) { return hdr != NULL; }
 
@@ -204,6 +206,8 @@ void iochar_live_sync_job(void) {
   copy_str(h->mpi_version, sizeof h->mpi_version, j->mpi_version);
   copy_str(h->exe, sizeof h->exe, j->exe);
   copy_str(h->cmdline, sizeof h->cmdline, j->cmdline);
+  copy_str(h->log_dest, sizeof h->log_dest, dest);
+  h->dest_len = (uint16_t)strlen(dest);
   __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
 }
 
@@ -271,6 +275,8 @@ static int create_file(const char **why) {
   hex16(key, iochar_hash_path(real));
   const char *slash = strrchr(final, '/');
   const char *b = slash ? slash + 1 : final;
+  int dl = snprintf(dest, sizeof dest, "%s/%s", real, b);
+  if (dl < 0 || dl >= (int)sizeof dest) dest[0] = 0; /* too long for the header */
   int fd = -1;
   errno = ENAMETOOLONG;
   for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
@@ -304,6 +310,7 @@ static int create_file(const char **why) {
  * file up front. */
 static int back(int fd, size_t from, size_t to) {
   if (to > map_size) to = map_size;
+  from &= ~(size_t)4095; /* madvise wants a page start (EINVAL otherwise) */
   if (from >= to) return 0;
   if (madvise(base + from, to - from, MADV_POPULATE_WRITE) == 0) return 0;
   if (errno != EINVAL || fd < 0) return -1;
@@ -367,7 +374,11 @@ void iochar_live_on(size_t used, size_t tables_low) {
     arena_step = tables_step = GROW_MIN;
     r = back(fd, 0, keep + arena_step);
     if (r < 0) why = "its file system is full";
-    reserved = r == 1 ? map_size - arena_off : used + arena_step;
+    /* Backed to a page end: the next step starts on a page.  A fork child
+     * moves here with its parent's records (used not a page multiple), and
+     * its next step started mid-page: madvise said EINVAL, taken for a full
+     * file system, and every further file was folded (issue 38). */
+    reserved = r == 1 ? map_size - arena_off : page_up(used + arena_step);
     tables_backed = r == 1 ? 0 : tables_low; /* written above: backed */
   }
   if (fd >= 0) close(fd);
@@ -407,13 +418,31 @@ void iochar_live_on(size_t used, size_t tables_low) {
   errno = e;
 }
 
+/* A backing step failed: say why, as it is.  MADV_POPULATE_WRITE fails with
+ * EFAULT where a store would raise SIGBUS (no block: the file system or its
+ * quota full, ENOMEM for tmpfs past its size or the memory cgroup). */
+static void back_failed(void) {
+  int e = errno;
+  if (e == EFAULT || e == ENOSPC || e == EDQUOT || e == ENOMEM)
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "live directory %s: no room for the live file's next pages (%s); further "
+                     "files are folded into one aggregate record per module (totals stay "
+                     "exact)",
+                     iochar_cfg.livedir, e == EFAULT ? "its file system is full" : strerror(e));
+  else
+    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
+                     "live directory %s: cannot back the live file's next pages (madvise: %s); "
+                     "further files are folded into one aggregate record per module (totals "
+                     "stay exact)",
+                     iochar_cfg.livedir, strerror(e));
+  errno = e;
+}
+
 int iochar_live_reserve(size_t end) {
   if (!hdr || end <= reserved) return 0;
   size_t step = arena_step, to = (end + step - 1) / step * step + step;
   if (back(-1, arena_off + reserved, arena_off + to) != 0) {
-    iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
-                     "the live file's file system is full; further files are folded into "
-                     "one aggregate record per module");
+    back_failed();
     return -1;
   }
   reserved = to;
@@ -433,9 +462,7 @@ int iochar_live_tables(size_t low) {
     /* not far into the records' backed part; madvise wants a page start */
     if (to < reserved) to = low & ~(size_t)4095;
     if (back(-1, arena_off + to, arena_off + tables_backed) != 0) {
-      iochar_warn_once(IOCHAR_WARN_LIVE_FULL,
-                       "the live file's file system is full; further files are folded into "
-                       "one aggregate record per module");
+      back_failed();
       return -1;
     }
     tables_backed = to;

@@ -66,6 +66,12 @@ typedef struct iochar_live_header {
    * then from meta_c_off its module's meta slots (the schema lists which
    * counter each holds) and its name. */
   uint16_t rec_flags_off, meta_full_off, meta_c_off;
+  /* Since issue 38 (version 4 still; zeros in older files): the log's real
+   * directory and name, NUL-ended ("" when longer than the field), so a
+   * reader on the node makes the log where it belongs once the process is
+   * gone (reports/iochar/livedir.py, settle). */
+  uint16_t dest_len;
+  char log_dest[3072];
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until

@@ -90,9 +90,23 @@ size_t iochar_module_rows(int mi, iochar_buf *rows, iochar_buf *names) {
 
 /* ---- whole log of this process ----------------------------------------- */
 
+/* Set when iochar_log_publish gave its own warning (the log's name was
+ * taken): the caller's iochar_log_failed then says nothing more. */
+static int publish_warned;
+
 void iochar_log_failed(const char *path) {
+  if (publish_warned) {
+    publish_warned = 0;
+    return;
+  }
   if (iochar_warned() & (1ull << IOCHAR_WARN_LOGDIR)) return; /* said at start */
-  iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
+  if (errno == EXDEV) /* safefile.h: its private directory's name, taken at every try */
+    iochar_warn_once(IOCHAR_WARN_LOG_TAKEN,
+                     "cannot write log %s: another user's directory took the name of its "
+                     "private directory (left alone)",
+                     path);
+  else
+    iochar_warn_once(IOCHAR_WARN_LOG_WRITE, "cannot write log %s: %s", path, strerror(errno));
 }
 
 /* path with ".pid<pid>" (and ".<k>" from the second try) before a final
@@ -108,31 +122,69 @@ static int derived_name(const char *path, int k, char *out, size_t n) {
   return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-int iochar_log_publish(int fd, const char *tmp, const char *path) {
-  if (iochar_safe_close(fd, tmp)) return -1;
+int iochar_log_publish(iochar_tmpfile *t, const char *path) {
+  /* A named temporary is closed first (EIO or EDQUOT at close on NFS: no log
+   * published); an unnamed one needs its descriptor to be linked. */
+  if (t->kind != IOCHAR_TMP_UNNAMED) {
+    int fd = t->fd;
+    t->fd = -1;
+    if (fd >= 0 && close(fd) != 0) {
+      iochar_tmp_discard(t);
+      return -1;
+    }
+  }
   /* Never replace: what is at path may be a log another process of this run
-   * just wrote (IOCHAR_LOGFILE shared), a symlink, or another user's file. */
-  int rc = iochar_safe_rename_noreplace(tmp, path);
+   * just wrote (IOCHAR_LOGFILE shared), a symlink, or another user's file.
+   * In a directory another user can write, the name can also be taken over
+   * between our link or rename and the check: an unnamed file is still ours
+   * through its descriptor, and a copy of it is linked beside it (the kernel
+   * does not link again a file that lost its name); a named one is gone.
+   * The other file is left alone. */
   char alt[IOCHAR_PATH_MAX + 32];
-  for (int k = 1; rc != 0 && errno == EEXIST && k <= 64; k++)
-    if (derived_name(path, k, alt, sizeof alt) == 0) rc = iochar_safe_rename_noreplace(tmp, alt);
-  if (rc != 0) iochar_safe_discard(-1, tmp);
-  return rc;
-}
-
-/* Write buf to a fresh temporary beside path, then rename into place
- * (runtime/safefile.c: exclusive, unpredictable, 0600, no SIGXFSZ).  Any
- * failure (EFBIG, ENOSPC, EDQUOT, EIO...) removes the temporary. */
-static int write_file(const char *path, const iochar_buf *b) {
-  char tmp[IOCHAR_PATH_MAX + 64];
-  if (iochar_log_dir_make() != 0) return -1;
-  int fd = iochar_safe_create(path, tmp, sizeof tmp);
-  if (fd < 0) return -1;
-  if (iochar_write_all(fd, b->p, b->len) != 0) {
-    iochar_safe_discard(fd, tmp);
+  for (int k = 0;; k++) {
+    const char *at = k ? alt : path;
+    if (k && derived_name(path, k, alt, sizeof alt) != 0) {
+      errno = ENAMETOOLONG;
+      break;
+    }
+    if (iochar_tmp_place(t, at) != 0) {
+      if (errno == EEXIST && k < 64) continue;
+      break;
+    }
+    if (!iochar_tmp_check(t, at)) {
+      if (iochar_tmp_close(t) == 0) return 0;
+      int e = errno; /* an unnamed file's close failed: its data is suspect */
+      unlink(at);
+      errno = e;
+      return -1;
+    }
+    if (t->kind == IOCHAR_TMP_UNNAMED && k < 64 && iochar_tmp_renew(t, path) == 0) continue;
+    iochar_tmp_close(t);
+    iochar_warn_once(IOCHAR_WARN_LOG_TAKEN,
+                     "log %s: another file took its name as it was written (left alone: not "
+                     "the job's log); the log is lost",
+                     at);
+    publish_warned = 1;
+    errno = EEXIST;
     return -1;
   }
-  return iochar_log_publish(fd, tmp, path);
+  iochar_tmp_discard(t);
+  return -1;
+}
+
+/* Write buf to a fresh file for path, then give it that name (runtime/
+ * safefile.c: unnamed or private where another user could write, exclusive,
+ * 0600, no SIGXFSZ).  Any failure (EFBIG, ENOSPC, EDQUOT, EIO...) removes
+ * what was made. */
+static int write_file(const char *path, const iochar_buf *b) {
+  iochar_tmpfile t;
+  if (iochar_log_dir_make() != 0) return -1;
+  if (iochar_tmp_create(path, &t, 0) != 0) return -1;
+  if (iochar_write_all(t.fd, b->p, b->len) != 0) {
+    iochar_tmp_discard(&t);
+    return -1;
+  }
+  return iochar_log_publish(&t, path);
 }
 
 int iochar_log_write_local(const char *path) {

@@ -82,10 +82,14 @@ static size_t tables_owed;
  * nothing until used), so a record always gets one. */
 static uint8_t *spare_tables;
 
+/* Why the last arena_alloc failed: the bound, or the live file that could not
+ * grow (its own warning said so: the bound's must not be said for it). */
+static int alloc_past_bound;
+
 static void *arena_alloc(size_t n, size_t owe) {
   n = ALIGN(n);
-  if (arena_used + n + tables_owed + owe > tables_low || iochar_live_reserve(arena_used + n))
-    return NULL;
+  alloc_past_bound = arena_used + n + tables_owed + owe > tables_low;
+  if (alloc_past_bound || iochar_live_reserve(arena_used + n)) return NULL;
   void *p = arena + arena_used;
   arena_used += n;
   tables_owed += owe;
@@ -338,6 +342,17 @@ int iochar_records_init(void) {
   return 0;
 }
 
+/* A file folded because no record could be had: the bound's warning when it
+ * was the bound. */
+static void bound_reached(void) {
+  if (alloc_past_bound)
+    iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
+                     "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
+                     "are folded into one aggregate record per module (totals stay exact); "
+                     "raise IOCHAR_MEMORY to keep them apart",
+                     (unsigned long long)arena_size);
+}
+
 /* Count a folded file once (exact until the set fills; then every lookup). */
 static void note_folded(int mi, uint64_t id) {
   uint64_t key = id ? id : 1;
@@ -416,11 +431,7 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
-                       "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
-                       "are folded into one aggregate record per module (totals stay exact); "
-                       "raise IOCHAR_MEMORY to keep them apart",
-                       (unsigned long long)arena_size);
+      bound_reached();
     }
   }
   rec_unlock();
@@ -475,11 +486,7 @@ static iochar_record *meta_promote(iochar_meta_entry *e) {
     meta_fold(e, f);
     mod_count[mi]--;
     note_folded(mi, e->h.id);
-    iochar_warn_once(IOCHAR_WARN_MEMORY_BOUND,
-                     "memory bound of %llu bytes (IOCHAR_MEMORY) reached; further files "
-                     "are folded into one aggregate record per module (totals stay exact); "
-                     "raise IOCHAR_MEMORY to keep them apart",
-                     (unsigned long long)arena_size);
+    bound_reached();
   }
   __atomic_store_n(&e->full, f, __ATOMIC_RELEASE);
   return f;

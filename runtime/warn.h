@@ -23,10 +23,11 @@
   X(CALLSITES_UNWIND, "libunwind not found; no call sites")                     \
   X(TRACE_MEMORY, "could not reserve trace memory; no trace")                   \
   X(SECURE, "a set-user-ID or set-group-ID program: the tool is off")           \
-  X(LIVE_FULL, "the live file's file system is full; files folded")             \
+  X(LIVE_FULL, "the live file could not grow; files folded")                    \
   X(MPI_PASSTHROUGH, "MPI calls passed through: an MPI the tool cannot record") \
   X(EXCLUDE_PATTERN, "IOCHAR_EXCLUDE_PATTERN was not a regular expression")     \
-  X(FAST_END, "a thread stayed in an unlocked step; counts may be inexact")
+  X(FAST_END, "a thread stayed in an unlocked step; counts may be inexact")     \
+  X(LOG_TAKEN, "another user's file took the log's name; the log is lost")
 
 #define IOCHAR_WARN_ENUM_(name, text) IOCHAR_WARN_##name,
 enum iochar_warning { IOCHAR_WARNINGS(IOCHAR_WARN_ENUM_) IOCHAR_WARN_COUNT };

@@ -26,18 +26,16 @@ lengths. Fields iochar cannot fill hold -1, Darshan's "unknown".
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import re
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, atomicfile
 from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, UNFILLED, mapping
 from .logformat import LogError
 
@@ -243,44 +241,17 @@ def to_bytes(log) -> bytes:
 
 
 def write_new(path, data: bytes) -> Path:
-    """Write `data` as a new file at `path`, never replacing one: a 0600 temp file with
-    an unpredictable name beside it (O_EXCL), then link()ed into place (fails if the
-    path exists) and the temp name removed. Where links are not supported, an
-    O_EXCL|O_NOFOLLOW create of the path itself."""
+    """Write `data` as a new 0600 file at `path`, never replacing one, with no name on
+    the way another user could swap (atomicfile.write_new: an unnamed file linked in)."""
     path = Path(path)
     if os.path.lexists(path):
         raise LogError(f"{path}: exists (not overwritten)")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".iochar-darshan-", suffix=".tmp")
+        atomicfile.write_new(path, data)
+    except FileExistsError:
+        raise LogError(f"{path}: exists (not overwritten)") from None
     except OSError as e:
         raise LogError(f"cannot write {path}: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except OSError as e:
-            if e.errno == errno.EEXIST:
-                raise LogError(f"{path}: exists (not overwritten)") from None
-            if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
-                raise
-            fd2 = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                          | os.O_CLOEXEC, 0o600)
-            try:
-                with os.fdopen(fd2, "wb") as fh:
-                    fh.write(data)
-            except OSError:
-                os.unlink(path)  # ours (O_EXCL): no half-written log left behind
-                raise
-    except OSError as e:
-        raise LogError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
     return path
 
 

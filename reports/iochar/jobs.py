@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import live
-from .livedir import live_files
+from .livedir import live_files, settle
 from .logformat import (
     HEADER,
     MAGIC,
@@ -120,7 +120,9 @@ def expand(paths) -> list:
         p = Path(it)
         if p.is_dir():
             found = sorted(p.glob("*.iochar"))
-            found += live_files(p, found)  # processes killed before writing their log
+            if settle(p, found):  # processes gone without their log: logs now
+                found = sorted(p.glob("*.iochar"))
+            found += live_files(p, found)  # processes still running, or not settled
             if not found:
                 raise LogError(f"no *.iochar logs in {p}")
             files += found

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomicfile import write_new
 from .logformat import LogError, Reader
 from .schema import OP
 
@@ -24,7 +25,7 @@ MAGIC = b"IOCHARLV"
 # 4: metadata-only entries among the records
 VERSION = 4
 HEADER_SIZE = 16384
-HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHH")
+HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHHH3072s")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
           "schema_len agg_off agg_size arena_off arena_size arena_used seq rec_module_off").split()
@@ -445,6 +446,9 @@ def read_header(data: bytes, name: str) -> dict:
         h[k] = _cstr(v)
     h["map_addr"], h["tables_low"], h["tk_off"], h["rec_state_off"], h["tk_below"] = rest[38:43]
     h["rec_flags_off"], h["meta_full_off"], h["meta_c_off"] = rest[43:46]
+    # the log's real path (issue 38; b"" in older files): bytes, as paths are
+    dest = rest[47]
+    h["log_dest"] = dest[:dest.find(b"\0")] if b"\0" in dest else dest
     if h["version"] not in (1, 2, 3, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
     if h["header_size"] != HEADER_SIZE:
@@ -631,10 +635,7 @@ def recover(path, out=None) -> Path:
     data, _ = recovered_log(path)
     out = Path(out) if out is not None else default_output(path)
     try:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        write_new(out, data)  # an unnamed file linked in: no name to swap on the way
     except OSError as e:
         raise LogError(f"cannot write {out}: {e.strerror or e}") from None
     return out

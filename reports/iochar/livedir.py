@@ -5,8 +5,10 @@ real path, holding `.<log name>.<random>.live` files.
 
 `files_for(DIR)` finds the live files of logs destined for DIR on this node, and
 `live_files(DIR, logs)` those of them and of DIR itself still worth reading (the readers
-read them beside DIR's logs: jobs.expand); `recover_node` is the job epilogue: every live
-file left on the node becomes a log in the dated tree, and goes."""
+read them beside DIR's logs: jobs.expand); `settle(DIR)` makes the live files of DIR's
+processes that are gone (no epilogue ran: a workstation, a CI runner) into logs in DIR;
+`recover_node` is the job epilogue: every live file left on the node becomes a log in the
+dated tree, and goes."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ import functools
 import os
 import pwd
 import re
+import socket
 import stat
 import struct
+import sys
 import zlib
 from pathlib import Path
 
 from . import live, logtree
 from .logformat import HEADER, LogError, SectionHeaderError, inflater_for, parse_job, section_at
+from .safetext import escape
 
 DEFAULT = "/dev/shm"
 USER_DIR = re.compile(r"^iochar-(\d+)$")
@@ -94,14 +99,7 @@ def live_files(d: Path, logs: list) -> list:
     lives = sorted(x for x in d.glob(".*.live") if live.is_live(x)) + files_for(d)
     if not lives:
         return []
-    done = set()
-    for lg in logs:
-        try:
-            with open(lg, "rb") as fh:
-                head = fh.read(1 << 16)
-            done |= _log_identities(head)
-        except OSError:
-            continue
+    done = _identities(logs)
     out = []
     for x in lives:
         h = live.header_of(x)
@@ -111,6 +109,61 @@ def live_files(d: Path, logs: list) -> list:
             continue
         out.append(x)
     return out
+
+
+def _identities(logs) -> set:
+    done = set()
+    for lg in logs:
+        try:
+            with open(lg, "rb") as fh:
+                head = fh.read(1 << 16)
+            done |= _log_identities(head)
+        except OSError:
+            continue
+    return done
+
+
+def settle(d, logs=(), say=None) -> list:
+    """The live files on this node of logs bound for d (their header names d as the log's
+    directory) whose process is gone, its pid ended or reused (`alive`), become logs in d
+    (named as `recover` names them) and go, each said in one `iochar:` line: a process
+    ended by _exit in a signal handler, or killed, with no epilogue to recover it (a
+    workstation, a CI runner), is neither left in the node's memory nor read as another
+    job by a later run in d. One whose log (among `logs`) was written after all only goes.
+    A live file that cannot be made a log here (d not writable, a bad file) stays, read as
+    before. Returns the logs written."""
+    say = say or (lambda line: print(line, file=sys.stderr))
+    try:
+        real = os.path.realpath(d)
+    except OSError:
+        return []
+    written, done, host = [], None, socket.gethostname()
+    for f in files_for(d):
+        h = live.header_of(f)
+        # a live directory shared between nodes: pids are another node's there
+        if (h is None or not h["log_dest"] or h["pid"] == 0 or h["hostname"] != host
+                or alive(h)):
+            continue
+        dest = Path(os.fsdecode(h["log_dest"]))
+        if os.path.realpath(dest.parent) != real:
+            continue  # another directory with the same key: never written into
+        if done is None:
+            done = _identities(logs)
+        ended = live.STATES.get(h["state"], "killed")
+        if h["state"] != live.LOGGED and (h["pid"], round(h["start_wall"], 3)) not in done:
+            try:
+                out = live.recover(f, dest.parent / live.default_output(f).name)
+            except LogError:
+                continue  # not writable here, or taken by another reader meanwhile
+            written.append(out)
+            say(f"iochar: process {h['pid']} ended ({ended}) without its log; made "
+                f"{escape(str(out))} from its live file")
+        try:
+            f.unlink()
+            f.parent.rmdir()  # the last live file of that directory: it goes too
+        except OSError:
+            pass
+    return written
 
 
 def _log_identities(head: bytes) -> set:

@@ -15,7 +15,8 @@
  * stat'ed: the counters a metadata-only entry does not carry; then as
  * opens / opens_exit),
  * exit_run / _exit_run (10 more writes to k.dat, a run of repeats still
- * pending at the end, then exit(0) / _exit(0)). */
+ * pending at the end, then exit(0) / _exit(0)), sig_exit / sig_exit_run
+ * (as _exit / _exit_run, but _exit(0) is called by a SIGUSR1 handler). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,20 @@
 static void on_term(int sig) {
   (void)sig;
   _exit(3);
+}
+
+static void on_usr1(int sig) {
+  (void)sig;
+  _exit(0);
+}
+
+/* _exit(0), from a signal handler when mode starts with "sig" */
+static void end_exit(const char *mode) {
+  if (!strncmp(mode, "sig", 3)) {
+    signal(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
+  }
+  _exit(0);
 }
 
 int main(int argc, char **argv) {
@@ -48,14 +63,14 @@ int main(int argc, char **argv) {
   fflush(f);
   for (int i = 0; i < n / 2; i++)
     if (pread(fd, buf, 50, 100 * i) != 50) return 2;
-  if (!strcmp(mode, "exit_run") || !strcmp(mode, "_exit_run")) {
+  if (!strcmp(mode, "exit_run") || !strcmp(mode, "_exit_run") || !strcmp(mode, "sig_exit_run")) {
     for (int i = 0; i < 10; i++)
       if (write(fd, buf, 100) != 100) return 2;
-    if (mode[0] == '_') _exit(0);
+    if (mode[0] != 'e') end_exit(mode);
     exit(0);
   }
   if (!strcmp(mode, "exit")) exit(0);
-  if (!strcmp(mode, "_exit")) _exit(0);
+  if (!strcmp(mode, "_exit") || !strcmp(mode, "sig_exit")) end_exit(mode);
   if (!strcmp(mode, "rare") || !strcmp(mode, "rare_exit")) {
     char to[4096];
     for (int i = 0; i < 20; i++) {

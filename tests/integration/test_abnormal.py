@@ -71,13 +71,16 @@ def test_sigkill_leaves_counts_up_to_last_call(tmp_path):
     check_k(log, n, tmp_path)
     assert log.job["partial"] & PARTIAL["RECOVERED"] and log.job["recovered"] == 1
     assert log.job["ended_by"] == "killed"
-    # the same through the parser CLI, and as a written log
+    # the process is gone: the read made its live file a log in the directory
+    # (livedir.settle), and the live file went
+    assert not lv.exists() and lives(tmp_path) == []
+    (rec,) = logs_in(tmp_path)
+    assert rec.name.endswith(".recovered.iochar") and not rec.name.startswith(".")
+    check_k(iochar.open(str(rec)), n, tmp_path)
+    # the same through the parser CLI
     out = subprocess.run([sys.executable, "-m", "iochar.cli.parser", str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert f"POSIX_WRITES {n} " in out
-    rec = live.recover(lv)
-    assert rec.name.endswith(".recovered.iochar") and not rec.name.startswith(".")
-    check_k(iochar.open(str(rec)), n, tmp_path)
 
 
 def test_state_only_for_files_with_data(tmp_path):
@@ -204,20 +207,36 @@ def test_older_live_files_still_read(tmp_path, version):
 
 @pytest.mark.parametrize("end", ["", "_run"])
 def test_recovered_counters_equal_the_logged_ones(tmp_path, end):
-    """_exit leaves the live file; exit writes the log: every integer counter agrees
-    (times differ from run to run). _run: a run of repeated writes is still pending
-    when the process ends, so the reader applies it (a repeat is consecutive: it
-    adds no stride)."""
+    """_exit in a signal handler leaves the live file; exit writes the log: every
+    integer counter agrees (times differ from run to run). _run: a run of repeated
+    writes is still pending when the process ends, so the reader applies it (a repeat
+    is consecutive: it adds no stride)."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    pa = run([K, str(a), "1000", "_exit" + end], a)
+    pa = run([K, str(a), "1000", "sig_exit" + end], a)
     pb = run([K, str(b), "1000", "exit" + end], b)
     assert pa.returncode == pb.returncode == 0
     assert len(lives(a)) == 1 and logs_in(a) == []
     assert len(logs_in(b)) == 1 and lives(b) == []
     la, lb = iochar.open(str(a)), iochar.open(str(b))
     assert la.job["ended_by"] == "_exit" and la.job["exit_status"] == 0
+    same_counters(la, lb, a, b)
+
+
+@pytest.mark.parametrize("end", ["", "_run"])
+def test_exit_outside_a_handler_writes_the_log(tmp_path, end):
+    """_exit called by the program (not a handler) writes the log as exit does, with the
+    same counters, and removes the live file."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    pa = run([K, str(a), "1000", "_exit" + end], a)
+    pb = run([K, str(b), "1000", "exit" + end], b)
+    assert pa.returncode == pb.returncode == 0 and pa.stderr == b""
+    assert len(logs_in(a)) == 1 and lives(a) == []
+    la, lb = iochar.open(str(a)), iochar.open(str(b))
+    assert not la.job["partial"] & PARTIAL["RECOVERED"]
     same_counters(la, lb, a, b)
 
 

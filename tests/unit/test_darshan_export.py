@@ -210,7 +210,7 @@ def test_file_systems_without_hard_links(tmp_path, monkeypatch):
 
     from iochar import darshan_export as E
 
-    def no_link(src, dst):
+    def no_link(src, dst, **kw):  # no hard links (nor O_TMPFILE linking)
         raise OSError(errno.EPERM, "Operation not permitted")
     monkeypatch.setattr(E.os, "link", no_link)
     log = iochar.open(str(CORPUS / "posix.iochar"))
