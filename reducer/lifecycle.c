@@ -23,6 +23,7 @@ static void after_init(int ret) {
   iochar_pmpi.Comm_rank(MPI_COMM_WORLD, &j->rank);
   iochar_pmpi.Comm_size(MPI_COMM_WORLD, &j->nprocs);
   iochar_warn_set_rank(j->rank); /* launchers that set no rank variable */
+  iochar_rank_known(j->rank);    /* issue 41: IOCHAR_RANKS by the MPI rank */
   int len = 0;
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   if (iochar_pmpi.Get_library_version(v, &len) == MPI_SUCCESS) {

@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,13 +33,15 @@ iochar_env iochar_envs;
 #define CONFIG_KEYS 64         /* settings kept per file */
 
 /* Every name a file may set: the runtime settings (README, DESIGN.md). */
+// clang-format off
 static const char *const known[] = {
-    "IOCHAR_DISABLE",         "IOCHAR_LOGFILE",      "IOCHAR_LOGDIR",
-    "IOCHAR_LOGROOT",         "IOCHAR_LIVEDIR",      "IOCHAR_LIVE",
-    "IOCHAR_MEMORY",          "IOCHAR_EXCLUDE",      "IOCHAR_INCLUDE",
-    "IOCHAR_EXCLUDE_PATTERN", "IOCHAR_CALLSITES",    "IOCHAR_CALLSITES_SAMPLE",
-    "IOCHAR_TRACE",           "IOCHAR_TRACE_MEMORY", "IOCHAR_TIMING",
-    "IOCHAR_COLLECTIVE_WRITE"};
+    "IOCHAR_DISABLE", "IOCHAR_LOGFILE", "IOCHAR_LOGDIR", "IOCHAR_LOGROOT", "IOCHAR_LIVEDIR",
+    "IOCHAR_LIVE", "IOCHAR_MEMORY", "IOCHAR_EXCLUDE", "IOCHAR_INCLUDE", "IOCHAR_EXCLUDE_PATTERN",
+    "IOCHAR_CALLSITES", "IOCHAR_CALLSITES_SAMPLE", "IOCHAR_TRACE", "IOCHAR_TRACE_MEMORY",
+    "IOCHAR_TIMING", "IOCHAR_COLLECTIVE_WRITE", "IOCHAR_JOBID_ENV",
+    /* issue 41: the site's knobs */
+    "IOCHAR_MODULES", "IOCHAR_DISABLE_MODULES", "IOCHAR_APP_INCLUDE", "IOCHAR_APP_EXCLUDE",
+    "IOCHAR_RANKS", "IOCHAR_RANKS_EXCLUDE", "IOCHAR_MAX_RECORDS"};
 
 typedef struct layer {
   const char *path;
@@ -246,6 +250,247 @@ static void add_prefixes(const char *list, const char **tab, size_t *lens, int *
   }
 }
 
+/* ---- issue 41: the site's knobs --------------------------------------- */
+static const char *base_of(const char *p);
+
+/* Module names a list may hold (any case); a family name stands for its
+ * modules. */
+static const struct {
+  const char *name;
+  uint32_t bits;
+} module_names[] = {
+    {"POSIX", 1u << IOCHAR_MOD_POSIX},
+    {"STDIO", 1u << IOCHAR_MOD_STDIO},
+    {"MPIIO", 1u << IOCHAR_MOD_MPIIO},
+    {"MPI-IO", 1u << IOCHAR_MOD_MPIIO},
+    {"H5F", 1u << IOCHAR_MOD_H5F},
+    {"H5D", 1u << IOCHAR_MOD_H5D},
+    {"HDF5", 1u << IOCHAR_MOD_H5F | 1u << IOCHAR_MOD_H5D},
+    {"NC_FILE", 1u << IOCHAR_MOD_NC_FILE},
+    {"NC_VAR", 1u << IOCHAR_MOD_NC_VAR},
+    {"NETCDF", 1u << IOCHAR_MOD_NC_FILE | 1u << IOCHAR_MOD_NC_VAR},
+    {"PNETCDF_FILE", 1u << IOCHAR_MOD_PNETCDF_FILE},
+    {"PNETCDF_VAR", 1u << IOCHAR_MOD_PNETCDF_VAR},
+    {"PNETCDF", 1u << IOCHAR_MOD_PNETCDF_FILE | 1u << IOCHAR_MOD_PNETCDF_VAR},
+};
+#define ALL_MODULES ((1u << IOCHAR_MOD_COUNT) - 1)
+#define LIST_SEPS ", :"
+
+/* "STDIO,H5D" -> module bits; -1 on a name it does not know. */
+static int64_t module_list(const char *v) {
+  uint32_t bits = 0;
+  char tok[32];
+  for (const char *p = v; *p;) {
+    size_t n = strcspn(p, LIST_SEPS);
+    if (n) {
+      if (n >= sizeof tok) return -1;
+      memcpy(tok, p, n);
+      tok[n] = 0;
+      size_t i = 0;
+      while (i < sizeof module_names / sizeof *module_names &&
+             strcasecmp(tok, module_names[i].name) != 0)
+        i++;
+      if (i == sizeof module_names / sizeof *module_names) return -1;
+      bits |= module_names[i].bits;
+    }
+    p += n;
+    p += strspn(p, LIST_SEPS);
+  }
+  return bits;
+}
+static int modules_ok(const char *v) { return module_list(v) >= 0; }
+
+/* Rank lists: "0-3,8,16-" (ranges inclusive, an open end runs to the last
+ * rank), at most RANK_RANGES ranges. */
+#define RANK_RANGES 64
+typedef struct rank_set {
+  int n;
+  int64_t lo[RANK_RANGES], hi[RANK_RANGES];
+} rank_set;
+static rank_set ranks_in, ranks_out;
+
+static int rank_list(const char *v, rank_set *set) {
+  rank_set s = {0};
+  for (const char *p = v; *p;) {
+    size_t n = strcspn(p, LIST_SEPS);
+    if (n) {
+      char *end;
+      if (p[0] < '0' || p[0] > '9' || s.n == RANK_RANGES) return -1;
+      long long lo = strtoll(p, &end, 10), hi = lo;
+      if (*end == '-' && end + 1 < p + n)
+        hi = strtoll(end + 1, &end, 10);
+      else if (*end == '-') /* the open end: to the last rank */
+        hi = INT64_MAX, end = (char *)p + n;
+      if (end != p + n || hi < lo || lo < 0) return -1;
+      s.lo[s.n] = lo, s.hi[s.n++] = hi;
+    }
+    p += n;
+    p += strspn(p, LIST_SEPS);
+  }
+  if (!s.n) return -1;
+  if (set) *set = s;
+  return 0;
+}
+static int ranks_ok(const char *v) { return rank_list(v, NULL) == 0; }
+
+static int in_set(const rank_set *s, int64_t r) {
+  for (int i = 0; i < s->n; i++)
+    if (r >= s->lo[i] && r <= s->hi[i]) return 1;
+  return 0;
+}
+
+int iochar_rank_kept(int64_t r) {
+  return (!iochar_cfg.ranks || in_set(&ranks_in, r)) &&
+         !(iochar_cfg.ranks_exclude && in_set(&ranks_out, r));
+}
+
+static uint32_t modules_cfg_off; /* the modules the settings turned off */
+
+void iochar_rank_known(int64_t r) {
+  iochar_cfg.modules_off = modules_cfg_off | (iochar_rank_kept(r) ? 0 : ALL_MODULES);
+}
+
+int iochar_ranks_kept_text(int64_t nprocs, char *out, size_t outlen) {
+  size_t len = 0;
+  int cut = 0, some_out = 0;
+  out[0] = 0;
+  for (int64_t r = 0; r < nprocs && !cut;) {
+    if (!iochar_rank_kept(r)) {
+      some_out = 1, r++;
+      continue;
+    }
+    int64_t e = r;
+    while (e + 1 < nprocs && iochar_rank_kept(e + 1)) e++;
+    char item[48];
+    int k = e > r ? snprintf(item, sizeof item, "%s%lld-%lld", len ? "," : "", (long long)r,
+                             (long long)e)
+                  : snprintf(item, sizeof item, "%s%lld", len ? "," : "", (long long)r);
+    if (len + (size_t)k + 4 >= outlen) {
+      memcpy(out + len, ",...", 5);
+      cut = 1;
+    } else {
+      memcpy(out + len, item, (size_t)k + 1);
+      len += (size_t)k;
+    }
+    r = e + 1;
+  }
+  if (cut) some_out = 1; /* a cut list: past it, not all kept is the safe word */
+  return some_out;
+}
+
+void iochar_modules_off_text(char *out, size_t outlen) {
+  size_t len = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < sizeof module_names / sizeof *module_names; i++) {
+    uint32_t b = module_names[i].bits;
+    /* the single modules' names only (one bit each) */
+    if ((b & (b - 1)) || !(modules_cfg_off & b) || !strcmp(module_names[i].name, "MPI-IO"))
+      continue;
+    size_t k = strlen(module_names[i].name);
+    if (len + k + 2 > outlen) break;
+    if (len) out[len++] = ',';
+    memcpy(out + len, module_names[i].name, k + 1);
+    len += k;
+  }
+}
+
+static int regex_ok(const char *v) {
+  regex_t re;
+  if (regcomp(&re, v, REG_EXTENDED | REG_NOSUB) != 0) return 0;
+  regfree(&re);
+  return 1;
+}
+
+static int max_records_ok(const char *v) {
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  return v[0] >= '0' && v[0] <= '9' && !*end && n >= 1;
+}
+
+static void knobs_load(void) {
+  const char *v = setting_ok("IOCHAR_MODULES", modules_ok);
+  uint32_t off = v ? ALL_MODULES & ~(uint32_t)module_list(v) : 0;
+  if ((v = setting_ok("IOCHAR_DISABLE_MODULES", modules_ok))) off |= (uint32_t)module_list(v);
+  modules_cfg_off = off;
+  if ((v = setting_ok("IOCHAR_MAX_RECORDS", max_records_ok)))
+    iochar_cfg.max_records = strtoull(v, NULL, 10);
+  if ((iochar_cfg.ranks = setting_ok("IOCHAR_RANKS", ranks_ok)))
+    rank_list(iochar_cfg.ranks, &ranks_in);
+  if ((iochar_cfg.ranks_exclude = setting_ok("IOCHAR_RANKS_EXCLUDE", ranks_ok)))
+    rank_list(iochar_cfg.ranks_exclude, &ranks_out);
+  /* the launcher's rank until MPI_Init says (reducer/lifecycle.c) */
+  iochar_rank_known(iochar_envs.launcher_rank);
+}
+
+/* The interpreter's program: for python/pypy its script or -m module (past
+ * the interpreter's options; -c: none), for the other interpreters the first
+ * argument that is not an option (-e: none). */
+static const char *script_of(char *const *argv, int argc) {
+  const char *interp = base_of(argv[0]);
+  static const char *const interps[] = {"python", "pypy", "perl", "ruby", "Rscript",
+                                        "julia",  "node", "lua",  "php"};
+  size_t k = 0;
+  while (k < sizeof interps / sizeof *interps && strncmp(interp, interps[k], strlen(interps[k])))
+    k++;
+  if (k == sizeof interps / sizeof *interps) return NULL;
+  int py = k < 2;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || a[1] == 0) return base_of(a);
+    if (a[1] == '-') {
+      if (a[2] == 0) return i + 1 < argc ? base_of(argv[i + 1]) : NULL;
+      continue;
+    }
+    if (!py) {
+      if (a[1] == 'e' || a[1] == 'E') return NULL; /* a command string */
+      continue;
+    }
+    for (const char *o = a + 1; *o; o++) {
+      if (*o == 'c') return NULL;
+      if (*o == 'm') return o[1] ? o + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+      if (*o == 'W' || *o == 'X') {
+        if (!o[1]) i++;
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
+int iochar_app_excluded(const char *exe_basename) {
+  const char *inc = setting_ok("IOCHAR_APP_INCLUDE", regex_ok);
+  const char *exc = setting_ok("IOCHAR_APP_EXCLUDE", regex_ok);
+  if (!inc && !exc) return 0;
+  /* the names a pattern is tried on: the executable's, the script's */
+  static char buf[4096];
+  char *argv[64];
+  int argc = 0;
+  const char *names[2] = {exe_basename, NULL};
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  if (n > 0) {
+    buf[n] = 0;
+    for (char *p = buf; p < buf + n && argc < 64; p += strlen(p) + 1) argv[argc++] = p;
+    names[1] = script_of(argv, argc);
+  }
+  int hit[2] = {0, 0}; /* include, exclude */
+  const char *pat[2] = {inc, exc};
+  for (int k = 0; k < 2; k++) {
+    regex_t re;
+    if (!pat[k] || regcomp(&re, pat[k], REG_EXTENDED | REG_NOSUB) != 0) continue;
+    for (int i = 0; i < 2; i++)
+      if (names[i] && regexec(&re, names[i], 0, NULL, 0) == 0) hit[k] = 1;
+    regfree(&re);
+  }
+  /* Darshan's rule: an included program is recorded whatever the exclusion
+   * says; with an include pattern alone, only what it matches */
+  int out = inc ? !hit[0] && (exc ? hit[1] : 1) : hit[1];
+  if (out) iochar_cfg.disabled = 1;
+  return out;
+}
+/* ---- end of issue 41's knobs ---- */
+
 int iochar_config_load(void) {
   const char *v = getenv("IOCHAR_DISABLE");
   if (v && *v && strcmp(v, "0") != 0) {
@@ -297,7 +542,10 @@ int iochar_config_load(void) {
                &iochar_cfg.nexclude);
   add_prefixes(setting("IOCHAR_INCLUDE"), iochar_cfg.include, iochar_cfg.include_len,
                &iochar_cfg.ninclude);
-  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"};
+  /* IOCHAR_JOBID_ENV=NAME: the job id is NAME's value (Darshan's DARSHAN_JOBID) */
+  iochar_cfg.jobid_env = setting("IOCHAR_JOBID_ENV");
+  if (iochar_cfg.jobid_env) iochar_cfg.batch_jobid = env_set(iochar_cfg.jobid_env);
+  static const char *const batch[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID"};
   for (size_t i = 0; i < sizeof batch / sizeof *batch && !iochar_cfg.batch_jobid; i++)
     iochar_cfg.batch_jobid = getenv(batch[i]);
   /* The MPI shutdown's knobs (reducer/): tests and measurements only. */
@@ -305,6 +553,7 @@ int iochar_config_load(void) {
   iochar_cfg.collective_write = (v = setting("IOCHAR_COLLECTIVE_WRITE")) ? atoi(v) != 0 : -1;
   iochar_cfg.test_fault = getenv("IOCHAR_TEST_FAULT");
   iochar_tmp_unnamed_off = iochar_cfg.test_fault && !strcmp(iochar_cfg.test_fault, "no_tmpfile");
+  knobs_load(); /* issue 41 */
   return 0;
 }
 

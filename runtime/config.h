@@ -15,9 +15,11 @@ typedef struct iochar_config {
   const char *logroot; /* IOCHAR_LOGROOT: logs in ROOT/YYYY/M/D/ (no LOGFILE, LOGDIR) */
   const char *livedir; /* IOCHAR_LIVEDIR: node-local home of the live files */
   uint64_t memory;     /* IOCHAR_MEMORY, bytes */
-  /* The batch system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID: the first
+  /* The batch system's job id (IOCHAR_JOBID_ENV's variable, SLURM_JOB_ID,
+   * PBS_JOBID, LSB_JOBID, FLUX_JOB_ID: the first
    * set), NULL outside a batch job. */
   const char *batch_jobid;
+  const char *jobid_env;  /* IOCHAR_JOBID_ENV: the variable holding the job id */
   int timing;             /* IOCHAR_TIMING=1: the MPI shutdown's phase times */
   int collective_write;   /* IOCHAR_COLLECTIVE_WRITE: 1 / 0, -1 by the rank count */
   const char *test_fault; /* IOCHAR_TEST_FAULT=phase:rank (tests of the fallback) */
@@ -26,6 +28,16 @@ typedef struct iochar_config {
   size_t exclude_len[IOCHAR_MAX_PREFIXES];
   const char *include[IOCHAR_MAX_PREFIXES];
   size_t include_len[IOCHAR_MAX_PREFIXES];
+  /* ---- issue 41: the site's knobs (README, docs/deploying.md) ---- */
+  /* IOCHAR_MODULES / IOCHAR_DISABLE_MODULES: bit m set, module m makes no
+   * record (iochar_record_get gives NULL: its wrappers pass straight through) */
+  uint32_t modules_off;
+  /* IOCHAR_MAX_RECORDS: records (and metadata-only entries) per module per
+   * process; past it, files fold into the aggregate record.  0: no limit */
+  uint64_t max_records;
+  /* IOCHAR_RANKS / IOCHAR_RANKS_EXCLUDE as given (NULL: unset) */
+  const char *ranks, *ranks_exclude;
+  /* ---- end of issue 41's knobs ---- */
 } iochar_config;
 
 extern iochar_config iochar_cfg;
@@ -59,6 +71,21 @@ int iochar_config_load(void);
 __attribute__((visibility("default"))) const char *iochar_setting(const char *name);
 /* "16m" / "2g" / "4096"; returns 0 on a malformed value. */
 uint64_t iochar_parse_size(const char *s);
+/* issue 41: IOCHAR_APP_INCLUDE / IOCHAR_APP_EXCLUDE against the program (the
+ * executable's base name, and an interpreter's script or -m module): 1 when
+ * it is excluded, then iochar_cfg.disabled is set (intercept nothing, write
+ * nothing).  After iochar_config_load. */
+int iochar_app_excluded(const char *exe_basename);
+/* issue 41: 1 when IOCHAR_RANKS / IOCHAR_RANKS_EXCLUDE keep rank r's records. */
+int iochar_rank_kept(int64_t r);
+/* This process is rank r (the launcher's at start, MPI_Init's): a rank whose
+ * records are not kept makes none from now on (iochar_cfg.modules_off). */
+void iochar_rank_known(int64_t r);
+/* The ranks of [0, nprocs) kept, as "0-3,8" into out (cut with "..." when
+ * longer); 0 when every rank is kept (nothing written), else 1. */
+int iochar_ranks_kept_text(int64_t nprocs, char *out, size_t outlen);
+/* The disabled modules' names, comma-separated (empty: none). */
+void iochar_modules_off_text(char *out, size_t outlen);
 /* Programs that launch others (mpiexec, shells) write no log. */
 int iochar_is_launcher(const char *exe_basename);
 /* This process is one of iochar's own tools (console scripts, python -m iochar). */

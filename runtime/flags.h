@@ -13,7 +13,8 @@
   X(MISSING_RANKS, 16)    /* merged per-rank logs lack some ranks (missing_ranks) */          \
   X(IO_URING, 32)         /* an io_uring was set up: its I/O is in no counter */              \
   X(SHARED_MMAP, 64)      /* a file mapped shared and writable: stores are in no counter */   \
-  X(TRUNCATED_PATHS, 128) /* names longer than the path limit, recorded truncated */
+  X(TRUNCATED_PATHS, 128) /* names longer than the path limit, recorded truncated */    \
+  X(RANKS_LEFT_OUT, 512)  /* IOCHAR_RANKS(_EXCLUDE): some ranks' records not kept */
 // clang-format on
 
 #define IOCHAR_PARTIAL_ENUM_(name, bit) IOCHAR_PARTIAL_##name = bit,

@@ -22,6 +22,7 @@
 #include "exclude.h"
 #include "fastrule.h"
 #include "handlers.h"
+#include "jobkey.h"
 #include "live.h"
 #include "log_writer.h"
 #include "logdir.h"
@@ -75,6 +76,7 @@ static void job_identity(iochar_job *j) {
   owner_pid = getpid();
   j->nprocs = 1;
   j->nnodes = 1;
+  iochar_jobkey_init(j->exe, j->jobid, sizeof j->jobid); /* its job: runtime/jobkey.c */
 }
 
 /* The count is up from prepare to parent or child: a signal handler's I/O
@@ -93,6 +95,7 @@ static void at_fork_parent(void) {
 static void at_fork_child(void) {
   iochar_fast_mode_child();
   iochar_job_info.forked = 1;
+  iochar_jobkey_forked(); /* its parent's job */
   iochar_job_info.log_pid = (int)getpid();
   /* The parent's live file is shared memory: the child moves to its own
    * before it touches a counter. */
@@ -181,7 +184,7 @@ __attribute__((constructor)) void iochar_init(void) {
      * and its proxies, a job script's shells) reads no config file and
      * looks up no user, and a config file's warning is not said by each. */
     iochar_cfg.disabled = 1;
-  } else if (iochar_config_load() == 0) {
+  } else if (iochar_config_load() == 0 && !iochar_app_excluded(b)) { /* issue 41: APP_* */
     iochar_calibrate_begin();
     job_identity(&iochar_job_info);
     iochar_job_info.memory_bound = iochar_cfg.memory;

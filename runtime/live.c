@@ -17,6 +17,7 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
+#include "jobkey.h"
 #include "logdir.h"
 #include "safefile.h"
 #include "warn.h"
@@ -38,6 +39,8 @@ _Static_assert(offsetof(H, state) == 24 && offsetof(H, pid) == 32 && offsetof(H,
                    offsetof(H, rec_state_off) == 13266 && offsetof(H, tk_below) == 13268 &&
                    offsetof(H, rec_flags_off) == 13272 && offsetof(H, meta_c_off) == 13276 &&
                    offsetof(H, dest_len) == 13278 && offsetof(H, log_dest) == 13280 &&
+                   offsetof(H, job_key) == 16384 && offsetof(H, task_rank) == 16816 &&
+                   offsetof(H, proc_start) == 16832 && offsetof(H, program) == 17104 &&
                    sizeof(H) <= IOCHAR_LIVE_HEADER,
                "live header layout (docs/log-format.md, reports/iochar/live.py)");
 #undef H
@@ -208,6 +211,18 @@ void iochar_live_sync_job(void) {
   copy_str(h->cmdline, sizeof h->cmdline, j->cmdline);
   copy_str(h->log_dest, sizeof h->log_dest, dest);
   h->dest_len = (uint16_t)strlen(dest);
+  const iochar_jobkey *k = &iochar_jobkey_info; /* its job (runtime/jobkey.c) */
+  copy_str(h->job_key, sizeof h->job_key, j->mpi_initialized ? "" : k->key);
+  copy_str(h->job_key_from, sizeof h->job_key_from, k->key_from);
+  copy_str(h->rank_from, sizeof h->rank_from, k->rank_from);
+  copy_str(h->world_from, sizeof h->world_from, k->world_from);
+  h->task_rank = k->task_rank;
+  h->world_size = k->world_size;
+  h->parent_pid = k->parent_pid;
+  h->proc_start = k->start;
+  h->parent_start = k->parent_start;
+  copy_str(h->interpreter, sizeof h->interpreter, k->interpreter);
+  copy_str(h->program, sizeof h->program, k->program);
   __atomic_add_fetch(&h->seq, 1, __ATOMIC_RELEASE);
 }
 

@@ -9,7 +9,8 @@
 
 /* 2: top-k tables out of the records; 3: the access state too; 4: metadata-only entries */
 #define IOCHAR_LIVE_VERSION 4
-#define IOCHAR_LIVE_HEADER 16384 /* the fixed header; the schema follows */
+/* The fixed header; the schema follows.  16384 before the job fields (issue 38). */
+#define IOCHAR_LIVE_HEADER 20480
 
 /* How the process ended, as the header's `state` says. */
 enum {
@@ -72,6 +73,14 @@ typedef struct iochar_live_header {
    * gone (reports/iochar/livedir.py, settle). */
   uint16_t dest_len;
   char log_dest[3072];
+  char reserved[32];
+  /* From header size 20480 on (version 4 still): the job of a process that
+   * is no MPI rank (runtime/jobkey.h), for the log made from this file.  A
+   * file whose header is 16384 bytes has none. */
+  char job_key[320], job_key_from[48], rank_from[32], world_from[32];
+  int32_t task_rank, world_size, parent_pid, jobkey_pad;
+  int64_t proc_start, parent_start;
+  char interpreter[256], program[2048];
 } iochar_live_header;
 
 /* Record memory: the aggregates area and the arena, inside one mapping.  Until

@@ -12,6 +12,7 @@
 #include "access.h"
 #include "config.h"
 #include "core.h"
+#include "jobkey.h"
 #include "log_buf.h"
 #include "log_codec.h"
 #include "log_sections.h"
@@ -195,6 +196,30 @@ static int mount_listed(const iochar_mount *mt, int nm, int i) {
   return 1;
 }
 
+/* The job of a process that is no MPI rank (runtime/jobkey.c; docs/log-format.md
+ * "Jobs"), and every process's program name. */
+static void jobkey_keys(iochar_buf *b, uint32_t *n, int mpi) {
+  const iochar_jobkey *k = &iochar_jobkey_info;
+  kv_str(b, "program", k->program, n);
+  if (k->interpreter[0]) kv_str(b, "interpreter", k->interpreter, n);
+  if (mpi || !k->key[0]) return;
+  kv_str(b, "job_key", k->key, n);
+  kv_str(b, "job_key_from", k->key_from, n);
+  kv_i64(b, "proc_start", k->start, n);
+  if (k->task_rank >= 0) {
+    kv_i64(b, "task_rank", k->task_rank, n);
+    kv_str(b, "task_rank_from", k->rank_from, n);
+  }
+  if (k->task_rank >= 0 && k->world_size > 0) {
+    kv_i64(b, "world_size", k->world_size, n);
+    kv_str(b, "world_size_from", k->world_from, n);
+  }
+  if (k->parent_pid > 0) {
+    kv_i64(b, "parent_pid", k->parent_pid, n);
+    kv_i64(b, "parent_start", k->parent_start, n);
+  }
+}
+
 int iochar_job_sections(iochar_buf *out, int *nsec) {
   const iochar_job *j = &iochar_job_info;
   iochar_buf b = {0};
@@ -217,6 +242,7 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_str(&b, "jobid", j->jobid, &n);
   kv_str(&b, "hostname", j->hostname, &n);
   kv_str(&b, "user", j->user, &n);
+  jobkey_keys(&b, &n, j->mpi_initialized);
   kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
   kv_i64(&b, "finalized", j->finalized, &n);
   if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
@@ -232,9 +258,22 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_i64(&b, "folded_files", folded, &n);
   if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
+  /* issue 41: the knobs that leave things out, so readers say so */
+  int64_t ranks_left_out = 0;
+  {
+    char text[1024];
+    iochar_modules_off_text(text, sizeof text);
+    if (text[0]) kv_str(&b, "modules_off", text, &n);
+    if (iochar_cfg.max_records) kv_i64(&b, "max_records", (int64_t)iochar_cfg.max_records, &n);
+    if ((iochar_cfg.ranks || iochar_cfg.ranks_exclude) &&
+        iochar_ranks_kept_text(j->nprocs, text, sizeof text)) {
+      kv_str(&b, "ranks_kept", text, &n);
+      ranks_left_out = IOCHAR_PARTIAL_RANKS_LEFT_OUT;
+    }
+  }
   kv_i64(&b, "partial",
          j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0),
+             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0) | ranks_left_out,
          &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);

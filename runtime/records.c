@@ -408,6 +408,9 @@ iochar_record *iochar_record_get(int mi, const char *name) {
   uint64_t id = noted ? no->id : iochar_hash_path(name);
   if (id == IOCHAR_AGG_ID) id--;
   if (last_rec[mi].rec && last_rec[mi].id == id) return iochar_record_now(last_rec[mi].rec);
+  /* issue 41: a module turned off (IOCHAR_MODULES..., an excluded rank) makes
+   * no record; tested past the cache, which such a module never fills */
+  if (iochar_cfg.modules_off >> mi & 1) return NULL;
   rec_lock();
   iochar_record **b = &buckets[mi][id & (NBUCKETS - 1)], *r;
   for (r = *b; r && r->id != id; r = r->next)
@@ -418,8 +421,11 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     if (trunc) iochar_job_info.truncated_paths++;
     size_t nn = n + (trunc ? IOCHAR_TRUNC_MARK_LEN : 0);
     int meta = iochar_meta_count[mi] != 0; /* a name's first call: never a read or write */
-    void *mem = meta ? arena_alloc(meta_bytes(mi, nn), 0)
-                     : arena_alloc(record_bytes(m, nn), state_bytes(m));
+    /* issue 41: IOCHAR_MAX_RECORDS folds as the memory bound does */
+    int limited = iochar_cfg.max_records && mod_count[mi] >= iochar_cfg.max_records;
+    void *mem = limited ? NULL
+                : meta  ? arena_alloc(meta_bytes(mi, nn), 0)
+                        : arena_alloc(record_bytes(m, nn), state_bytes(m));
     if (mem) {
       r = meta ? meta_make(mi, id, name, n, trunc, mem) : record_make(mi, id, name, n, trunc, mem);
       r->next = *b;
@@ -431,7 +437,14 @@ iochar_record *iochar_record_get(int mi, const char *name) {
     } else {
       r = aggregate[mi];
       note_folded(mi, id);
-      bound_reached();
+      if (limited)
+        iochar_warn_once(IOCHAR_WARN_MAX_RECORDS,
+                         "record limit of %llu per module (IOCHAR_MAX_RECORDS) reached; further "
+                         "files are folded into one aggregate record per module (totals stay "
+                         "exact)",
+                         (unsigned long long)iochar_cfg.max_records);
+      else
+        bound_reached();
     }
   }
   rec_unlock();

@@ -27,7 +27,8 @@
   X(MPI_PASSTHROUGH, "MPI calls passed through: an MPI the tool cannot record") \
   X(EXCLUDE_PATTERN, "IOCHAR_EXCLUDE_PATTERN was not a regular expression")     \
   X(FAST_END, "a thread stayed in an unlocked step; counts may be inexact")     \
-  X(LOG_TAKEN, "another user's file took the log's name; the log is lost")
+  X(LOG_TAKEN, "another user's file took the log's name; the log is lost")      \
+  X(MAX_RECORDS, "record limit (IOCHAR_MAX_RECORDS) reached; files folded")
 
 #define IOCHAR_WARN_ENUM_(name, text) IOCHAR_WARN_##name,
 enum iochar_warning { IOCHAR_WARNINGS(IOCHAR_WARN_ENUM_) IOCHAR_WARN_COUNT };

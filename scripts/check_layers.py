@@ -69,7 +69,7 @@ RUNTIME_LAYERS = [
     ["core"],  # globals, guards, the record locks' slow path, clocks
     ["modules", "layout", "warn"],
     ["config", "log_codec"],
-    ["fastrule", "interpose", "paths", "logdir", "log_buf"],
+    ["fastrule", "interpose", "paths", "logdir", "log_buf", "jobkey"],
     ["mounts", "exclude", "callsites", "trace", "access.h"],
     ["observe", "live"],
     ["records"],
@@ -260,14 +260,14 @@ def _module_of(pkg, dotted: str):
 # import one another freely but in no loop. CONTRIBUTING.md shows this block verbatim
 # (tests/unit/test_layering.py checks it); a new module gets its place here.
 PY_LAYERS = """
-schema safetext atomicfile darshan_counters  # tables and text: no iochar import
+schema safetext atomicfile darshan_counters program  # tables, text: no iochar import
 logformat codec frames                       # the log's bytes, its encodings, DataFrames
 summary flags                                # the numbers of a summary, JOB partial bits
 writer merge callsites darshan logtree       # write logs, merge ranks, observers, Darshan in
 live livedir liveview jobs                   # live files, where they are, the live view, jobs
 log __init__                                 # Log and open(); the package (iochar.open)
 advice compare plots html_observed html      # advice, comparison, pictures
-parser_views jobreport junit darshan_export  # what the commands print and write
+parser_views jobreport junit darshan_export anonymize  # what the commands print and write
 cli db                                       # the commands
 """
 

@@ -2,7 +2,7 @@
 
 import importlib
 
-__all__ = ["Log", "LogError", "open", "to_epoch"]
+__all__ = ["Log", "LogError", "open", "open_job", "to_epoch"]
 __version__ = "0.1.0"
 
 

@@ -12,6 +12,7 @@ PARTIAL = {
     "IO_URING": 32,  # an io_uring was set up: its I/O is in no counter
     "SHARED_MMAP": 64,  # a file mapped shared and writable: stores are in no counter
     "TRUNCATED_PATHS": 128,  # names longer than the path limit, recorded truncated
+    "RANKS_LEFT_OUT": 512,  # IOCHAR_RANKS(_EXCLUDE): some ranks' records not kept
 }
 
 
@@ -37,8 +38,11 @@ def reasons(job: dict) -> list:
     if bits & PARTIAL["FOLDED"]:
         bound = job.get("memory_bound")
         bound = f" ({human_bytes(bound)}, IOCHAR_MEMORY)" if isinstance(bound, int) and bound > 0 else ""
-        out.append(f"{job.get('folded_files', 0)} files past the memory bound{bound} were folded "
-                   "into <AGGREGATE> records (totals stay exact)")
+        limit = job.get("max_records")
+        limit = (f" or the record limit ({limit} per module and process, IOCHAR_MAX_RECORDS)"
+                 if isinstance(limit, int) and limit > 0 else "")
+        out.append(f"{job.get('folded_files', 0)} files past the memory bound{bound}{limit} were "
+                   "folded into <AGGREGATE> records (totals stay exact)")
     if bits & PARTIAL["PER_RANK"]:
         out.append("merged from per-rank logs: " + (
             "a rank could not take part in reducing the records at MPI_Finalize"
@@ -50,6 +54,12 @@ def reasons(job: dict) -> list:
                "MPI_Abort": "ended by MPI_Abort"}.get(job.get("ended_by"), "ended abnormally")
         out.append("counters recovered from live files of processes that wrote no log "
                    f"(this one: {how}); a call in flight at the end may be counted in part")
+    if job.get("modules_off"):  # not a partial bit: the site chose it, the log says it
+        out.append(f"modules turned off (IOCHAR_MODULES, IOCHAR_DISABLE_MODULES): "
+                   f"{job['modules_off']}: their I/O is in no counter")
+    if bits & PARTIAL["RANKS_LEFT_OUT"]:
+        out.append(f"only the records of ranks {job.get('ranks_kept', '?')} were kept "
+                   "(IOCHAR_RANKS): the other ranks' I/O is in no counter")
     if bits & PARTIAL["MISSING_RANKS"]:
         out.append(f"no readable log or live file for ranks {job.get('missing_ranks', '?')}")
     if job.get("unreadable_logs"):  # per-rank logs left out (log.open_ranks)

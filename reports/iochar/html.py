@@ -4,6 +4,7 @@ the page's data from a report, laid out by templates/report.html.j2 (Jinja2, aut
 from __future__ import annotations
 
 import functools
+import os
 
 import jinja2
 from markupsafe import Markup
@@ -30,8 +31,11 @@ def _template() -> jinja2.Template:
 
 
 def job_rows(job: dict) -> list:
-    rows = [("executable", job.get("cmdline") or job.get("exe", "?")),
-            ("processes / nodes", f"{job.get('nprocs', '?')} / {job.get('nnodes', '?')}"),
+    rows = [("executable", job.get("cmdline") or job.get("exe", "?"))]
+    if job.get("interpreter"):  # an interpreter's script or module names the program
+        rows.append(("program", f"{os.path.basename(str(job.get('program')))} "
+                                f"({os.path.basename(str(job['interpreter']))})"))
+    rows += [("processes / nodes", f"{job.get('nprocs', '?')} / {job.get('nnodes', '?')}"),
             ("run time", S.human_time(job.get("run_time"))),
             ("start / end", f"{when(job.get('start_time'))} / {when(job.get('end_time'))}"),
             ("job id / user / host",

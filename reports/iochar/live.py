@@ -24,7 +24,9 @@ MAGIC = b"IOCHARLV"
 # 1-3 still read: state in each record, top-k tables too (1) or apart (2), state apart (3);
 # 4: metadata-only entries among the records
 VERSION = 4
-HEADER_SIZE = 16384
+HEADER_SIZE = 20480
+# header sizes this reader knows: 16384 before the job fields (issue 38), then 20480
+HEADER_SIZES = (16384, HEADER_SIZE)
 HEADER = struct.Struct("<8sIIQIiiiiiiiIIddQQQQQQQQQH15H16qq64s64s256s256s4096s8192sQQHHIHHHH3072s")
 FIELDS = ("magic version header_size map_size state status pid rank nprocs log_pid "
           "mpi_initialized forked uid rec_size start_wall end_wall memory_bound schema_off "
@@ -434,6 +436,35 @@ def _entry(buf: bytes, off: int, end: int, h: dict, m, rid: int, flags: int, nam
     return off + ((h["meta_c_off"] + 8 * len(m.meta) + nul - p_off + mark + 1 + 7) & ~7)
 
 
+# The job of a process that is no MPI rank (runtime/live.h, after the log's path, in
+# headers of 20480 bytes): job key, its source, the rank's and world size's variables,
+# task rank, world size, parent pid, pad, this process's and its parent's start ticks,
+# interpreter, program.  A 16384-byte header (an earlier writer) has none.
+JOBKEY_AT = 16384
+JOBKEY = struct.Struct("<320s48s32s32siiiiqq256s2048s")
+
+
+def _jobkey(data: bytes, header_size: int) -> dict:
+    """The JOB keys runtime/log_sections.c writes for a process's job, from the header."""
+    if header_size < JOBKEY_AT + JOBKEY.size or len(data) < JOBKEY_AT + JOBKEY.size:
+        return {}
+    key, key_from, rank_from, world_from, rank, world, ppid, _, start, pstart, interp, prog = \
+        JOBKEY.unpack_from(data, JOBKEY_AT)
+    out = {"program": _cstr(prog)} if _cstr(prog) else {}
+    if _cstr(interp):
+        out["interpreter"] = _cstr(interp)
+    if not _cstr(key):
+        return out
+    out.update(job_key=_cstr(key), job_key_from=_cstr(key_from), proc_start=start)
+    if rank >= 0 and _cstr(rank_from):
+        out.update(task_rank=rank, task_rank_from=_cstr(rank_from))
+        if world > 0:
+            out.update(world_size=world, world_size_from=_cstr(world_from))
+    if ppid > 0:
+        out.update(parent_pid=ppid, parent_start=pstart)
+    return out
+
+
 def read_header(data: bytes, name: str) -> dict:
     if len(data) < HEADER.size or data[:8] != MAGIC:
         _fail(name, "bad magic or truncated header")
@@ -449,9 +480,10 @@ def read_header(data: bytes, name: str) -> dict:
     # the log's real path (issue 38; b"" in older files): bytes, as paths are
     dest = rest[47]
     h["log_dest"] = dest[:dest.find(b"\0")] if b"\0" in dest else dest
+    h["jobkey"] = _jobkey(data, h["header_size"])
     if h["version"] not in (1, 2, 3, VERSION):
         _fail(name, f"unsupported version {h['version']} (this reader knows {VERSION})")
-    if h["header_size"] != HEADER_SIZE:
+    if h["header_size"] not in HEADER_SIZES:
         _fail(name, f"bad header size {h['header_size']}")
     return h
 
@@ -459,7 +491,7 @@ def read_header(data: bytes, name: str) -> dict:
 def check_layout(h: dict, size: int, name: str):
     if h["map_size"] != size:
         _fail(name, f"file is {size} bytes but its header says {h['map_size']}")
-    if not (HEADER_SIZE <= h["schema_off"] and h["schema_off"] + h["schema_len"] <= h["agg_off"]
+    if not (h["header_size"] <= h["schema_off"] and h["schema_off"] + h["schema_len"] <= h["agg_off"]
             <= h["agg_off"] + h["agg_size"] <= h["arena_off"] <= size
             and h["arena_used"] <= h["arena_size"] and h["arena_off"] + h["arena_size"] <= size):
         _fail(name, "areas out of order or past the end of the file")
@@ -564,6 +596,8 @@ def recovered_log(path) -> tuple:
                memory_bound=h["memory_bound"], finalized=0)
     if h["mpi"]:
         job["mpi"] = h["mpi"]
+    job.update(h["jobkey"] if not mpi else
+               {k: v for k, v in h["jobkey"].items() if k in ("program", "interpreter")})
     folded = 0
     for m in mods.values():
         if m.id < 16 and h["folded"][m.id] > 0:

@@ -232,10 +232,21 @@ class _Part:
         self.extra = []  # (kind, module, count, payload bytes)
         self._declared = {}  # module -> records its RECORDS headers declare so far
         self._names_size = 0  # bytes the format-2 NAMES sections rebuilt so far
+        self._rank_as = None  # a process log read as this rank of its job (as_rank)
         self._parse(data)
 
     def _fail(self, msg):
         raise LogError(f"{self.name}: {msg}")
+
+    def as_rank(self, rank: int, nprocs: int):
+        """Read this process's log as rank `rank` of a job of `nprocs` processes (a job's
+        process logs: jobs.process_ranks): its JOB, records and RANKS rows say so."""
+        self.job = dict(self.job, rank=rank, nprocs=nprocs)
+        self._rank_as = rank
+        for module, arrs in self.ranks.items():
+            self.ranks[module] = [a.copy() for a in arrs]
+            for a in self.ranks[module]:
+                a["rank"] = rank
 
     def _parse(self, data: bytes):
         size = len(data)
@@ -486,6 +497,8 @@ class _Part:
             self._fail(f"RECORDS {module}: rank {int(ranks[bad][0])} out of range "
                        f"for nprocs {nprocs}")
         _check_counters(module, cols, n_int, ints, floats, self._fail)
+        if self._rank_as is not None:
+            ranks[ranks >= 0] = self._rank_as
         return records_frame(ranks, ids, _paths(ids, names), ints, floats,
                              [c[0] for c in cols])
 
@@ -600,7 +613,9 @@ class Log:
                     rows.append(r)
         self.mounts = mounts_frame(rows)
         self.extra_sections = [e for p in parts for e in p.extra]
-        note_missing_ranks(self.job, [p.job for p in parts])
+        if not self.job.get("job_key"):
+            # a job's processes that did no I/O leave no log: no rank is "missing"
+            note_missing_ranks(self.job, [p.job for p in parts])
         self._frames = {}
         self._name_series = None
         # ids of names the runtime cut at its path limit (NAMES truncation marker)
@@ -761,7 +776,12 @@ def open(path_or_list, job: str | None = None) -> Log:
         return DarshanLog(path_or_list)
     items = [path_or_list] if isinstance(path_or_list, (str, os.PathLike)) else list(path_or_list)
     if job is None and not any(Path(it).is_dir() for it in items):
-        return Log([_read(p) for p in jobs.expand(items)])
+        files = jobs.expand(items)
+        if len(files) > 1 and all(jobs.process_log(_head(f)) for f in files):
+            found, bad = jobs.find(files, None)  # one job's process logs: ranks numbered
+            if len(found) == 1 and not bad:
+                return open_job(found[0])
+        return Log([_read(p) for p in files])
     found, bad = jobs.find(items, job)
     if bad:  # a log that is no job's and does not read is an error, as when named alone
         raise LogError(bad[0][1])
@@ -772,15 +792,32 @@ def open(path_or_list, job: str | None = None) -> Log:
     return open_job(found[0])  # per-rank logs: from those that read (open_ranks)
 
 
-def open_job(job: jobs.Job) -> Log:
-    """The Log of one job found in a directory (jobs.find): per-rank logs merged as if
-    reduced, from those that read (open_ranks)."""
+def _head(path) -> dict:
+    try:
+        return jobs.read_job(Path(path))
+    except LogError:
+        return {}
+
+
+def open_job(job, want: str | None = None) -> Log:
+    """The Log of one job: a jobs.Job (jobs.find), or the job `want` (an id or a jobid;
+    None: the only one) among the logs under a path or list of paths. Per-rank logs are
+    merged as if reduced, from those that read (open_ranks); a job's process logs each
+    as the rank jobs.process_ranks numbered."""
+    if not isinstance(job, jobs.Job):
+        items = [job] if isinstance(job, (str, os.PathLike)) else list(job)
+        found, bad = jobs.find(items, want)
+        if len(found) > 1:
+            raise LogError(f"{len(found)} jobs in {', '.join(map(str, items))}: pick one "
+                           f"(ids: {', '.join(g.id for g in found[:5])}"
+                           f"{', ...' if len(found) > 5 else ''})")
+        job = found[0]
     if len(job.files) == 1 and not job.unreadable:
         return open(job.files[0])
-    return open_ranks(job.files, job.unreadable)
+    return open_ranks(job.files, job.unreadable, job.ranks if job.processes else None)
 
 
-def open_ranks(files: list, unreadable=()) -> Log:
+def open_ranks(files: list, unreadable=(), ranks=None) -> Log:
     """One job's per-rank logs merged from those that read: a log that does not
     (its own error, found reading it whole: framing, sections, records, merging) is
     left out and named in the JOB (`unreadable_logs`, one "file: reason" each, "; "
@@ -788,9 +825,12 @@ def open_ranks(files: list, unreadable=()) -> Log:
     then missing (`missing_ranks`, partial bit 16). Raises one LogError when none
     reads. The Log's `unreadable` lists [(file, reason)]."""
     parts, bad = [], list(unreadable)
-    for f in files:
+    nprocs = max(ranks) + 1 if ranks else None
+    for i, f in enumerate(files):
         try:
             parts.append(_read(Path(f)))
+            if ranks:
+                parts[-1].as_rank(ranks[i], nprocs)
         except LogError as e:
             bad.append((f, str(e)))
     return merge_readable(parts, bad)

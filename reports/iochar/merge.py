@@ -30,7 +30,9 @@ def merge_jobs(jobs: list, files: list) -> dict:
     if len(set(ranks)) != len(ranks):
         dup = next(r for r in ranks if ranks.count(r) > 1)
         raise LogError(f"cannot merge: two logs of rank {dup}")
-    for key in ("nprocs", "exe"):
+    # a job's processes (one job key) may run different programs (a launcher's tasks)
+    same_key = len({j.get("job_key") for j in jobs}) == 1 and bool(jobs[0].get("job_key"))
+    for key in ("nprocs",) if same_key else ("nprocs", "exe"):
         vals = {j.get(key) for j in jobs}
         if len(vals) > 1:
             raise LogError(f"cannot merge logs of different jobs ({key} differs: "

@@ -1,5 +1,6 @@
 """iochar-parser's views beside the counter dump: --total, --file, --perf (the meaning
-darshan-parser users know; docs/parser.md defines each line), and the record filters.
+darshan-parser users know; docs/parser.md defines each line), the record filters, and
+--trace (the trace section, or a Darshan log's DXT, one access a line).
 
 Views take a module's records (a DataFrame as Log.records gives) and its schema; they
 return text lines without escaping: the CLI escapes names on the way out.
@@ -8,10 +9,13 @@ return text lines without escaping: the CLI escapes names on the way out.
 from __future__ import annotations
 
 import fnmatch
+import json
 
 import numpy as np
 import pandas as pd
 
+from . import callsites
+from . import darshan as D
 from . import summary as S
 from .logformat import AGGREGATE_ID
 from .merge import reduce_group_rows
@@ -176,3 +180,56 @@ def perf_lines(module: str, df: pd.DataFrame, job: dict, ranks) -> list:
             f"# shared files: time_by_slowest: {p['shared_files_time_by_slowest']:.6f}",
             f"# agg_perf_by_cumul: {p['agg_perf_by_cumul']:.6f}",
             f"# agg_perf_by_slowest: {p['agg_perf_by_slowest']:.6f}"]
+
+
+# ---- --trace ---------------------------------------------------------------------
+
+TRACE_HEAD = "#<rank> <module> <op> <offset> <length> <start> <end> <thread> <record id> <file name>"
+
+
+def trace_of(log) -> tuple:
+    """(trace frame or None, dropped calls, where it came from) of an iochar log (its
+    TRACE sections) or a Darshan log (DXT_POSIX, DXT_MPIIO)."""
+    if isinstance(log, D.DarshanLog):
+        return D.dxt_trace(log.path), 0, "DXT"
+    obs = callsites.from_log(log)
+    if obs is None or not obs.trace_sections:
+        return None, 0, "TRACE"
+    return obs.trace, int(obs.trace_dropped), "TRACE"
+
+
+def filter_trace(df: pd.DataFrame, modules, rank: int | None, path: str | None):
+    """The trace rows of the modules asked for (None: all), then --rank / --path as for
+    records."""
+    if modules:
+        df = df[df["module"].isin(list(modules))].reset_index(drop=True)
+    return filter_records(df, rank, path)
+
+
+def _opt(v: int):
+    """-1 (no offset, no thread) as JSON null."""
+    return None if v < 0 else v
+
+
+def trace_lines(df: pd.DataFrame, escape, as_json: bool = False, chunk: int = 4096):
+    """One line per access, in start order. Text: the columns of TRACE_HEAD, times in
+    seconds after the job start to the nanosecond, -1 for no offset (metadata calls) or
+    a failed call's length, `-` for no thread (DXT), the name escaped and last. JSON:
+    one object per line (JSON Lines), the same fields, null for none; `escape` makes
+    names safe (safetext)."""
+    cols = [df[c].tolist() for c in ("rank", "module", "op", "offset", "length", "start",
+                                     "end", "thread", "record_id", "path")]
+    n = len(df)
+    for i in range(0, n, chunk):
+        out = []
+        for rank, mod, op, off, ln, t0, t1, th, rid, p in zip(*(c[i:i + chunk] for c in cols)):
+            if as_json:
+                out.append(json.dumps({"rank": int(rank), "module": escape(mod), "op": op,
+                                       "offset": _opt(off), "length": int(ln),
+                                       "start": float(t0), "end": float(t1),
+                                       "thread": _opt(th), "record_id": int(rid),
+                                       "path": escape(p)}, separators=(",", ":")))
+            else:
+                out.append(f"{rank} {escape(mod)} {op} {off} {ln} {t0:.9f} {t1:.9f} "
+                           f"{th if th >= 0 else '-'} {rid} {escape(p)}")
+        yield "\n".join(out)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema as R
+from .program import program_of
 
 # The summary's concepts and the counter each is named by: <MOD>_<suffix> (POSIX_READS,
 # MPIIO_F_READ_TIME...). Which counters are totals, times, bins... comes from the log's
@@ -229,6 +230,7 @@ def job_block(job: dict) -> dict:
     run = float(end) - float(start) if start is not None and end is not None else 0.0
     out["run_time"] = round(max(run, 0.0), 6)
     out.setdefault("nprocs", 1)
+    out["program"], out["interpreter"] = program_of(job)  # a script's name (program.py)
     return out
 
 

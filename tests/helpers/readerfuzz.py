@@ -732,7 +732,8 @@ def entry_points(data, name: str, ctx: Context, with_html: bool = True, base: st
 def run_clis(paths: list, base_path: str, tmpdir: Path, with_html: bool = True) -> list:
     """The console entry points in process: [(argv, status, stdout, stderr, cpu s)]."""
     out = []
-    runs = [(report.main, paths), (report.main, paths + ["--json"]), (parser.main, paths)]
+    runs = [(report.main, paths), (report.main, paths + ["--json"]), (parser.main, paths),
+            (parser.main, paths + ["--trace"])]
     if with_html:
         runs.append((report.main, paths + ["--html", str(tmpdir / "cli.html")]))
     if len(paths) == 1:

@@ -262,3 +262,48 @@ def test_bad_config(tmp_path, text, msg):
     p.write_text(text)
     with pytest.raises(config.ConfigError, match=msg):
         config.load(p)
+
+
+def _loader_files(n, size, epochs, rank_of=lambda i: i % 4, read=None):
+    """n small files, each opened and read whole `epochs` times (a data loader's epochs),
+    open/close far slower than the reads."""
+    read = size if read is None else read
+    return frame([{"path": f"/data/img{i:05d}.jpg", "rank": rank_of(i),
+                   "POSIX_OPENS": epochs, "POSIX_STATS": epochs, "POSIX_READS": 2 * epochs,
+                   "POSIX_BYTES_READ": read * epochs, "POSIX_MAX_BYTE_READ": read - 1,
+                   "POSIX_F_META_TIME": 0.002 * epochs, "POSIX_F_READ_TIME": 0.0001 * epochs}
+                  for i in range(n)])
+
+
+@pytest.mark.parametrize("epochs", [1, 3])
+def test_small_files_read_whole_get_the_shard_remedy(epochs):
+    """A data pipeline: 2,000 files of 100 KB, each read whole once per epoch. Each is
+    already opened once per pass: pack them into shards or stage them, not "keep it
+    open"."""
+    (a,) = run_advice(job(), {"POSIX": _loader_files(2000, 100_000, epochs)})["metadata-heavy"]
+    ev = a.evidence
+    assert (ev["small_files_read_whole"], ev["median_file_size"], ev["reads_per_file"]) == \
+        (2000, 100_000.0, float(epochs))
+    assert ev["POSIX_OPENS"] == 2000 * epochs and ev["files"] == 2000
+    assert a.recommendation.startswith(
+        f"2,000 small files (median 97.7 KiB) are each read whole "
+        f"{'once' if epochs == 1 else '3 times'}: pack them into a few large shards")
+    assert "HDF5 or Parquet" in a.recommendation and "node-local" in a.recommendation
+    assert "keep it open" not in a.recommendation
+    assert "h5py" in a.example
+
+
+def test_files_read_in_part_keep_the_open_once_remedy():
+    """The same opens on files read only in part (a header each): not the pipeline shape."""
+    df = _loader_files(2000, 100_000, 3, read=512)
+    df["POSIX_MAX_BYTE_READ"] = 100_000 - 1  # a byte near the end was read once
+    (a,) = run_advice(job(), {"POSIX": df})["metadata-heavy"]
+    assert "small_files_read_whole" not in a.evidence
+    assert a.recommendation.startswith("open each file once and keep it open")
+
+
+def test_few_small_files_keep_the_open_once_remedy():
+    cfg = config.load(None)
+    n = cfg["metadata-heavy"]["shard_min_files"] - 1
+    (a,) = run_advice(job(), {"POSIX": _loader_files(n, 1000, 40)})["metadata-heavy"]
+    assert "small_files_read_whole" not in a.evidence

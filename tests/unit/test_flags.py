@@ -15,7 +15,7 @@ def c_flags(text):
 
 def test_python_table_is_the_c_header():
     c = c_flags(HEADER.read_text())
-    assert len(c) == 8
+    assert len(c) == 9
     assert c == PARTIAL
 
 
@@ -28,3 +28,4 @@ def test_partial_names():
     assert partial_names(0) == []
     assert partial_names(1 | 8 | 128) == ["FOLDED", "RECOVERED", "TRUNCATED_PATHS"]
     assert partial_names(2 | 1024) == ["PER_RANK", "1024"]
+    assert partial_names(512 | 16) == ["MISSING_RANKS", "RANKS_LEFT_OUT"]

@@ -81,6 +81,13 @@ class Context:
         return max(int(self.job.get("nprocs") or 1), 1)
 
     @property
+    def mpi(self) -> bool:
+        """Ranks of an MPI job (or a log that does not say: Darshan's, older iochar's), not
+        processes grouped by their job key (a launcher's tasks, a process pool): the
+        remedies may name MPI calls."""
+        return not self.job.get("job_key")
+
+    @property
     def nnodes(self) -> int:
         return max(int(self.job.get("nnodes") or 1), 1)
 

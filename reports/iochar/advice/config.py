@@ -54,8 +54,12 @@ DEFAULTS: dict[str, dict] = {
     "stdio-heavy": {"enabled": True, "bytes_share": 0.10, "min_bytes": 10 * MiB,
                         "ops_share": 0.50, "min_ops": 10000, "small_call": 64 * KiB},
     # meta time dominating, or many opens/stats per byte
+    # (shard_*: at least shard_min_files files of at most shard_file_size bytes, each
+    # read whole at every open, and most of the files read: a data pipeline, told to
+    # pack them into shards or stage them node-locally)
     "metadata-heavy": {"enabled": True, "time_share": 0.50, "min_time": 0.05, "min_meta_ops": 2000,
-                           "bytes_per_meta_op": 64 * KiB},
+                           "bytes_per_meta_op": 64 * KiB, "shard_min_files": 256,
+                           "shard_file_size": 4 * MiB},
     # one file (or more) per process at scale
     "file-per-process": {"enabled": True, "min_files": 1000, "min_nprocs": 2},
     # (slowest - fastest) / slowest rank time or bytes

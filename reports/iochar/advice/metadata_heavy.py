@@ -1,6 +1,11 @@
 """metadata-heavy: open/stat/close time dominates, or many opens/stats per byte, on
 regular files the application opens itself (a library's opens of its files, e.g. one
-collective MPI_File_open by every rank, and pipes or terminals are not judged here)."""
+collective MPI_File_open by every rank, and pipes or terminals are not judged here).
+
+A data pipeline's shape (many small files, each read whole once per pass: a data
+loader's epoch) gets its own remedy: each file is already opened once per pass, so
+"keep it open" does not apply; packing the files into a few large shards, or staging
+them on node-local storage, removes the per-file opens."""
 
 from __future__ import annotations
 
@@ -10,6 +15,35 @@ from .. import summary as S
 from .base import Advice, Context, num, pct
 
 ID = "metadata-heavy"
+
+
+def small_whole_files(df, module: str, opens: np.ndarray, cfg: dict):
+    """(files read whole at every open and no larger than cfg["shard_file_size"], their
+    median size, median opens per such file) when they are at least cfg["shard_min_files"]
+    and most of the files read; else None."""
+    mb = f"{module}_MAX_BYTE_READ"
+    if mb not in df.columns or not len(df):
+        return None
+    size = S.col(df, mb).astype(np.float64) + 1
+    got = S.concept(df, module, "bytes_read").astype(np.float64)
+    read = got > 0
+    # every open read the file through (a final short read may add nothing)
+    whole = read & (opens > 0) & (got >= opens * size) & (size <= cfg["shard_file_size"])
+    n = int(whole.sum())
+    if n < cfg["shard_min_files"] or n < 0.5 * int(read.sum()):
+        return None
+    return n, float(np.median(size[whole])), float(np.median(opens[whole]))
+
+
+def _small_files_remedy(n: int, size: float, passes: float, nprocs: int) -> str:
+    per = "once" if passes <= 1 else f"{passes:g} times"
+    return (f"{num(n)} small files (median {S.human_bytes(size)}) are each read whole {per}: "
+            "pack them into a few large shards (one HDF5 or Parquet file, tar-based shards "
+            "as WebDataset reads them, or a record format such as TFRecord) so that a pass "
+            "opens a few large files, read sequentially, instead of one per sample; or stage "
+            "them once per job on node-local storage (a node-local SSD, /tmp or /dev/shm) "
+            "and read them there" + (f" (each of the {nprocs} processes its share)"
+                                     if nprocs > 1 else ""))
 
 
 def check(ctx: Context, cfg: dict) -> list[Advice]:
@@ -55,14 +89,21 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             continue
         files = len(df)
         call = "fopen()/fclose()" if module == "STDIO" else "open()/close()"
-        recs = [f"open each file once and keep it open instead of {call} around every access "
-                f"({num(opens)} opens of {num(files)} files)"]
+        shards = small_whole_files(df, module, open_row, cfg)
+        if shards:  # a data pipeline: each file already opened once per pass
+            recs = [_small_files_remedy(*shards, ctx.nprocs)]
+        else:
+            recs = [f"open each file once and keep it open instead of {call} around every "
+                    f"access ({num(opens)} opens of {num(files)} files)"]
         if stats:
             recs.append(f"drop the repeated stat()/access()/fstat() calls ({num(stats)}): ask "
                         "once and keep the answer")
-        if ctx.nprocs > 1:
+        if ctx.nprocs > 1 and not shards and ctx.mpi:
             recs.append("let one rank stat()/open() and MPI_Bcast the result, or use one "
                         "shared file through MPI-IO/HDF5/NetCDF instead of many small files")
+        elif ctx.nprocs > 1 and not shards:
+            recs.append("let one process stat()/open() and share the result with the others, "
+                        "or keep the data in a few shared files instead of many small ones")
         if "H5F" in ctx.records and ctx.nprocs > 1 and \
                 ctx.total("H5F", "H5F_COLL_METADATA_OPS") == 0:
             recs.append("HDF5: H5Pset_all_coll_metadata_ops(fapl, 1) and "
@@ -70,13 +111,18 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         example = ("FILE *f = fopen(path, \"r\");  /* once, before the loop */"
                    if module == "STDIO" else
                    "int fd = open(path, O_RDONLY);  /* once; then pread(fd, buf, n, off) */")
+        if shards:
+            example = ("with h5py.File(\"train.h5\", \"w\") as f: "
+                       "f.create_dataset(\"x\", data=samples)  # once; then read f[\"x\"][i]")
         out.append(Advice(
             ID, "high", f"{module}: " + "; ".join(found), "; ".join(recs),
             {f"{module}_F_META_TIME": meta, f"{module}_F_READ_TIME": rd,
              f"{module}_F_WRITE_TIME": wr, f"{module}_OPENS": opens,
              "repeated_opens": again,
              **({f"{module}_STATS": stats} if has_stats else {}), "bytes": nbytes,
-             "files": files, "nprocs": ctx.nprocs},
+             "files": files, "nprocs": ctx.nprocs,
+             **({"small_files_read_whole": shards[0], "median_file_size": shards[1],
+                 "reads_per_file": shards[2]} if shards else {})},
             module, seconds=meta, paths=set(S.objects(df).tolist()) if "path" in df.columns
             else set(), example=example))
     return out

@@ -48,8 +48,15 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         allp = {str(paths[r]) for r in excess[hit].index} if paths is not None else set()
         secs = float((per["time"] * excess / per["read"])[hit].sum())
         many = int(per.at[worst, "nranks"]) > 1
-        rec = (f"read it on one rank and MPI_Bcast it to the {int(per.at[worst, 'nranks'])} "
-               "ranks that read it (or MPI_File_read_all, which fetches each byte once)"
+        nr = int(per.at[worst, "nranks"])
+        rec = (f"read it on one rank and MPI_Bcast it to the {nr} ranks that read it (or "
+               "MPI_File_read_all, which fetches each byte once)"
+               if many and ctx.mpi else
+               # processes of a launcher (torchrun, srun tasks, a process pool): no MPI
+               f"read it in one process and share it with the {nr} processes that read it "
+               "(a broadcast over the job's communication library, e.g. torch.distributed."
+               "broadcast_object_list, or one copy per node in shared memory such as "
+               "/dev/shm or a numpy.memmap the processes open)"
                if many else
                "read the file once and keep it in memory (or mmap it) instead of reading it "
                "again on every pass")

@@ -59,6 +59,7 @@ def listing(job: J.Job, rep: dict) -> dict:
         fs = [max(mods, key=lambda m: mods[m]["bytes_read"] + mods[m]["bytes_written"])]
     jb = rep["job"]
     return {"id": job.id, "jobid": job.jobid, "exe": jb.get("exe", "?"),
+            "program": J.exe_name(jb), "interpreter": jb.get("interpreter") or "",
             "nprocs": jb.get("nprocs"), "start_time": jb.get("start_time"),
             "run_time": jb.get("run_time"), "logs": [str(f) for f in job.files],
             "bytes_read": sum(mods[m]["bytes_read"] for m in fs),
@@ -76,7 +77,7 @@ def table(rows: list) -> str:
             f"{'written':>10} {'I/O time':>9} logs")
     out = [head]
     for r in rows:
-        exe = escape(J.exe_name({"exe": r["exe"]}))
+        exe = escape(r.get("program") or J.exe_name({"exe": r["exe"]}))
         out.append(f"{escape(r['id']):<16} {exe:<20} {r['nprocs']!s:>6} "
                    f"{_when(r['start_time']):<19} {S.human_bytes(r['bytes_read']):>10} "
                    f"{S.human_bytes(r['bytes_written']):>10} {S.human_time(r['io_time']):>9} "
@@ -85,5 +86,6 @@ def table(rows: list) -> str:
 
 
 def banner(r: dict) -> str:
-    return (f"==== job {escape(r['id'])}: {escape(r['exe'])}, {r['nprocs']} processes, "
+    prog = f"{r['program']} ({r['exe']})" if r.get("interpreter") else r["exe"]
+    return (f"==== job {escape(r['id'])}: {escape(prog)}, {r['nprocs']} processes, "
             f"{len(r['logs'])} log(s) ====\n")

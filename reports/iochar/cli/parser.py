@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 
 import numpy as np
 
 from .. import parser_views as V
-from ..darshan_export import export
+from ..anonymize import anonymize, load_key
+from ..darshan_export import export, write_new
 from ..live import recover
 from ..livedir import recover_node
 from ..log import LogError, open_job
@@ -87,6 +90,31 @@ def _views(log, modules, args):
                                                 None if filtered else log.ranks(mod)))
 
 
+def _trace(log, modules, args, jid):
+    """--trace: the log's trace (or a Darshan log's DXT), one access a line."""
+    df, dropped, source = V.trace_of(log)
+    if df is None:
+        if not args.json:
+            yield from _header(log)  # (the job's keys: partial, unreadable logs...)
+            yield ("# no trace in this log (iochar: run with IOCHAR_TRACE=1; Darshan: "
+                   "DXT_POSIX/DXT_MPIIO records, DXT_ENABLE_IO_TRACE=1)")
+        return
+    df = V.filter_trace(df, args.module, args.rank, args.path)
+    if args.json:
+        for chunk in V.trace_lines(df, escape, as_json=True):
+            if jid is not None and chunk:  # several jobs: each object says whose
+                chunk = "\n".join(ln[:-1] + f',"job":{json.dumps(escape(jid))}}}'
+                                  for ln in chunk.split("\n"))
+            if chunk:
+                yield chunk
+        return
+    yield from _header(log)
+    yield (f"# trace ({source}): {len(df)} accesses"
+           + (f", {dropped} calls not kept (IOCHAR_TRACE_MEMORY full)" if dropped else ""))
+    yield V.TRACE_HEAD
+    yield from (c for c in V.trace_lines(df, escape) if c)
+
+
 def _dump(log, modules, args):
     if args.total or args.file or args.perf:
         return _views(log, modules, args)
@@ -144,15 +172,28 @@ def _main(argv) -> int:
                     help="per-file summary: ranks, bytes, read/write type, unique/shared")
     ap.add_argument("--perf", action="store_true",
                     help="per module performance estimates (docs/parser.md)")
+    ap.add_argument("--trace", action="store_true",
+                    help="the trace (IOCHAR_TRACE=1), or a Darshan log's DXT records, one "
+                         "access a line: rank, module, op, offset, length, start, end, "
+                         "thread, record id, file")
+    ap.add_argument("--json", action="store_true",
+                    help="with --trace: one JSON object per access and line (JSON Lines)")
     cj.add_job_arg(ap)
     add_version(ap)
     ap.add_argument("--recover", action="store_true",
                     help="write the log each live file (.*.live) holds, print its name")
     ap.add_argument("-o", "--output", metavar="OUT",
-                    help="with --recover and one live file: write the log there")
+                    help="with --recover and one live file, or --anonymize: write the log there")
     ap.add_argument("--to-darshan", metavar="OUT",
                     help="write the job as a Darshan log (format 3.41) at OUT (never "
                          "replacing a file); see docs/log-format.md")
+    ap.add_argument("--anonymize", action="store_true",
+                    help="write the job as a log whose names (paths, user, host, program, "
+                         "arguments) are keyed hashes, numbers kept, at -o OUT")
+    ap.add_argument("--key", metavar="FILE",
+                    help="with --anonymize: the key (made, 0600, when missing); logs "
+                         "anonymized with one key share hashed names. Default: a new key "
+                         "each run")
     ap.add_argument("--livedir", metavar="D",
                     help="with --recover, a job epilogue: every live file left in live "
                          "directory D becomes a log in the tree under --into, then goes")
@@ -165,6 +206,19 @@ def _main(argv) -> int:
         return _recover_node(args)
     if not args.logs:
         ap.error("a LOG is needed (or --recover --livedir D)")
+    if args.json and not args.trace:
+        ap.error("--json goes with --trace")
+    if args.trace and (args.total or args.file or args.perf):
+        ap.error("--trace prints on its own: not with --total, --file or --perf")
+    if args.key and not args.anonymize:
+        ap.error("--key goes with --anonymize")
+    if args.anonymize:
+        if not args.output or args.recover or args.to_darshan or args.trace:
+            ap.error("--anonymize takes -o OUT (and not --recover, --to-darshan, --trace)")
+        key = load_key(args.key) if args.key else os.urandom(32)
+        log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
+        print(escape(str(write_new(args.output, anonymize(log, key)))))
+        return 0
     if args.to_darshan:
         log = open_log(args.logs[0] if len(args.logs) == 1 else args.logs, job=args.job)
         print(escape(str(export(log, args.to_darshan))))
@@ -191,9 +245,13 @@ def _main(argv) -> int:
                 bad.append((log.files[0], str(e)))
                 continue
             skipped += getattr(log, "unreadable", [])  # named in the header too
-        if jid is not None:  # several jobs: each introduced by its id
+        if jid is not None and not args.json:  # several jobs: each introduced by its id
             sys.stdout.write(f"# job: {escape(jid)}\n")
         shown += 1
+        if args.trace:
+            for line in _trace(log, args.module, args, jid):
+                sys.stdout.write(line + "\n")
+            continue
         modules = args.module or log.modules
         for m in modules:
             if m not in log.modules:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from .. import advice, callsites, html
@@ -65,6 +66,9 @@ def text(rep: dict, verbose: bool = False) -> str:
            (f"  {job.get('nprocs', '?')} processes on {job.get('nnodes', '?')} node(s), run time "
            f"{S.human_time(job.get('run_time'))} ({when(job.get('start_time'))} -> "
            f"{when(job.get('end_time'))}), job {job.get('jobid', '?')}")]
+    if job.get("interpreter"):  # an interpreter's script or module: the program's name
+        out.append(f"  program {os.path.basename(str(job.get('program')))} "
+                   f"({os.path.basename(str(job['interpreter']))})")
     out += [f"  PARTIAL: {why}" for why in F.reasons(job)]
     if job.get("truncated_paths"):
         out.append(f"  TRUNCATED: {job['truncated_paths']} file name(s) longer than the path "

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import advice
+from .. import jobs as J
 from .. import schema as R
 from .. import summary as S
 from ..darshan import DarshanLog, is_darshan
@@ -32,7 +33,7 @@ SMALL_BELOW = 1 << 20
 BOTTOM = ("POSIX", "STDIO")
 
 JOB_FIELDS = [("job_id", pa.string()), ("jobid", pa.string()), ("exe", pa.string()),
-              ("cmdline", pa.string()), ("nprocs", pa.int64()), ("nnodes", pa.int64()),
+              ("interpreter", pa.string()), ("cmdline", pa.string()), ("nprocs", pa.int64()), ("nnodes", pa.int64()),
               ("uid", pa.int64()), ("user", pa.string()), ("hostname", pa.string()),
               ("start_time", pa.float64()), ("end_time", pa.float64()),
               ("run_time", pa.float64()), ("bytes_read", pa.int64()),
@@ -148,9 +149,10 @@ def _rank_log(job: dict) -> bool:
 def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     """Everything one log contributes: {"hash", "job", "summaries", "findings",
     "records": {module: DataFrame}} or {"hash", "error"}; {"skip"} when known;
-    {"hash", "rank_log": (path, JOB)} for a per-rank log, which ingest groups with the
-    other ranks of its job (jobs.group_heads) and hands back as a tuple of paths: one
-    job, whose job_id hashes its files' hashes (one file: that file's hash)."""
+    {"hash", "rank_log": (path, JOB)} for a per-rank log or a process log (JOB
+    job_key), which ingest groups with the other ranks of its job (jobs.group_heads)
+    and hands back as a tuple of paths: one job, whose job_id hashes its files' hashes
+    (one file: that file's hash)."""
     grouped = isinstance(path, (list, tuple))
     paths = list(path) if grouped else [path]
     shown = text_path(str(paths[0]))
@@ -165,6 +167,13 @@ def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     if h in known:
         return {"skip": True, "hash": h}
     path = str(paths[0])
+    if not grouped and not is_darshan(path):
+        try:  # a process of a job of several (JOB job_key): grouped first, parsed once
+            head = J.job_from_bytes(datas[0], path)
+            if J.process_log(head):
+                return {"hash": h, "rank_log": (path, head)}
+        except LogError:
+            pass  # its error comes from reading it whole, below
     try:
         log = open_log(paths) if len(paths) > 1 else _open(path, datas[0])
         datas = None
@@ -187,7 +196,9 @@ def one(path, cfg: dict, known: frozenset = frozenset()) -> dict:
     job, mods = rep["job"], rep["modules"]
     date = _date(job.get("start_time"))
     bottom = [m for m in BOTTOM if m in mods] or list(mods)[:1]
-    row = {"job_id": h, "jobid": _str(job.get("jobid")), "exe": _str(job.get("exe")),
+    # the program by its name: an interpreter's script or module (iochar/program.py)
+    row = {"job_id": h, "jobid": _str(job.get("jobid")), "exe": _str(job.get("program")),
+           "interpreter": _str(job.get("interpreter")) or None,
            "cmdline": _str(job.get("cmdline")), "nprocs": _int(job.get("nprocs"), 1),
            "nnodes": _int(job.get("nnodes"), 1) if "nnodes" in job else None,
            "uid": _int(job.get("uid"), -1) if "uid" in job else None,
@@ -249,7 +260,7 @@ def _table(rows: list, name: str) -> pa.Table:
 def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) -> dict:
     """Parse a chunk of logs; returns {"jobs", "summaries", "findings", "errors": Arrow
     tables, "modules": {module: Arrow table}, "hashes": [...], "skipped": n (already
-    stored), "duplicates": n (same bytes earlier in this chunk), "ranked": [(path, JOB)]
+    stored), "duplicates": n (same bytes earlier in this chunk), "ranked": [(path, JOB, hash)]
     of per-rank logs (to be grouped by job, then parsed as tuples of paths), "cpu":
     seconds of CPU this chunk took, "proc": (pid, CPU seconds of that process so far)}."""
     cfg = cfg or advice.config.load()
@@ -263,7 +274,7 @@ def chunk(paths: list, cfg: dict | None = None, known: frozenset = frozenset()) 
             skipped += 1
             continue
         if "rank_log" in r:
-            ranked.append(r["rank_log"])
+            ranked.append((*r["rank_log"], r["hash"]))
             continue
         if r["hash"] is not None and r["hash"] in hashes:  # same bytes, another name
             dups += 1

@@ -145,6 +145,21 @@ def _parse(paths: list, cfg: dict, known: frozenset) -> dict:
     return res
 
 
+def _first_copies(ranked: list, files: list, seen: set, stats: Stats) -> list:
+    """[(path, JOB)] of the per-rank and process logs, each content once (the first
+    found, as for other logs): a copy under another name would be one more process of
+    its own job."""
+    order = {str(f): i for i, f in enumerate(files)}
+    out, hashes = [], set(seen)
+    for path, head, h in sorted(ranked, key=lambda t: order.get(str(t[0]), len(order))):
+        if h in hashes:
+            stats.duplicates += 1
+            continue
+        hashes.add(h)
+        out.append((path, head))
+    return out
+
+
 def _chunks(files: list, size: int) -> list:
     return [files[i:i + size] for i in range(0, len(files), size)]
 
@@ -339,7 +354,7 @@ def _ingest(store, paths, stats, engine, cfg, chunk, flush, progress, workers) -
         # per-rank logs (a job whose MPI reduction did not run): one job per set, as
         # iochar-report groups them, parsed once all of them are known
         groups = [tuple(str(p) for _, p in sorted(zip(g.ranks, g.files)))
-                  for g in J.group_heads(ranked)]
+                  for g in J.group_heads(_first_copies(ranked, files, batch.seen, stats))]
         for res in run(_chunks(groups, chunk)) if groups else ():
             batch.add(res, stats)
         if batch.parts:
