@@ -640,7 +640,8 @@ def status_of(s: Sample, alive: bool) -> str:
 
 def job_key(h: dict) -> tuple:
     """A job on this node: the scheduler id (rank 0's pid without one), user, program."""
-    return (h["uid"], h["jobid"] or str(h["pid"]), program_of(h["exe"], h["cmdline"]))
+    prog = os.path.basename(h.get("jobkey", {}).get("program", ""))  # the runtime says (20480-byte headers)
+    return (h["uid"], h["jobid"] or str(h["pid"]), prog or program_of(h["exe"], h["cmdline"]))
 
 
 class Reader:

@@ -25,7 +25,7 @@ import pytest
 from tool import LIB, ROOT, mpiexec, workload
 
 W = workload("live_steps")
-NP, STEPS, BYTES, PERIOD_MS, PAUSE_MS = 4, 120, 256 * 1024, 100, 3000
+NP, STEPS, BYTES, PERIOD_MS, PAUSE_MS = 4, 120, 256 * 1024, 100, 4000
 JOBID = "7731"
 PYENV = dict(os.environ, PYTHONPATH=str(ROOT / "reports"))  # this checkout's iochar
 TRUE_RATE = NP * BYTES / (PERIOD_MS / 1000)
@@ -217,7 +217,7 @@ def run():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def check_series(points, name, grace=1):
+def check_series(points, name, grace=1, final=True):
     """(lo, hi, bytes written or None, after the end): within one call per rank of the
     progress lines around the read, whole calls, never decreasing; gone within two
     samples of the end (`grace` samples may still show it); the final total seen
@@ -230,7 +230,10 @@ def check_series(points, name, grace=1):
         assert lo <= w // BYTES <= min(hi + NP, NP * STEPS), (name, lo, hi, w // BYTES)
         assert w >= last, (name, points)
         last = w
-    assert last == NP * STEPS * BYTES, (name, last)  # the pause before MPI_Finalize
+    if final:  # a sample in the pause before MPI_Finalize
+        assert last == NP * STEPS * BYTES, (name, last)
+    # (iochar-top takes seconds on a loaded machine: it may miss the pause; a sample that
+    # started in it is held to the whole total by the bounds above)
     after = [w for _, _, w, ended in points if ended]
     assert all(w is None for w in after[grace:]), (name, after)
 
@@ -253,7 +256,7 @@ def test_top_once_json_follows_the_job(run):
             assert abs(j["writes"] - j["bytes_written"] // BYTES) <= NP
             assert j["bytes_read"] == 0
         pts.append((lo, hi, jobs[0]["bytes_written"] if jobs else None, ended))
-    check_series(pts, "iochar-top")
+    check_series(pts, "iochar-top", final=False)
 
 
 def test_exporter_endpoint_follows_the_job(run):
