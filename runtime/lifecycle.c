@@ -223,6 +223,7 @@ void iochar_shutdown(void) {
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   iochar_job_info.end_wall = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
+  iochar_live_finishing(iochar_job_info.end_wall);
   if (iochar_job_info.mpi_initialized && !iochar_job_info.finalized)
     iochar_job_info.per_rank_log = 1;
   /* A process that did no I/O we record (hostname, date, a shell's helpers

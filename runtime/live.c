@@ -511,6 +511,16 @@ void iochar_live_end(int state, int status, int said) {
   msync(base, arena_off + hdr->arena_used, MS_ASYNC);
 }
 
+/* The application's I/O is over (MPI_Finalize, the serial shutdown): end_wall
+ * says since when, while state stays RUNNING until the log is written, so a
+ * live reader (iochar-top) knows the process has nothing more to count and
+ * that its file may go any moment.  Async-signal-safe. */
+void iochar_live_finishing(double when) {
+  if (!hdr) return;
+  hdr->end_wall = when;
+  __atomic_add_fetch(&hdr->seq, 1, __ATOMIC_RELEASE);
+}
+
 void iochar_live_done(void) {
   if (!hdr) return;
   __atomic_store_n(&hdr->state, IOCHAR_LIVE_LOGGED, __ATOMIC_RELEASE);

@@ -106,6 +106,9 @@ void iochar_live_sync_job(void);
  * with nothing to say (said: records.c's iochar_records_any_touched or MPI
  * initialized, from the caller above) removes its file.  Async-signal-safe. */
 void iochar_live_end(int state, int status, int said);
+/* The application's I/O is over (its log is about to be made): end_wall set,
+ * state unchanged.  Async-signal-safe. */
+void iochar_live_finishing(double when);
 /* The log is written: remove the live file.  Async-signal-safe. */
 void iochar_live_done(void);
 /* 1 while the record memory is a live file. */

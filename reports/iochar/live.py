@@ -15,11 +15,8 @@ from math import gcd
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from . import writer
 from .atomicfile import write_new
-from .flags import PARTIAL, RUNTIME_BITS
 from .logformat import LogError, Reader
 from .schema import OP
 
@@ -80,7 +77,7 @@ class _Module:
         self.meta = list(meta)  # the counter index of each slot of a metadata-only entry
 
 
-def _parse_schema(buf: bytes, name: str, max_counters: int, version: int = VERSION) -> dict:
+def parse_schema(buf: bytes, name: str, max_counters: int, version: int = VERSION) -> dict:
     """The modules a live file's records may belong to, by module id."""
     r, mods = Reader(buf, f"{name}: live file", short="schema runs past its area"), {}
 
@@ -491,7 +488,7 @@ def read_header(data: bytes, name: str) -> dict:
     return h
 
 
-def _check_layout(h: dict, size: int, name: str):
+def check_layout(h: dict, size: int, name: str):
     if h["map_size"] != size:
         _fail(name, f"file is {size} bytes but its header says {h['map_size']}")
     if not (h["header_size"] <= h["schema_off"] and h["schema_off"] + h["schema_len"] <= h["agg_off"]
@@ -530,7 +527,7 @@ def _read_used(path: Path) -> tuple:
             size = os.fstat(fh.fileno()).st_size
             head = fh.read(HEADER_SIZE)
             h = read_header(head, name)
-            _check_layout(h, size, name)
+            check_layout(h, size, name)
             fh.seek(0)
             data = fh.read(h["arena_off"] + h["arena_used"])
             tables = b""
@@ -548,10 +545,16 @@ def _read_used(path: Path) -> tuple:
 
 def recovered_log(path) -> tuple:
     """(log bytes, header) of the log a live file holds."""
+    # here, not at the top: the live view (liveview.py) reads live files without pandas
+    import pandas as pd
+
+    from . import writer
+    from .flags import PARTIAL, RUNTIME_BITS
+
     path = Path(path)
     name = str(path)
     h, data = _read_used(path)
-    mods = _parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], name,
+    mods = parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], name,
                          len(data) // 8 + 1024, h["version"])
     ro = h["rw_off"]
     recs = _walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], h, mods, ro, name, True) + \

@@ -13,6 +13,7 @@ dated tree, and goes."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import pwd
 import re
@@ -179,7 +180,9 @@ def _log_identities(head: bytes) -> set:
         return set()
 
 
+@functools.cache
 def _boot_time() -> float:
+    """When this node booted (a constant: read once)."""
     with open("/proc/stat") as f:
         return float(next(ln.split()[1] for ln in f if ln.startswith("btime ")))
 

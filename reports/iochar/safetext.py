@@ -15,8 +15,6 @@ import math
 import time
 import warnings
 
-import pandas as pd
-
 TRUNCATED_NOTE = "... [truncated]"  # after a name the runtime cut at its path limit
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
@@ -74,6 +72,8 @@ def sanitize(obj):
 
 @contextlib.contextmanager
 def _object_strings():
+    import pandas as pd  # here: the live view's commands start without pandas
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the option is deprecated (pandas 3.x)
         try:

@@ -109,7 +109,7 @@ def test_state_only_for_files_with_data(tmp_path):
         assert (r["POSIX_OPENS"], r["POSIX_STATS"], r["POSIX_WRITES"]) == (0, 2, 0)
         assert r["POSIX_F_META_TIME"] > 0 and r["POSIX_MEM_ALIGNMENT"] == 8
         assert r["POSIX_FILE_ALIGNMENT"] > 0
-    mods = live._parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], "x",
+    mods = live.parse_schema(data[h["schema_off"]:h["schema_off"] + h["schema_len"]], "x",
                               1 << 20, h["version"])
     ro = h["rw_off"]
     recs = live._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], h, mods, ro, "x",

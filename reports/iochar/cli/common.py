@@ -11,9 +11,8 @@ import warnings
 
 import numpy as np
 
-from ..advice import ConfigError
 from ..atomicfile import write_atomic
-from ..log import LogError
+from ..logformat import LogError
 from ..safetext import escape, lines, sanitize, show_path, when
 
 __all__ = ["ArgParser", "CliError", "escape", "lines", "run_cli", "sanitize", "show_path",
@@ -32,6 +31,8 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _message(e: BaseException) -> str:
+    from ..advice import ConfigError  # here: the live view's commands start without pandas
+
     if isinstance(e, OSError) and e.filename is not None:
         return f"{os.fsdecode(e.filename)}: {e.strerror or e}"
     if isinstance(e, (LogError, CliError, ConfigError)):
