@@ -33,14 +33,16 @@ with h5py.File("good.h5", "r") as f:
 
 NC_RECORDS = """
 import netCDF4, numpy as np
-# classic format: 6 record variables, 4000 records each, one record per call
+# classic format: 6 record variables, 4000 records of 16 KB each, one record per call
+# (records large enough that their writes, not the interpreter, take the time)
 with netCDF4.Dataset("records.nc", "w", format="NETCDF3_CLASSIC") as ds:
     ds.createDimension("time", None)
-    ds.createDimension("x", 1000)
+    ds.createDimension("x", 4000)
     vs = [ds.createVariable(n, "f4", ("time", "x")) for n in ("u", "v", "w", "t", "p", "q")]
+    row = np.ones(4000, "f4")
     for t in range(4000):
         for v in vs:
-            v[t, :] = np.ones(1000, "f4")
+            v[t, :] = row
 """
 
 NC_GOOD = """
@@ -70,7 +72,9 @@ CORPUS = {
     "posix-rank-imbalance": ("mpi", "imbalance", True, [("rank-imbalance", 1, HIGH)]),
     "posix-redundant-reads": ("mpi", "reread", True, [("redundant-reads", 1, HIGH)]),
     "posix-fsync-per-write": ("mpi", "fsync", True, [("fsync-storm", 1, HIGH)]),
-    "stdio-formatted": ("mpi", "stdio", True, [("stdio-heavy", 1, HIGH)]),
+    # its STDIO time is ~10% of the run (formatting is cheap per call), at the WARN line:
+    # INFO or WARN are both the cost-following answer, but it must be found and come first
+    "stdio-formatted": ("mpi", "stdio", True, [("stdio-heavy", 1, ("info",) + HIGH)]),
     "hdf5-independent-strided": ("h5", "indep", True, [("strided-shared", 1, HIGH)]),
     "hdf5-tiny-chunks": ("py", H5_TINY_CHUNKS, True, [("hdf5-chunking", 1, HIGH)]),
     "netcdf-record-variables": ("py", NC_RECORDS, True, [("netcdf-record-vars", 1, HIGH)]),

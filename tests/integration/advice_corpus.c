@@ -23,7 +23,7 @@
  *   imbalance  file per process: rank 0 writes 64 MiB, the others 256 KiB
  *   reread     rank 0 writes an 8 MiB input, then every rank reads it whole, 4 times
  *   fsync      file per process: 200 x (16 KiB write, fsync)
- *   stdio      file per process: 20000 fprintf lines
+ *   stdio      file per process: 5,000,000 fprintf lines
  *   good       MPI_File_write_at_all / read_at_all of 4 MiB, 4 MiB-aligned, 2 each
  *   fpp        file per process: 8 x 1 MiB aligned sequential writes, one read back */
 #include <fcntl.h>
@@ -228,7 +228,7 @@ static void stdio_(void) {
   snprintf(name, sizeof name, "stdio.%d.txt", rank);
   FILE *f = fopen(name, "w");
   CHECK(f != NULL);
-  for (int i = 0; i < 2500000; i++) CHECK(fprintf(f, "%d %g\n", i, i * 0.5) > 0);
+  for (int i = 0; i < 5000000; i++) CHECK(fprintf(f, "%d %g\n", i, i * 0.5) > 0);
   CHECK(fclose(f) == 0);
 }
 
