@@ -268,7 +268,8 @@ def _read_check(path: Path) -> None:
         raise LogError(f"{path}: not a Darshan log (no version string at the start)")
 
 
-def _read(be, path: Path) -> dict:
+def _open(be, path: Path):
+    """The darshan-util handle of the log at path, or a one-line LogError."""
     _read_check(path)
     with _quiet_stderr() as said:
         try:
@@ -278,6 +279,11 @@ def _read(be, path: Path) -> dict:
     if log["handle"] == be.ffi.NULL:
         why = said[0].splitlines()[0].removeprefix("Error: ") if said[0] else "corrupt or unsupported"
         raise LogError(f"{path}: PyDarshan cannot open it ({why})")
+    return log
+
+
+def _read(be, path: Path) -> dict:
+    log = _open(be, path)
     with _quiet_stderr():
         return _records(be, log, path)
 
@@ -377,15 +383,7 @@ def dxt_trace(path) -> pd.DataFrame | None:
     Python object each (PyDarshan's log_get_dxt_record makes a dict per segment)."""
     be = _library()
     path = Path(path)
-    _read_check(path)
-    with _quiet_stderr() as said:
-        try:
-            log = be.log_open(str(path))
-        except Exception as e:  # PyDarshan raises plain Exceptions
-            raise LogError(f"{path}: PyDarshan cannot open it: {e}") from None
-    if log["handle"] == be.ffi.NULL:
-        why = said[0].splitlines()[0].removeprefix("Error: ") if said[0] else "corrupt or unsupported"
-        raise LogError(f"{path}: PyDarshan cannot open it ({why})")
+    log = _open(be, path)
     parts = []
     with _quiet_stderr():
         try:

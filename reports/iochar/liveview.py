@@ -560,20 +560,26 @@ def _open_at(dfd: int, name: str, flags: int, shown: str, problems: list) -> int
         return None
 
 
+def _entries(dfd: int, uid: int, shown: str, problems: list) -> list:
+    """The sorted names in the open directory dfd, or [] with one line in problems when it
+    is not one we may read (wrong owner or mode) or cannot be listed."""
+    why = _check_dir(dfd, uid)
+    if why:
+        problems.append(f"{shown}: {why}; skipped")
+        return []
+    try:
+        return sorted(os.listdir(dfd))
+    except OSError as e:
+        problems.append(f"{shown}: {e.strerror or e}; skipped")
+        return []
+
+
 def _scan_user(tfd: int, shown: str, uname: str, uid: int, out: Scan):
     ufd = _open_at(tfd, uname, _OPEN_DIR, shown, out.problems)
     if ufd is None:
         return
     try:
-        why = _check_dir(ufd, uid)
-        if why:
-            out.problems.append(f"{shown}: {why}; skipped")
-            return
-        try:
-            subs = sorted(os.listdir(ufd))
-        except OSError as e:
-            out.problems.append(f"{shown}: {e.strerror or e}; skipped")
-            return
+        subs = _entries(ufd, uid, shown, out.problems)
         for sub in subs:
             if not livedir.KEY.match(sub):
                 continue
@@ -582,15 +588,7 @@ def _scan_user(tfd: int, shown: str, uname: str, uid: int, out: Scan):
             if sfd is None:
                 continue
             try:
-                why = _check_dir(sfd, uid)
-                if why:
-                    out.problems.append(f"{sshown}: {why}; skipped")
-                    continue
-                try:
-                    files = sorted(os.listdir(sfd))
-                except OSError as e:
-                    out.problems.append(f"{sshown}: {e.strerror or e}; skipped")
-                    continue
+                files = _entries(sfd, uid, sshown, out.problems)
                 for f in files:
                     if not live.is_live(f):
                         continue
