@@ -11,6 +11,7 @@
 #include "../runtime/fastrule.h"
 #include "../runtime/lifecycle.h"
 #include "../runtime/live.h"
+#include "../runtime/reap.h"
 #include "../runtime/records.h"
 #include "../runtime/warn.h"
 #include "mpi_wrap.h"
@@ -71,6 +72,7 @@ MPI_WRAP(int, MPI_Finalize, (void)) {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     iochar_live_finishing((double)t.tv_sec + t.tv_nsec * 1e-9); /* no more of the app's I/O */
+    iochar_reap_at_end(); /* its ended children's live files: their logs (runtime/reap.c) */
     IOCHAR_RECORD(if (iochar_mpi_reduce_and_write() == 0) iochar_live_done());
   }
   return PREAL(MPI_Finalize)();

@@ -28,6 +28,7 @@
 #include "logdir.h"
 #include "observe.h"
 #include "paths.h"
+#include "reap.h"
 #include "records.h"
 #include "series.h"
 #include "warn.h"
@@ -88,6 +89,7 @@ static void at_fork_prepare(void) {
   iochar_records_lock();
 }
 static void at_fork_parent(void) {
+  iochar_had_children = 1; /* its end looks for their live files (runtime/reap.c) */
   iochar_records_unlock();
   iochar_in_tool--;
 }
@@ -218,6 +220,9 @@ void iochar_shutdown(void) {
   if (!iochar_ready || __atomic_exchange_n(&iochar_job_info.written, 1, __ATOMIC_ACQ_REL)) return;
   iochar_enter(); /* the thread that exits may never have done I/O */
   iochar_in_tool++;
+  /* the live files its ended children left become their logs first, so
+   * that a reader who finds this log finds theirs */
+  iochar_reap_at_end();
   __atomic_store_n(&iochar_ready, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&iochar_fds_max, 0, __ATOMIC_RELEASE); /* data wrappers: core.h */
   struct timespec wall;

@@ -68,6 +68,8 @@ static char dest[sizeof(((iochar_live_header *)0)->log_dest)]; /* the header's l
 
 int iochar_live_active(void) { return hdr != NULL; }
 
+const iochar_live_header *iochar_live_self(void) { return (const iochar_live_header *)base; }
+
 static size_t page_up(size_t n) { return (n + 4095) & ~(size_t)4095; }
 
 static void put16(uint8_t **p, uint16_t v) { memcpy(*p, &v, 2), *p += 2; }

@@ -113,5 +113,9 @@ void iochar_live_finishing(double when);
 void iochar_live_done(void);
 /* 1 while the record memory is a live file. */
 int iochar_live_active(void);
+/* This process's own header (in its record memory, live file or not; its
+ * schema follows at schema_off): what a child's live file must match to be
+ * read by this library (runtime/reap.c).  NULL before iochar_live_setup. */
+const iochar_live_header *iochar_live_self(void);
 
 #endif

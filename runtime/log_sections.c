@@ -173,24 +173,27 @@ static void put_str16(iochar_buf *b, const char *s) {
   iochar_buf_put(b, s, n);
 }
 
-static void kv_i64(iochar_buf *b, const char *k, int64_t v, uint32_t *n) {
+void iochar_kv_i64(iochar_buf *b, const char *k, int64_t v, uint32_t *n) {
   put_str16(b, k);
   iochar_buf_u8(b, 1);
   iochar_buf_u64(b, (uint64_t)v);
   (*n)++;
 }
-static void kv_f64(iochar_buf *b, const char *k, double v, uint32_t *n) {
+void iochar_kv_f64(iochar_buf *b, const char *k, double v, uint32_t *n) {
   put_str16(b, k);
   iochar_buf_u8(b, 2);
   iochar_buf_f64(b, v);
   (*n)++;
 }
-static void kv_str(iochar_buf *b, const char *k, const char *v, uint32_t *n) {
+void iochar_kv_strn(iochar_buf *b, const char *k, const char *v, size_t len, uint32_t *n) {
   put_str16(b, k);
   iochar_buf_u8(b, 3);
-  iochar_buf_u32(b, (uint32_t)strlen(v));
-  iochar_buf_put(b, v, strlen(v));
+  iochar_buf_u32(b, (uint32_t)len);
+  iochar_buf_put(b, v, len);
   (*n)++;
+}
+static void kv_str(iochar_buf *b, const char *k, const char *v, uint32_t *n) {
+  iochar_kv_strn(b, k, v, strlen(v), n);
 }
 
 /* Kernel pseudo file systems hold no job data: a mount of one is listed only
@@ -222,18 +225,18 @@ static void jobkey_keys(iochar_buf *b, uint32_t *n, int mpi) {
   if (mpi || !k->key[0]) return;
   kv_str(b, "job_key", k->key, n);
   kv_str(b, "job_key_from", k->key_from, n);
-  kv_i64(b, "proc_start", k->start, n);
+  iochar_kv_i64(b, "proc_start", k->start, n);
   if (k->task_rank >= 0) {
-    kv_i64(b, "task_rank", k->task_rank, n);
+    iochar_kv_i64(b, "task_rank", k->task_rank, n);
     kv_str(b, "task_rank_from", k->rank_from, n);
   }
   if (k->task_rank >= 0 && k->world_size > 0) {
-    kv_i64(b, "world_size", k->world_size, n);
+    iochar_kv_i64(b, "world_size", k->world_size, n);
     kv_str(b, "world_size_from", k->world_from, n);
   }
   if (k->parent_pid > 0) {
-    kv_i64(b, "parent_pid", k->parent_pid, n);
-    kv_i64(b, "parent_start", k->parent_start, n);
+    iochar_kv_i64(b, "parent_pid", k->parent_pid, n);
+    iochar_kv_i64(b, "parent_start", k->parent_start, n);
   }
 }
 
@@ -243,14 +246,14 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   uint32_t n = 0;
   int64_t folded = 0;
   kv_str(&b, "version", IOCHAR_VERSION, &n);
-  kv_i64(&b, "format", IOCHAR_FORMAT_VERSION, &n);
-  kv_i64(&b, "nprocs", j->nprocs, &n);
-  kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
-  kv_i64(&b, "uid", (int64_t)getuid(), &n);
-  kv_i64(&b, "pid", (int64_t)getpid(), &n);
-  if (j->per_rank_log) kv_i64(&b, "rank", j->rank, &n);
-  kv_f64(&b, "start_time", j->start_wall, &n);
-  kv_f64(&b, "end_time", j->end_wall, &n);
+  iochar_kv_i64(&b, "format", IOCHAR_FORMAT_VERSION, &n);
+  iochar_kv_i64(&b, "nprocs", j->nprocs, &n);
+  iochar_kv_i64(&b, "nnodes", j->nnodes > 0 ? j->nnodes : 1, &n);
+  iochar_kv_i64(&b, "uid", (int64_t)getuid(), &n);
+  iochar_kv_i64(&b, "pid", (int64_t)getpid(), &n);
+  if (j->per_rank_log) iochar_kv_i64(&b, "rank", j->rank, &n);
+  iochar_kv_f64(&b, "start_time", j->start_wall, &n);
+  iochar_kv_f64(&b, "end_time", j->end_wall, &n);
   /* what timestamps count from: JOB start_time, the earliest moment a
    * process of the job started recording (not MPI_Init, Darshan's origin) */
   kv_str(&b, "time_origin", "start_time", &n);
@@ -260,20 +263,21 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
   kv_str(&b, "hostname", j->hostname, &n);
   kv_str(&b, "user", j->user, &n);
   jobkey_keys(&b, &n, j->mpi_initialized);
-  kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
-  kv_i64(&b, "finalized", j->finalized, &n);
+  iochar_kv_i64(&b, "memory_bound", (int64_t)iochar_cfg.memory, &n);
+  iochar_kv_i64(&b, "finalized", j->finalized, &n);
   if (j->mpi_version[0]) kv_str(&b, "mpi", j->mpi_version, &n);
   if (j->ended_by) kv_str(&b, "ended_by", j->ended_by, &n);
-  if (j->ended_by && !strcmp(j->ended_by, "MPI_Abort")) kv_i64(&b, "abort_code", j->abort_code, &n);
+  if (j->ended_by && !strcmp(j->ended_by, "MPI_Abort"))
+    iochar_kv_i64(&b, "abort_code", j->abort_code, &n);
   for (int m = 0; m < IOCHAR_MOD_COUNT; m++) {
     if (!j->folded_files[m] || !iochar_modules[m]) continue;
     char key[64];
     snprintf(key, sizeof key, "folded.%s", iochar_modules[m]->name);
-    kv_i64(&b, key, j->folded_files[m], &n);
+    iochar_kv_i64(&b, key, j->folded_files[m], &n);
     folded += j->folded_files[m];
   }
-  kv_i64(&b, "folded_files", folded, &n);
-  if (j->truncated_paths) kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
+  iochar_kv_i64(&b, "folded_files", folded, &n);
+  if (j->truncated_paths) iochar_kv_i64(&b, "truncated_paths", j->truncated_paths, &n);
   if (iochar_warnings_text()[0]) kv_str(&b, "warnings", iochar_warnings_text(), &n);
   /* issue 41: the knobs that leave things out, so readers say so */
   int64_t ranks_left_out = 0;
@@ -281,17 +285,18 @@ int iochar_job_sections(iochar_buf *out, int *nsec) {
     char text[1024];
     iochar_modules_off_text(text, sizeof text);
     if (text[0]) kv_str(&b, "modules_off", text, &n);
-    if (iochar_cfg.max_records) kv_i64(&b, "max_records", (int64_t)iochar_cfg.max_records, &n);
+    if (iochar_cfg.max_records)
+      iochar_kv_i64(&b, "max_records", (int64_t)iochar_cfg.max_records, &n);
     if ((iochar_cfg.ranks || iochar_cfg.ranks_exclude) &&
         iochar_ranks_kept_text(j->nprocs, text, sizeof text)) {
       kv_str(&b, "ranks_kept", text, &n);
       ranks_left_out = IOCHAR_PARTIAL_RANKS_LEFT_OUT;
     }
   }
-  kv_i64(&b, "partial",
-         j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
-             (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0) | ranks_left_out,
-         &n);
+  iochar_kv_i64(&b, "partial",
+                j->partial | (j->per_rank_log ? IOCHAR_PARTIAL_PER_RANK : 0) |
+                    (j->truncated_paths ? IOCHAR_PARTIAL_TRUNCATED_PATHS : 0) | ranks_left_out,
+                &n);
   int rc = iochar_section_add(out, "JOB", NULL, n, b.p, b.len);
   iochar_buf_free(&b);
   if (rc) return -1;

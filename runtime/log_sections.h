@@ -21,6 +21,10 @@ void iochar_rank_load(const iochar_module *m, const int64_t *c, const double *f,
                       int64_t *bytes);
 /* Per-rank totals (one RANKS row) of module m from rows. */
 int iochar_rank_totals(int m, const uint8_t *rows, size_t n, int rank, uint8_t out[64]);
+/* One JOB key and its value (docs/log-format.md, JOB): *n counts them. */
+void iochar_kv_i64(iochar_buf *b, const char *k, int64_t v, uint32_t *n);
+void iochar_kv_f64(iochar_buf *b, const char *k, double v, uint32_t *n);
+void iochar_kv_strn(iochar_buf *b, const char *k, const char *v, size_t len, uint32_t *n);
 /* Sections describing this process: JOB (when job != 0), MOUNTS, SCHEMA. */
 int iochar_job_sections(iochar_buf *out, int *nsections);
 int iochar_schema_sections(iochar_buf *out, int *nsections, const int present[IOCHAR_MOD_COUNT]);

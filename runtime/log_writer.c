@@ -112,18 +112,21 @@ void iochar_log_failed(const char *path) {
 
 /* path with ".pid<pid>" (and ".<k>" from the second try) before a final
  * ".iochar": the documented name of a log whose name was taken. */
-static int derived_name(const char *path, int k, char *out, size_t n) {
+static int derived_name(const char *path, int pid, int k, char *out, size_t n) {
   size_t l = strlen(path);
   int ext = l > 7 && strcmp(path + l - 7, ".iochar") == 0;
   size_t stem = ext ? l - 7 : l;
   char more[16] = "";
   if (k > 1) snprintf(more, sizeof more, ".%d", k);
-  int w = snprintf(out, n, "%.*s.pid%d%s%s", (int)stem, path, (int)getpid(), more,
-                   ext ? ".iochar" : "");
+  int w = snprintf(out, n, "%.*s.pid%d%s%s", (int)stem, path, pid, more, ext ? ".iochar" : "");
   return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
 int iochar_log_publish(iochar_tmpfile *t, const char *path) {
+  return iochar_log_publish_as(t, path, (int)getpid());
+}
+
+int iochar_log_publish_as(iochar_tmpfile *t, const char *path, int pid) {
   /* A named temporary is closed first (EIO or EDQUOT at close on NFS: no log
    * published); an unnamed one needs its descriptor to be linked. */
   if (t->kind != IOCHAR_TMP_UNNAMED) {
@@ -144,7 +147,7 @@ int iochar_log_publish(iochar_tmpfile *t, const char *path) {
   char alt[IOCHAR_PATH_MAX + 32];
   for (int k = 0;; k++) {
     const char *at = k ? alt : path;
-    if (k && derived_name(path, k, alt, sizeof alt) != 0) {
+    if (k && derived_name(path, pid, k, alt, sizeof alt) != 0) {
       errno = ENAMETOOLONG;
       break;
     }

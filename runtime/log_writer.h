@@ -22,5 +22,8 @@ void iochar_log_failed(const char *path);
  * closed and its temporary names removed whatever happens.  0, or -1 with
  * errno set. */
 int iochar_log_publish(iochar_tmpfile *t, const char *path);
+/* The same for the log of process pid (".pid<pid>" beside): a child's log
+ * made by its parent (runtime/reap.c). */
+int iochar_log_publish_as(iochar_tmpfile *t, const char *path, int pid);
 
 #endif

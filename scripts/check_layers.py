@@ -82,6 +82,7 @@ RUNTIME_LAYERS = [
     ["access"],
     ["log_sections"],
     ["log_writer"],
+    ["reap"],  # a parent makes its ended children's live files their logs
     ["lifecycle"],  # init, the serial shutdown, fork, exec, MPI_Abort's log, _exit
 ]
 REDUCER_LAYERS = [
@@ -99,7 +100,7 @@ REDUCER_LAYERS = [
 WRAPPERS_LAYERS = [
     ["posix_counters.h", "stdio_counters.h", "mpiio_counters.h", "hdf5_counters.h",
      "netcdf_counters.h", "pnetcdf_counters.h"],  # each module's counter list
-    ["dynlib", "posix", "mpiio", "exec", "signal"],  # posix, mpiio: the module, shared steps
+    ["dynlib", "posix", "mpiio", "exec", "signal", "wait"],  # posix, mpiio: the module, shared steps
     ["posix_rw", "posix_meta", "posix_aio", "posix_xfer", "stdio", "hdf5", "ncfamily",
      "mpiio_data", "mpiio_req"],
     ["netcdf", "pnetcdf"],  # on ncfamily: what both libraries do

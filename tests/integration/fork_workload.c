@@ -1,8 +1,8 @@
 /* Child processes with exactly known I/O (issue 38): a parent that has
  * recorded files forks children that each make many files; a fork child of a
- * fork child; vfork then exec; children ending by exit, _exit, or _exit in a
- * signal handler.  File k of a child `c` is DIR/c<tag>_<k>.dat: one open, one
- * write of 1 + k % 7 bytes, one close. */
+ * fork child; vfork then exec; children ending by exit, _exit, _exit in a
+ * signal handler, or killed; a parent reaping in a SIGCHLD handler.  File k of a child `c` is
+ * DIR/c<tag>_<k>.dat: one open, one write of 1 + k % 7 bytes, one close. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,8 +33,9 @@ static void files(const char *tag, int n) {
   for (int k = 0; k < n; k++) one_file(tag, k);
 }
 
-/* How a child ends: "exit", "_exit", or "handler" (_exit(0) from a SIGUSR1
- * handler installed with sigaction). */
+/* How a child ends: "exit", "_exit", "handler" (_exit(0) from a SIGUSR1
+ * handler installed with sigaction), "kill" (SIGKILL), or "stop" (stops
+ * itself; the parent copies its live file, then kills it). */
 static void handler_exit(int sig) {
   (void)sig;
   _exit(0);
@@ -47,31 +49,93 @@ static void end_as(const char *how) {
     CHECK(sigaction(SIGUSR1, &a, NULL) == 0);
     raise(SIGUSR1);
   }
+  if (!strcmp(how, "kill")) raise(SIGKILL);
+  if (!strcmp(how, "stop")) {
+    raise(SIGSTOP);
+    pause(); /* until killed */
+  }
   exit(0);
 }
 
-/* The number of logs of pid in dir (named *.pid<pid>.iochar): what a parent
- * that reads the log directory right after waitpid finds. */
+/* The number of logs of pid in dir (named *.pid<pid>.iochar, or made from
+ * its live file: *.pid<pid>.recovered.iochar): what a parent that reads the
+ * log directory right after waitpid finds. */
 static int logs_of(pid_t pid) {
-  char want[32];
+  char want[32], made[48];
   snprintf(want, sizeof want, ".pid%d.iochar", (int)pid);
-  size_t w = strlen(want);
+  snprintf(made, sizeof made, ".pid%d.recovered.iochar", (int)pid);
+  size_t w = strlen(want), m = strlen(made);
   DIR *d = opendir(dir);
   CHECK(d != NULL);
   int n = 0;
   for (struct dirent *e; (e = readdir(d));) {
     size_t l = strlen(e->d_name);
-    n += e->d_name[0] != '.' && l > w && !strcmp(e->d_name + l - w, want);
+    n += e->d_name[0] != '.' && ((l > w && !strcmp(e->d_name + l - w, want)) ||
+                                 (l > m && !strcmp(e->d_name + l - m, made)));
   }
   closedir(d);
   return n;
 }
 
-static void reap(pid_t pid) {
+/* Copy the live file of process pid (found in the live directory: the
+ * header's pid at byte 32) to DIR/copy_<pid>.live, before it is made a log. */
+static void copy_live(pid_t pid) {
+  char top[4096];
+  snprintf(top, sizeof top, "%s/iochar-%u", getenv("IOCHAR_LIVEDIR"), (unsigned)getuid());
+  DIR *u = opendir(top);
+  CHECK(u != NULL);
+  int copied = 0;
+  for (struct dirent *k; (k = readdir(u));) {
+    if (k->d_name[0] == '.') continue;
+    char sub[8192];
+    snprintf(sub, sizeof sub, "%s/%s", top, k->d_name);
+    DIR *d = opendir(sub);
+    if (!d) continue;
+    for (struct dirent *e; (e = readdir(d));) {
+      char p[12288], out[4096], buf[1 << 16];
+      snprintf(p, sizeof p, "%s/%s", sub, e->d_name);
+      int fd = open(p, O_RDONLY);
+      int32_t who = 0;
+      if (fd < 0) continue;
+      if (pread(fd, &who, 4, 32) == 4 && who == pid) {
+        snprintf(out, sizeof out, "%s/copy_%d.live", dir, (int)pid);
+        int o = open(out, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        CHECK(o >= 0);
+        for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) CHECK(write(o, buf, (size_t)n) == n);
+        CHECK(close(o) == 0);
+        copied++;
+      }
+      close(fd);
+    }
+    closedir(d);
+  }
+  closedir(u);
+  CHECK(copied == 1);
+}
+
+static void reap(pid_t pid, const char *end) {
   int st;
+  if (!strcmp(end, "stop")) {
+    CHECK(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st));
+    printf("child %d stopped logs %d\n", (int)pid, logs_of(pid));
+    copy_live(pid);
+    CHECK(kill(pid, SIGKILL) == 0);
+  }
   CHECK(waitpid(pid, &st, 0) == pid);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  if (!strcmp(end, "kill") || !strcmp(end, "stop"))
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  else
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   printf("child %d logs %d\n", (int)pid, logs_of(pid));
+}
+
+/* SIGCHLD handler: reaps whatever ended (the reap is inside a handler). */
+static volatile sig_atomic_t reaped;
+static void on_child(int sig) {
+  (void)sig;
+  int e = errno;
+  while (waitpid(-1, NULL, WNOHANG) > 0) reaped++;
+  errno = e;
 }
 
 /* Threads of the parent alive across the forks, each writing its file. */
@@ -92,9 +156,18 @@ static void *writer(void *arg) {
 
 /* children DIR N NFILES THREADS END: the parent writes parent.dat and 20
  * files per thread, forks N children (each: NFILES files tagged by its
- * index, then END), reaps them in order. */
+ * index, then END), reaps them in order; END "sigchld-X": the children end
+ * as X and the parent reaps them in a SIGCHLD handler. */
 static void children(int n, int nfiles, int nthreads, const char *end) {
   files("p", 5);
+  int in_handler = !strncmp(end, "sigchld-", 8);
+  if (in_handler) {
+    end += 8;
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = on_child;
+    CHECK(sigaction(SIGCHLD, &a, NULL) == 0);
+  }
   pthread_t th[8];
   for (int t = 0; t < nthreads && t < 8; t++)
     CHECK(pthread_create(&th[t], NULL, writer, (void *)(long)t) == 0);
@@ -111,7 +184,62 @@ static void children(int n, int nfiles, int nthreads, const char *end) {
   }
   atomic_store(&forked, 1);
   for (int t = 0; t < nthreads && t < 8; t++) pthread_join(th[t], NULL);
-  for (int c = 0; c < n && c < 64; c++) reap(pids[c]);
+  if (in_handler) {
+    while (reaped < n) usleep(1000);
+    for (int c = 0; c < n && c < 64; c++)
+      printf("child %d logs %d\n", (int)pids[c], logs_of(pids[c]));
+    return;
+  }
+  for (int c = 0; c < n && c < 64; c++) reap(pids[c], end);
+}
+
+/* Every kind of record state a live file holds: a pending run of repeats
+ * (sequential same-size writes, never flushed), reads with seeks and
+ * strides, directories only stat'ed (metadata-only entries), a name stat'ed then
+ * written (an entry made full), STDIO streams. */
+static void mixed_io(void) {
+  char p[4096], buf[4096];
+  memset(buf, 'x', sizeof buf);
+  snprintf(p, sizeof p, "%s/run.dat", dir);
+  int fd = open(p, O_CREAT | O_RDWR | O_TRUNC, 0600);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 100; i++) CHECK(write(fd, buf, 4096) == 4096);
+  for (int i = 0; i < 10; i++) CHECK(pread(fd, buf, 1000, (off_t)i * 8192) == 1000);
+  CHECK(write(fd, buf, 3) == 3);
+  for (int i = 0; i < 7; i++) CHECK(write(fd, buf, 512) == 512); /* a run left pending */
+  CHECK(close(fd) == 0);
+  struct stat st;
+  for (int k = 0; k < 20; k++) {
+    snprintf(p, sizeof p, "%s/d_%d", dir, k);
+    CHECK(mkdir(p, 0700) == 0 && stat(p, &st) == 0);
+  }
+  snprintf(p, sizeof p, "%s/later.dat", dir);
+  CHECK(stat(p, &st) != 0);
+  fd = open(p, O_CREAT | O_WRONLY, 0600);
+  CHECK(fd >= 0 && fstat(fd, &st) == 0 && close(fd) == 0 && stat(p, &st) == 0);
+  fd = open(p, O_WRONLY, 0600);
+  CHECK(fd >= 0 && write(fd, buf, 10) == 10 && close(fd) == 0);
+  snprintf(p, sizeof p, "%s/stream.txt", dir);
+  FILE *f = fopen(p, "w+");
+  CHECK(f != NULL);
+  for (int i = 0; i < 1000; i++) fprintf(f, "line %d\n", i);
+  rewind(f);
+  while (fgets(buf, sizeof buf, f)) {
+  }
+  CHECK(fclose(f) == 0);
+}
+
+/* mixed DIR END: the parent writes 5 files, forks one child that does
+ * mixed_io and ends as END, and reaps it. */
+static void mixed(const char *end) {
+  files("p", 5);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    mixed_io();
+    end_as(end);
+  }
+  reap(pid, end);
 }
 
 /* grandchild DIR NFILES: the parent writes 5 files, its child NFILES (tag
@@ -128,10 +256,10 @@ static void grandchild(int nfiles) {
       files("g2", nfiles);
       exit(0);
     }
-    reap(g);
+    reap(g, "exit");
     exit(0);
   }
-  reap(pid);
+  reap(pid, "exit");
 }
 
 /* vfork-exec DIR NFILES: the parent writes 5 files, vforks, and the child
@@ -206,6 +334,8 @@ int main(int argc, char **argv) {
   const char *m = argv[1];
   if (!strcmp(m, "children") && argc == 7)
     children(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+  else if (!strcmp(m, "mixed") && argc == 4)
+    mixed(argv[3]);
   else if (!strcmp(m, "grandchild") && argc == 4)
     grandchild(atoi(argv[3]));
   else if (!strcmp(m, "vfork-exec") && argc == 4)
