@@ -12,7 +12,9 @@ dated tree, and goes."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import functools
 import os
 import pwd
@@ -123,6 +125,29 @@ def _identities(logs) -> set:
     return done
 
 
+@contextlib.contextmanager
+def _claimed(f: Path):
+    """Hold live file f while its log is made and it is removed: an exclusive flock (a
+    tooled parent making its child's log, runtime/reap.c, holds the same), then f's name
+    still the file locked (not made a log and removed meanwhile). Yields whether it is
+    ours to make (one that cannot be opened is: the caller's own reads fail and say so)."""
+    try:
+        fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            a, b = os.fstat(fd), os.stat(f, follow_symlinks=False)
+            ours = (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+        except OSError:
+            ours = False
+        yield ours
+    finally:
+        os.close(fd)
+
+
 def settle(d, logs=(), say=None) -> list:
     """The live files on this node of logs bound for d (their header names d as the log's
     directory) whose process is gone, its pid ended or reused (`alive`), become logs in d
@@ -149,21 +174,32 @@ def settle(d, logs=(), say=None) -> list:
             continue  # another directory with the same key: never written into
         if done is None:
             done = _identities(logs)
-        ended = live.STATES.get(h["state"], "killed")
-        if h["state"] != live.LOGGED and (h["pid"], round(h["start_wall"], 3)) not in done:
-            try:
-                out = live.recover(f, dest.parent / live.default_output(f).name)
-            except LogError:
-                continue  # not writable here, or taken by another reader meanwhile
-            written.append(out)
-            say(f"iochar: process {h['pid']} ended ({ended}) without its log; made "
-                f"{escape(str(out))} from its live file")
-        try:
-            f.unlink()
-            f.parent.rmdir()  # the last live file of that directory: it goes too
-        except OSError:
-            pass
+        with _claimed(f) as ours:
+            if ours:
+                out = _settle_one(f, h, dest, done, say)
+                if out:
+                    written.append(out)
     return written
+
+
+def _settle_one(f: Path, h: dict, dest: Path, done: set, say):
+    """settle's work on one live file it holds: the log made (returned) and the file gone,
+    or (a problem) left."""
+    ended = live.STATES.get(h["state"], "killed")
+    out = None
+    if h["state"] != live.LOGGED and (h["pid"], round(h["start_wall"], 3)) not in done:
+        try:
+            out = live.recover(f, dest.parent / live.default_output(f).name)
+        except LogError:
+            return None  # not writable here, or taken by another reader meanwhile
+        say(f"iochar: process {h['pid']} ended ({ended}) without its log; made "
+            f"{escape(str(out))} from its live file")
+    try:
+        f.unlink()
+        f.parent.rmdir()  # the last live file of that directory: it goes too
+    except OSError:
+        pass
+    return out
 
 
 def _log_identities(head: bytes) -> set:
@@ -293,8 +329,11 @@ def recover_node(top, into=None, jobid=None) -> tuple:
                 if not KEY.match(sub.name) or not _private(sub, uid):
                     continue
                 for f in sorted(sub.iterdir()):
-                    if live.is_live(f):
-                        _recover_one(f, into, jobid, written, problems)
+                    if not live.is_live(f):
+                        continue
+                    with _claimed(f) as ours:
+                        if ours:  # else its parent or a reader is making its log now
+                            _recover_one(f, into, jobid, written, problems)
         finally:
             back()
     return written, problems

@@ -12,8 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -51,6 +55,7 @@ static void end_as(const char *how) {
   }
   if (!strcmp(how, "kill")) raise(SIGKILL);
   if (!strcmp(how, "stop")) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a parent that fails leaves no stopped child */
     raise(SIGSTOP);
     pause(); /* until killed */
   }
@@ -81,7 +86,8 @@ static int logs_of(pid_t pid) {
  * header's pid at byte 32) to DIR/copy_<pid>.live, before it is made a log. */
 static void copy_live(pid_t pid) {
   char top[4096];
-  snprintf(top, sizeof top, "%s/iochar-%u", getenv("IOCHAR_LIVEDIR"), (unsigned)getuid());
+  const char *live = getenv("IOCHAR_LIVEDIR");
+  snprintf(top, sizeof top, "%s/iochar-%u", live && *live ? live : "/dev/shm", (unsigned)getuid());
   DIR *u = opendir(top);
   CHECK(u != NULL);
   int copied = 0;
@@ -113,6 +119,12 @@ static void copy_live(pid_t pid) {
   CHECK(copied == 1);
 }
 
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
 static void reap(pid_t pid, const char *end) {
   int st;
   if (!strcmp(end, "stop")) {
@@ -121,12 +133,17 @@ static void reap(pid_t pid, const char *end) {
     copy_live(pid);
     CHECK(kill(pid, SIGKILL) == 0);
   }
+  /* the child has ended: what the call takes is the tool's work (bench/reap_cost.py) */
+  CHECK(waitid(P_PID, (id_t)pid, &(siginfo_t){0}, WEXITED | WNOWAIT) == 0);
+  double t0 = now_us();
   CHECK(waitpid(pid, &st, 0) == pid);
+  double t1 = now_us();
   if (!strcmp(end, "kill") || !strcmp(end, "stop"))
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   else
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   printf("child %d logs %d\n", (int)pid, logs_of(pid));
+  printf("reap %d us %.1f\n", (int)pid, t1 - t0);
 }
 
 /* SIGCHLD handler: reaps whatever ended (the reap is inside a handler). */
@@ -242,6 +259,104 @@ static void mixed(const char *end) {
   reap(pid, end);
 }
 
+/* orphan DIR N NFILES: N children each write NFILES files then _exit in a
+ * handler; the parent sees them end without reaping them (waitid WNOWAIT)
+ * and is killed: their live files are left for the reader. */
+static void orphan(int n, int nfiles) {
+  files("p", 5);
+  pid_t pids[64];
+  for (int c = 0; c < n && c < 64; c++) {
+    pids[c] = fork();
+    CHECK(pids[c] >= 0);
+    if (pids[c] == 0) {
+      char tag[16];
+      snprintf(tag, sizeof tag, "%d", c);
+      files(tag, nfiles);
+      end_as("handler");
+    }
+  }
+  for (int c = 0; c < n && c < 64; c++) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    CHECK(waitid(P_PID, (id_t)pids[c], &si, WEXITED | WNOWAIT) == 0 && si.si_pid == pids[c]);
+    printf("child %d logs %d\n", (int)pids[c], logs_of(pids[c]));
+  }
+  fflush(stdout);
+  raise(SIGKILL);
+}
+
+/* waits DIR: what the wait calls give the program, printed (the same with
+ * the tool and without): ECHILD, WNOHANG with none ready, EINTR, errno
+ * left alone on success, NULL status, stops and continues, WNOWAIT then
+ * the reap, wait3/wait4 with rusage, waitid's siginfo. */
+static void on_alarm(int sig) { (void)sig; }
+static pid_t child_then(const char *how) {
+  fflush(stdout);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    files("w", 3);
+    if (!strcmp(how, "sleep")) usleep(300000);
+    if (!strcmp(how, "stop")) raise(SIGSTOP);
+    end_as(!strcmp(how, "sleep") || !strcmp(how, "stop") ? "exit" : how);
+  }
+  return pid;
+}
+static void waits(void) {
+  int st = 0, r, e;
+  siginfo_t si;
+  errno = 0;
+  r = (int)waitpid(-1, &st, WNOHANG), e = errno;
+  printf("echild %d errno %d\n", r, e);
+  pid_t pid = child_then("sleep");
+  errno = EBADF;
+  r = (int)waitpid(pid, &st, WNOHANG), e = errno;
+  printf("nohang %d errno %d\n", r, e);
+  memset(&si, 0xff, sizeof si);
+  r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
+  printf("waitid nohang %d pid %d\n", r, (int)si.si_pid);
+  struct sigaction a;
+  memset(&a, 0, sizeof a);
+  a.sa_handler = on_alarm; /* no SA_RESTART: the wait is interrupted */
+  CHECK(sigaction(SIGALRM, &a, NULL) == 0);
+  struct itimerval it = {{0, 0}, {0, 50000}};
+  CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+  errno = 0;
+  r = (int)waitpid(pid, &st, 0), e = errno;
+  printf("eintr %d errno %d\n", r, e);
+  memset(&si, 0, sizeof si);
+  errno = EBADF;
+  r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), e = errno;
+  printf("nowait %d same %d code %d status %d errno %d\n", r, si.si_pid == pid, si.si_code,
+         si.si_status, e);
+  errno = EBADF;
+  r = waitpid(pid, NULL, 0) == pid, e = errno;
+  printf("reap same %d errno %d\n", r, e);
+  pid = child_then("handler");
+  errno = EBADF;
+  r = wait(&st) == pid, e = errno;
+  printf("wait same %d status %#x errno %d\n", r, st, e);
+  pid = child_then("kill");
+  struct rusage ru;
+  r = wait4(pid, &st, 0, &ru) == pid;
+  printf("wait4 same %d status %#x\n", r, st);
+  pid = child_then("_exit");
+  r = wait3(&st, 0, NULL) == pid;
+  printf("wait3 same %d status %#x\n", r, st);
+  pid = child_then("stop");
+  r = waitpid(pid, &st, WUNTRACED) == pid;
+  printf("stopped same %d status %#x\n", r, st);
+  CHECK(kill(pid, SIGCONT) == 0);
+  r = waitpid(pid, &st, WCONTINUED) == pid;
+  printf("continued same %d status %#x\n", r, st);
+  memset(&si, 0, sizeof si);
+  r = waitid(P_PID, (id_t)pid, &si, WEXITED);
+  printf("waitid %d same %d code %d status %d\n", r, si.si_pid == pid, si.si_code, si.si_status);
+  errno = 0;
+  r = (int)wait(NULL), e = errno;
+  printf("echild again %d errno %d\n", r, e);
+}
+
 /* grandchild DIR NFILES: the parent writes 5 files, its child NFILES (tag
  * g1) and forks one that writes NFILES (tag g2); each reaps its own. */
 static void grandchild(int nfiles) {
@@ -334,6 +449,10 @@ int main(int argc, char **argv) {
   const char *m = argv[1];
   if (!strcmp(m, "children") && argc == 7)
     children(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+  else if (!strcmp(m, "orphan") && argc == 5)
+    orphan(atoi(argv[3]), atoi(argv[4]));
+  else if (!strcmp(m, "waits"))
+    waits();
   else if (!strcmp(m, "mixed") && argc == 4)
     mixed(argv[3]);
   else if (!strcmp(m, "grandchild") && argc == 4)
@@ -342,9 +461,10 @@ int main(int argc, char **argv) {
     vfork_exec("/proc/self/exe", argv[3]);
   else if (!strcmp(m, "signals"))
     signals();
-  else if (!strcmp(m, "write") && argc == 5)
+  else if (!strcmp(m, "write") && (argc == 5 || argc == 6)) {
     files(argv[3], atoi(argv[4]));
-  else
+    if (argc == 6) end_as(argv[5]); /* write DIR TAG N END */
+  } else
     return 2;
   return 0;
 }

@@ -8,8 +8,11 @@ import re
 import subprocess
 import sys
 
+import pandas as pd
+
 import iochar
 from iochar import live, livedir
+from iochar.flags import PARTIAL
 from tool import ROOT, logs_in, run, workload
 
 W = workload("fork_workload")
@@ -136,27 +139,139 @@ def test_exit_outside_a_handler_leaves_the_log_before_the_parent_sees_it(tmp_pat
     assert livedir.files_for(tmp_path) == []
 
 
-def test_exit_in_a_handler_only_marks_the_live_file(tmp_path):
+def assert_recovered(log, tag, n, ended):
+    """A log its parent made from a child's live file: every file exact, as assert_exact,
+    and the log says what it is (recovered, how the child ended)."""
+    assert files_of(log, tag) == expect(n)
+    df = log.records("POSIX")
+    assert not (df["path"] == "<AGGREGATE>").any()
+    assert log.job["partial"] == PARTIAL["RECOVERED"], log.job["partial"]
+    assert log.job["recovered"] == 1 and log.job["ended_by"] == ended
+
+
+def assert_settled(d):
+    """No live file left, and nothing for the next reader to make or say."""
+    assert livedir.files_for(d) == []
+    r = report(d)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_exit_in_a_handler_child_made_its_log_at_the_reap(tmp_path):
+    """_exit in a handler only marks the live file (async-signal-safe); the tooled parent
+    makes it the child's log when waitpid reaps it, before waitpid returns."""
     p, kids = children_run(tmp_path, 0, end="handler", n=2, nfiles=50)
-    assert p.stdout.count(b" logs 0\n") == 2, p.stdout
+    assert p.stdout.count(b" logs 1\n") == 2, p.stdout  # listed right after each waitpid
+    logs = by_pid(tmp_path)
+    for c, pid in enumerate(kids):
+        assert logs[pid].name.endswith(f".pid{pid}.recovered.iochar")  # settle's name
+        log = iochar.open(str(logs[pid]))
+        assert_recovered(log, str(c), 50, "_exit")
+        assert log.job["exit_status"] == 0 and log.job["pid"] == pid
+    assert_settled(tmp_path)
+
+
+def test_killed_children_made_their_logs_at_the_reap(tmp_path):
+    p, kids = children_run(tmp_path, 0, end="kill", n=2, nfiles=2000)
+    assert p.stdout.count(b" logs 1\n") == 2, p.stdout
+    logs = by_pid(tmp_path)
+    for c, pid in enumerate(kids):
+        log = iochar.open(str(logs[pid]))
+        assert_recovered(log, str(c), 2000, "killed")
+        assert len(log.records("POSIX")) == 2000
+    assert_settled(tmp_path)
+
+
+def test_reaped_in_a_sigchld_handler_made_at_the_parent_end(tmp_path):
+    """A reap inside a signal handler only notes the child (no log made there): the
+    parent makes the logs at its own end, before its own log."""
+    for end in ("handler", "kill"):
+        d = tmp_path / end
+        d.mkdir()
+        p, kids = children_run(d, 0, end=f"sigchld-{end}", n=2, nfiles=50)
+        assert p.stdout.count(b" logs 0\n") == 2, p.stdout  # after the handler's reaps
+        logs = by_pid(d)
+        assert len(logs) == 3
+        for c, pid in enumerate(kids):
+            assert_recovered(iochar.open(str(logs[pid])), str(c), 50,
+                             "_exit" if end == "handler" else "killed")
+        assert_settled(d)
+
+
+def test_killed_parent_leaves_its_children_to_the_reader(tmp_path):
+    """A parent that saw its children end without reaping them (waitid WNOWAIT: the
+    reap is not its) and was killed: the live files stay, the next reader makes them
+    logs where they belong, saying so (the Python path, as without a tooled parent)."""
+    p = run([W, "orphan", str(tmp_path), "2", "50"], tmp_path)
+    assert p.returncode == -9 and p.stderr == b"", p.stderr
+    kids = [int(x) for x in re.findall(rb"child (\d+) logs 0", p.stdout)]
+    assert len(kids) == 2
     lives = livedir.files_for(tmp_path)
-    assert len(lives) == 2
-    for lv in lives:
-        h = live.header_of(lv)
-        assert h["pid"] in kids and h["state"] == 1 and h["status"] == 0
-    # no epilogue: the next reader makes them logs where they belong, saying so
+    states = sorted(live.header_of(lv)["state"] for lv in lives)
+    assert states == [0, 1, 1]  # the parent killed, its children _exit in a handler
     r = report(tmp_path)
     assert r.returncode == 0, r.stderr
     said = [ln for ln in r.stderr.splitlines() if ln.startswith("iochar:")]
-    assert len(said) == 2 and all("ended (_exit)" in ln for ln in said), said
-    assert livedir.files_for(tmp_path) == [] and not lives[0].parent.exists()
+    assert sorted(ln.split("(")[1].split(")")[0] for ln in said) == ["_exit", "_exit", "killed"]
     logs = by_pid(tmp_path)
     for c, pid in enumerate(kids):
-        assert logs[pid].name.endswith(f".pid{pid}.recovered.iochar")
-        assert files_of(iochar.open(str(logs[pid])), str(c)) == expect(50)
-    # read again: nothing more to make, nothing said
+        assert_recovered(iochar.open(str(logs[pid])), str(c), 50, "_exit")
+    assert_settled(tmp_path)
+
+
+def test_untooled_parent_leaves_the_live_file_to_the_reader(tmp_path):
+    """The process's parent (this test) is not tooled: nobody reaps it but the reader."""
+    p = run([W, "write", str(tmp_path), "u", "50", "handler"], tmp_path)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    (lv,) = livedir.files_for(tmp_path)
+    assert live.header_of(lv)["state"] == 1
     r = report(tmp_path)
-    assert r.returncode == 0 and r.stderr == "", r.stderr
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("iochar:")]
+    assert r.returncode == 0 and len(said) == 1 and "ended (_exit)" in said[0], r.stderr
+    (log,) = logs_in(tmp_path)
+    assert_recovered(iochar.open(str(log)), "u", 50, "_exit")
+    assert_settled(tmp_path)
+
+
+def frames(log):
+    return {m: log.records(m).sort_values(["record_id", "path"]).reset_index(drop=True)
+            for m in log.modules}
+
+
+def test_parent_made_log_reads_as_the_reader_made_one(tmp_path):
+    """The same live file (copied while the child was stopped), made a log by the parent
+    at the reap (C, runtime/reap.c) and by the reader (live.py): the same frames, every
+    counter, and the same JOB. Every kind of state: a pending run of repeats, reads,
+    entries only stat'ed, an entry made full, STDIO."""
+    p = run([W, "mixed", str(tmp_path), "stop"], tmp_path)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    (pid,) = [int(x) for x in re.findall(rb"child (\d+) logs 1", p.stdout)]
+    made = iochar.open(str(by_pid(tmp_path)[pid]))
+    copy = tmp_path / f"copy_{pid}.live"
+    data, _ = live.recovered_log(copy)
+    ref = tmp_path / "reference.bin"
+    ref.write_bytes(data)
+    want = iochar.open(str(ref))
+    assert made.modules == want.modules == ["POSIX", "STDIO"]
+    got, exp = frames(made), frames(want)
+    for m in exp:
+        pd.testing.assert_frame_equal(got[m], exp[m])
+    assert len(exp["POSIX"]) == 22 and len(exp["STDIO"]) == 1
+    (run_dat,) = exp["POSIX"][exp["POSIX"]["path"].str.endswith("/run.dat")].itertuples()
+    assert run_dat.POSIX_WRITES == 108  # the pending run of 7 repeats counted
+    assert made.job == want.job
+    assert_settled(tmp_path)
+
+
+def test_wait_calls_are_the_programs_own(tmp_path):
+    """What wait, waitpid, wait3, wait4 and waitid return, set in errno and write in the
+    status or siginfo is as without the tool: ECHILD, WNOHANG with none ready, EINTR, a
+    stop and a continue (no reap), WNOWAIT then the reap."""
+    bare = run([W, "waits", str(tmp_path)], tmp_path, preload=False)
+    tooled = run([W, "waits", str(tmp_path)], tmp_path)
+    assert bare.returncode == tooled.returncode == 0
+    assert tooled.stdout == bare.stdout and tooled.stderr == b"", tooled.stderr
+    assert b"eintr -1 errno 4\n" in bare.stdout and b"nohang 0 errno 9\n" in bare.stdout
+    assert_settled(tmp_path)
 
 
 POOL = r"""
@@ -193,16 +308,20 @@ def pool_run(tmp_path, kind, method):
     p = run([sys.executable, str(script), kind, method, str(out)], tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr
     assert b"iochar:" not in p.stderr, p.stderr
-    if kind == "with":  # killed workers: the next reader makes their live files logs
-        r = report(tmp_path)
-        assert r.returncode == 0 and "ended (killed)" in r.stderr, r.stderr
     seen = {}
-    workers = 0
+    workers = recovered = 0
     for lg in logs_in(tmp_path):
-        df = iochar.open(str(lg)).records("POSIX")
+        log = iochar.open(str(lg))
+        df = log.records("POSIX")
         assert not (df["path"] == "<AGGREGATE>").any()
         mine = df[df["path"].str.match(r".*/out/f_\d+\.dat$")]
         workers += len(mine) > 0
+        if log.job.get("recovered"):
+            # a worker killed by the pool's terminate (with: SIGTERM), its log made by
+            # the pool's parent when it reaped it; none in the other ways to end
+            assert kind == "with" and log.job["ended_by"] == "killed", (lg.name, log.job)
+            assert lg.name.endswith(".recovered.iochar")
+            recovered += 1
         for _, r in mine.iterrows():
             i = int(re.search(r"f_(\d+)\.dat$", r["path"]).group(1))
             assert i not in seen, f"f_{i}.dat in two logs"
@@ -211,7 +330,13 @@ def pool_run(tmp_path, kind, method):
     # every task's file, in the log of the worker that wrote it, exact
     assert seen == {i: (1, 1, i + 1) for i in range(200)}
     assert workers == int(p.stdout.split()[-1])
+    # nothing left for a reader: the pool's parent reaped its workers itself (a worker
+    # the pool's terminate raced with may have ended by itself: its own log, not a
+    # recovered one; which of the two is a race, that every worker has one is not)
     assert livedir.files_for(tmp_path) == []
+    r = report(tmp_path)
+    assert r.returncode == 0 and "ended (" not in r.stderr, r.stderr
+    return recovered
 
 
 def test_multiprocessing_pool_fork(tmp_path):
@@ -235,8 +360,9 @@ def test_process_pool_executor_spawn(tmp_path):
 
 
 def test_multiprocessing_pool_terminated_workers(tmp_path):
-    """`with Pool() as pool` ends its workers with SIGTERM: no log of their own, but
-    their live files, made logs in the directory by the next reader."""
+    """`with Pool() as pool` ends its workers with SIGTERM (a worker may have ended by
+    itself first): a killed worker writes no log of its own, and the pool's parent, which
+    reaps it, makes its live file its log; no reader needed, nothing left."""
     pool_run(tmp_path, "with", "fork")
 
 
