@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 import iochar
 from iochar import live, livedir
@@ -260,6 +261,53 @@ def test_parent_made_log_reads_as_the_reader_made_one(tmp_path):
     assert run_dat.POSIX_WRITES == 108  # the pending run of 7 repeats counted
     assert made.job == want.job
     assert_settled(tmp_path)
+
+
+CONVERT = r"""
+import ctypes, sys
+f = ctypes.CDLL(None).iochar_reap_convert
+f.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+for src, out in zip(sys.argv[1::2], sys.argv[2::2]):
+    print(f(src.encode(), out.encode()))
+"""
+
+
+def test_parent_refuses_bad_live_files(tmp_path):
+    """The C maker (the same code the reap runs, called by name through its exported
+    entry point) takes a live file as untrusted: truncated, a size its header does not
+    say, a record of no module, a state pointer out of the file: no log, no crash (the
+    reader is left to say what is wrong)."""
+    p = run([W, "mixed", str(tmp_path), "stop"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (copy,) = tmp_path.glob("copy_*.live")
+    good = copy.read_bytes()
+    h = live.read_header(good, "x")
+    bad = {"truncated": good[:h["arena_off"] + h["arena_used"] // 2],
+           "header": good[:20480]}
+    b = bytearray(good)
+    b[16:24] = (len(good) + 4096).to_bytes(8, "little")  # map_size
+    bad["size"] = bytes(b)
+    b = bytearray(good)
+    at = h["arena_off"] + h["rec_module_off"]
+    b[at:at + 2] = (999).to_bytes(2, "little")  # the first record's module
+    bad["module"] = bytes(b)
+    b = bytearray(good)
+    at = h["arena_off"] + h["arena_used"]  # the last name's end, its NUL, its padding
+    b[at - 16:at] = b"x" * 16
+    bad["name"] = bytes(b)
+    args = [str(copy), str(tmp_path / "good.out")]
+    for k, data in bad.items():
+        (tmp_path / f"{k}.live").write_bytes(data)
+        args += [str(tmp_path / f"{k}.live"), str(tmp_path / f"{k}.out")]
+        with pytest.raises(iochar.LogError):  # the reader refuses it too
+            live.recovered_log(tmp_path / f"{k}.live")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    r = run([sys.executable, "-c", CONVERT, *args], sub)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    assert r.stdout.split() == [b"0"] + [b"-1"] * len(bad)
+    assert sorted(x.name for x in tmp_path.glob("*.out")) == ["good.out"]
+    assert frames(iochar.open(str(tmp_path / "good.out")))["POSIX"].shape[0] == 22
 
 
 def test_wait_calls_are_the_programs_own(tmp_path):
