@@ -720,13 +720,16 @@ static int complete(int dfd, const char *name, const char *real, int want) {
     gone = unlinkat(dfd, name, 0) == 0;
     goto out;
   }
-  if (h->state == IOCHAR_LIVE_ABORT) goto out; /* its own log may be there: the reader tells */
-  /* where its log goes: this process's log directory, and no log of its own
-   * there (killed between its log and the file's removal: the reader tells) */
+  /* killed in its end (end_wall set: its log being written, maybe there), or
+   * an MPI_Abort (its rank's log may be there): the reader tells by the
+   * logs' identities */
+  if (h->state == IOCHAR_LIVE_ABORT || (h->state == IOCHAR_LIVE_RUNNING && h->end_wall != 0))
+    goto out;
+  /* where its log goes: this process's log directory */
   size_t dl = strnlen(h->log_dest, sizeof h->log_dest);
   const char *slash = dl < sizeof h->log_dest ? strrchr(h->log_dest, '/') : NULL;
   if (!slash || (size_t)(slash - h->log_dest) != strlen(real) ||
-      memcmp(h->log_dest, real, strlen(real)) || faccessat(AT_FDCWD, h->log_dest, F_OK, 0) == 0)
+      memcmp(h->log_dest, real, strlen(real)))
     goto out;
   char rank[32] = "";
   if (h->mpi_initialized) {
