@@ -198,6 +198,17 @@ def test_reaped_in_a_sigchld_handler_made_at_the_parent_end(tmp_path):
         assert_settled(d)
 
 
+def test_large_killed_child_made_at_the_parent_end(tmp_path):
+    """A child with more than 4 MiB of records (5,000 files) is not made a log inside the
+    waitpid that reaps it (a reap stays short): the parent makes it at its own end."""
+    p, kids = children_run(tmp_path, 0, end="kill", n=1, nfiles=5000)
+    assert p.stdout.count(b" logs 0\n") == 1, p.stdout
+    (pid,) = kids
+    log = iochar.open(str(by_pid(tmp_path)[pid]))
+    assert_recovered(log, "0", 5000, "killed")
+    assert_settled(tmp_path)
+
+
 def test_killed_parent_leaves_its_children_to_the_reader(tmp_path):
     """A parent that saw its children end without reaping them (waitid WNOWAIT: the
     reap is not its) and was killed: the live files stay, the next reader makes them
