@@ -153,6 +153,9 @@ static size_t at_addr(const live_src *s, uint64_t ptr, size_t n) {
 static int64_t *ci(int64_t *c, int n, int i) { return &c[i < 0 ? n + i : i]; }
 static double *fi(double *f, int n, int i) { return &f[i < 0 ? n + i : i]; }
 
+/* x += v, wrapping (counts from a corrupt file may be anything: no overflow) */
+static void add(int64_t *x, int64_t v) { *x = (int64_t)((uint64_t)*x + (uint64_t)v); }
+
 static int size_bin(int64_t n) {
   static const int64_t lim[] = {100,     1024,     10240,     102400,    1048576,
                                 4194304, 10485760, 104857600, 1073741824};
@@ -172,12 +175,12 @@ static void topk_fix(iochar_topk *t) {
 
 static void topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
   if (t->n > 0 && t->val[t->last] == v) {
-    t->cnt[t->last]++;
+    add(&t->cnt[t->last], 1);
   } else {
     int mn = 0, found = 0;
     for (int i = 0; i < t->n; i++) {
       if (t->val[i] == v) {
-        t->cnt[i]++;
+        add(&t->cnt[i], 1);
         t->last = i, found = 1;
         break;
       }
@@ -189,12 +192,12 @@ static void topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
         t->last = t->n++;
       } else {
         t->val[mn] = v;
-        t->cnt[mn]++;
+        add(&t->cnt[mn], 1);
         t->last = mn;
       }
     }
   }
-  t->cnt[t->last] += k - 1;
+  add(&t->cnt[t->last], k - 1);
 }
 
 /* The four most counted (count desc, value asc) into c[first..first+7];
@@ -256,24 +259,23 @@ static int finish(const live_src *s, const iochar_module *m, int64_t *c, double 
     if (k > 0 && d <= 1 && n > 0 && (__int128)k * n < (__int128)1 << 62) {
       if (__builtin_sub_overflow(nxt, k * n, &off)) return -1;
       if (!timed && L->ops[d] >= 0) {
-        c[L->ops[d]] += k;
+        add(&c[L->ops[d]], k);
         if (L->f_start[d] >= 0 && isfinite(t0)) {
           double *fs = fi(f, nf, L->f_start[d]), *fe = fi(f, nf, L->f_end[d]);
           if (*fs == 0 || t0 < *fs) *fs = t0;
           if (t0 > *fe) *fe = t0;
         }
       }
-      if (L->bytes[d] >= 0)
-        c[L->bytes[d]] = (int64_t)((uint64_t)c[L->bytes[d]] + (uint64_t)(k * n));
-      if (L->size_bin0[d] >= 0) c[L->size_bin0[d] + size_bin(n)] += k;
+      if (L->bytes[d] >= 0) add(&c[L->bytes[d]], k * n);
+      if (L->size_bin0[d] >= 0) add(&c[L->size_bin0[d] + size_bin(n)], k);
       if (L->access1 >= 0) topk_add_k(&tk[0], n, k);
       if (L->file_not_aligned >= 0) {
         int64_t miss = misses(off, n, *ci(c, ni, L->file_alignment), k);
         if (miss < 0) return -1;
-        c[L->file_not_aligned] += miss;
+        add(&c[L->file_not_aligned], miss);
       }
-      if (L->consec[d] >= 0) c[L->consec[d]] += k;
-      if (L->seq[d] >= 0) c[L->seq[d]] += k;
+      if (L->consec[d] >= 0) add(&c[L->consec[d]], k);
+      if (L->seq[d] >= 0) add(&c[L->seq[d]], k);
       if (L->max_byte[d] >= 0 && nxt - 1 > c[L->max_byte[d]]) c[L->max_byte[d]] = nxt - 1;
     }
   }
