@@ -38,8 +38,8 @@
  * whatever is left in the directory (the rest waits for the reader). */
 #define SCAN_MAX 4096
 /* A child with more records than this (arena bytes: ~4,000 files) has its
- * log made at the parent's end, not in its waitpid: a reap stays within
- * ~10-20 ms (bench/reap_cost.py: ~5 ms for 2,000 files). */
+ * log made at the parent's end, not in its waitpid: a reap stays within tens
+ * of ms (bench/reap_cost.py: 6-25 ms for 2,000 files). */
 #define REAP_NOW_MAX (4u << 20)
 
 /* ---- the live file, read -------------------------------------------------- */
