@@ -174,15 +174,16 @@ static void *writer(void *arg) {
 /* children DIR N NFILES THREADS END: the parent writes parent.dat and 20
  * files per thread, forks N children (each: NFILES files tagged by its
  * index, then END), reaps them in order; END "sigchld-X": the children end
- * as X and the parent reaps them in a SIGCHLD handler. */
+ * as X and the parent reaps them in a SIGCHLD handler; "ignchld-X": SIGCHLD
+ * is ignored, the kernel reaps them. */
 static void children(int n, int nfiles, int nthreads, const char *end) {
   files("p", 5);
-  int in_handler = !strncmp(end, "sigchld-", 8);
-  if (in_handler) {
+  int in_handler = !strncmp(end, "sigchld-", 8), ignored = !strncmp(end, "ignchld-", 8);
+  if (in_handler || ignored) {
     end += 8;
     struct sigaction a;
     memset(&a, 0, sizeof a);
-    a.sa_handler = on_child;
+    a.sa_handler = ignored ? SIG_IGN : on_child; /* SIG_IGN: the kernel reaps them */
     CHECK(sigaction(SIGCHLD, &a, NULL) == 0);
   }
   pthread_t th[8];
@@ -201,8 +202,10 @@ static void children(int n, int nfiles, int nthreads, const char *end) {
   }
   atomic_store(&forked, 1);
   for (int t = 0; t < nthreads && t < 8; t++) pthread_join(th[t], NULL);
-  if (in_handler) {
-    while (reaped < n) usleep(1000);
+  if (in_handler || ignored) {
+    while (in_handler && reaped < n) usleep(1000);
+    for (int c = 0; c < n && c < 64 && ignored; c++)
+      while (kill(pids[c], 0) == 0) usleep(1000); /* until the kernel reaped it */
     for (int c = 0; c < n && c < 64; c++)
       printf("child %d logs %d\n", (int)pids[c], logs_of(pids[c]));
     return;

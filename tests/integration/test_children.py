@@ -183,12 +183,13 @@ def test_killed_children_made_their_logs_at_the_reap(tmp_path):
 
 
 def test_reaped_in_a_sigchld_handler_made_at_the_parent_end(tmp_path):
-    """A reap inside a signal handler only notes the child (no log made there): the
-    parent makes the logs at its own end, before its own log."""
-    for end in ("handler", "kill"):
-        d = tmp_path / end
+    """A reap inside a signal handler only notes the child (no log made there), and one
+    the kernel makes (SIGCHLD ignored) is not seen: the parent makes the logs at its own
+    end, before its own log."""
+    for how, end in (("sigchld", "handler"), ("sigchld", "kill"), ("ignchld", "kill")):
+        d = tmp_path / f"{how}-{end}"
         d.mkdir()
-        p, kids = children_run(d, 0, end=f"sigchld-{end}", n=2, nfiles=50)
+        p, kids = children_run(d, 0, end=f"{how}-{end}", n=2, nfiles=50)
         assert p.stdout.count(b" logs 0\n") == 2, p.stdout  # after the handler's reaps
         logs = by_pid(d)
         assert len(logs) == 3
