@@ -756,7 +756,7 @@ static void scan(int want) {
   char real[IOCHAR_PATH_MAX];
   int ufd = -1, dfd = key_dir(real, sizeof real, &ufd);
   if (dfd >= 0) {
-    int d2 = dup(dfd);
+    int d2 = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* closedir closes it */
     DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
     if (!d && d2 >= 0) close(d2);
     int seen = 0, gone = 0;
