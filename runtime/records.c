@@ -578,10 +578,43 @@ static void reset_entry(const iochar_module *m, iochar_meta_entry *e) {
   if (e->full && e->full != aggregate[mi]) reset_record(m, e->full);
 }
 
+/* In a fork child, the pointers the parent's other threads stored into the
+ * shared live file between the fork and the child's copy of it (live.c,
+ * iochar_live_on): an entry made full (`full`) or a record's first state,
+ * made past what this process's copy holds.  They point at memory the child
+ * hands out again (its arena past arena_used, its states below tables_low),
+ * and were read back there as a record of another name (issue 38, seen in
+ * CI).  For the child those calls never happened. */
+static int in_states(const void *s) {
+  const uint8_t *t = (const uint8_t *)s - IOCHAR_RW_TK_BYTES;
+  return (t >= arena + tables_low && t < arena + arena_size) ||
+         (t >= spare_tables + tables_low && t < spare_tables + arena_size);
+}
+static void state_check(iochar_record *r) {
+  if (r->state && !in_states(r->state)) r->state = NULL;
+}
+static void forked_pointers_check(int mi) {
+  for (iochar_record *r = mod_list[mi]; r; r = r->all_next) {
+    if (!(r->flags & IOCHAR_REC_META)) {
+      state_check(r);
+      continue;
+    }
+    iochar_meta_entry *e = (iochar_meta_entry *)r;
+    iochar_record *f = e->full;
+    if (!f || f == aggregate[mi]) continue;
+    if ((uint8_t *)f < arena || (uint8_t *)f >= arena + arena_used)
+      e->full = NULL;
+    else
+      state_check(f);
+  }
+}
+
 /* fork child: keep records (inherited fds still point at them) but zero what
  * they counted, so the child reports only its own I/O. */
 void iochar_records_reset(void) {
   atomic_flag_clear(&rec_mutex.f);
+  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
+    if (iochar_modules[mi]) forked_pointers_check(mi);
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;

@@ -395,6 +395,58 @@ static void vfork_exec(const char *self, const char *nfiles) {
   CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* busy DIR N NFILES: two threads of the parent each open 100 new files, then
+ * write them all (a name's first write makes its metadata-only entry a full
+ * record) and close them, while the main thread forks a child right as the
+ * writes begin: round after round, N children (each: NFILES files tagged by
+ * its index, then exit), each reaped.  The child's copy of the live file
+ * races with those first writes (tags b0, b1: file k of round r is r * 100
+ * + k). */
+static pthread_barrier_t opened, round_done;
+static int busy_rounds;
+static void *busy_writer(void *arg) {
+  int t = (int)(long)arg;
+  for (int r = 0; r < busy_rounds; r++) {
+    int fds[100];
+    char p[4096];
+    for (int k = 0; k < 100; k++) {
+      snprintf(p, sizeof p, "%s/cb%d_%d.dat", dir, t, r * 100 + k);
+      CHECK((fds[k] = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0600)) >= 0);
+    }
+    pthread_barrier_wait(&opened);
+    for (int k = 0; k < 100; k++) {
+      int n = 1 + (r * 100 + k) % 7;
+      CHECK(write(fds[k], "abcdefg", n) == n);
+    }
+    for (int k = 0; k < 100; k++) CHECK(close(fds[k]) == 0);
+    pthread_barrier_wait(&round_done);
+  }
+  return NULL;
+}
+static void busy(int n, int nfiles) {
+  busy_rounds = n;
+  CHECK(pthread_barrier_init(&opened, NULL, 3) == 0);
+  CHECK(pthread_barrier_init(&round_done, NULL, 3) == 0);
+  pthread_t th[2];
+  for (int t = 0; t < 2; t++)
+    CHECK(pthread_create(&th[t], NULL, busy_writer, (void *)(long)t) == 0);
+  for (int c = 0; c < n; c++) {
+    fflush(stdout); /* a child must not print the parent's lines again */
+    pthread_barrier_wait(&opened);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      char tag[16];
+      snprintf(tag, sizeof tag, "%d", c);
+      files(tag, nfiles);
+      exit(0);
+    }
+    reap(pid, "exit");
+    pthread_barrier_wait(&round_done);
+  }
+  for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+}
+
 /* signals DIR: what a program sees of its own handlers, printed (the same
  * with the tool and without: its handlers run through a trampoline). */
 static volatile sig_atomic_t got_sig, got_code;
@@ -458,6 +510,8 @@ int main(int argc, char **argv) {
     waits();
   else if (!strcmp(m, "mixed") && argc == 4)
     mixed(argv[3]);
+  else if (!strcmp(m, "busy") && argc == 5)
+    busy(atoi(argv[3]), atoi(argv[4]));
   else if (!strcmp(m, "grandchild") && argc == 4)
     grandchild(atoi(argv[3]));
   else if (!strcmp(m, "vfork-exec") && argc == 4)

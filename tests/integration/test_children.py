@@ -100,6 +100,26 @@ def test_fork_children_of_a_threaded_parent(tmp_path):
     assert len(df) == 5 + 2 * 21
 
 
+def test_fork_children_while_the_parent_makes_files(tmp_path):
+    """Two threads of the parent make their opened files' first writes while it forks
+    (12 rounds of 2 x 100): the parent's stores into its live file after a fork (an entry
+    made full, a first state) reach the child's copy of it, and pointed at memory the
+    child uses again (read back as a record of another name in a child's log, seen in
+    CI)."""
+    p = run([W, "busy", str(tmp_path), "12", "50"], tmp_path)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    kids = [int(x) for x in re.findall(rb"child (\d+) logs", p.stdout)]
+    assert len(kids) == 12
+    logs = by_pid(tmp_path)
+    for c, pid in enumerate(kids):
+        log = iochar.open(str(logs[pid]))
+        assert_exact(log, str(c), 50)
+        assert len(log.records("POSIX")) == 50  # nothing of the parent's threads
+    parent = iochar.open(str(logs[min(set(logs) - set(kids))]))
+    assert_exact(parent, "b0", 1200)
+    assert_exact(parent, "b1", 1200)
+
+
 def test_fork_child_of_a_fork_child(tmp_path):
     p = run([W, "grandchild", str(tmp_path), "2000"], tmp_path)
     assert p.returncode == 0 and p.stderr == b"", p.stderr

@@ -308,3 +308,27 @@ def test_few_small_files_keep_the_open_once_remedy():
     n = cfg["metadata-heavy"]["shard_min_files"] - 1
     (a,) = run_advice(job(), {"POSIX": _loader_files(n, 1000, 40)})["metadata-heavy"]
     assert "small_files_read_whole" not in a.evidence
+
+
+def test_files_opened_once_are_not_told_to_keep_them_open():
+    """8,000 small outputs, each created, written once and closed (a pool of workers
+    writing one file per task): each is opened once already, so the remedy is fewer,
+    larger files, not "open each file once and keep it open"."""
+    df = frame([{"path": f"/out/r{i}.dat", "rank": i % 4, "POSIX_OPENS": 1, "POSIX_STATS": 1,
+                 "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 10, "POSIX_SIZE_WRITE_0_100": 1,
+                 "POSIX_F_META_TIME": 0.0015, "POSIX_F_WRITE_TIME": 0.00002}
+                for i in range(8000)])
+    (a,) = run_advice(job(4), {"POSIX": df})["metadata-heavy"]
+    assert a.recommendation.startswith(
+        "each of the 8,000 files is opened about once (8,000 opens): the cost is one open "
+        "and close per file, not per access: write fewer, larger files")
+    assert "keep it open" not in a.recommendation and a.example == ""
+    # read in part (a header each), opened once: the read remedy, no write call named
+    df = frame([{"path": f"/in/r{i}.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_STATS": 1,
+                 "POSIX_READS": 1,
+                 "POSIX_BYTES_READ": 512, "POSIX_MAX_BYTE_READ": 99_999,
+                 "POSIX_F_META_TIME": 0.0015, "POSIX_F_READ_TIME": 0.00002}
+                for i in range(8000)])
+    (a,) = run_advice(job(), {"POSIX": df})["metadata-heavy"]
+    assert ": pack the files into a few large shards" in a.recommendation
+    assert "write" not in a.recommendation and "keep it open" not in a.recommendation

@@ -84,6 +84,22 @@ def _small_files_remedy(n: int, size: float, passes: float, nprocs: int) -> str:
                                      if nprocs > 1 else ""))
 
 
+def _files_opened_once_remedy(files: int, opens: float, bytes_read: float,
+                              bytes_written: float) -> str:
+    """Each file opened about once: nothing to keep open, the cost is per file. The
+    remedy in the files' direction: fewer, larger files written or read."""
+    head = (f"each of the {num(files)} files is opened about once ({num(opens)} opens): the "
+            "cost is one open and close per file, not per access")
+    if bytes_written >= bytes_read:
+        return (head + ": write fewer, larger files (gather the small outputs into a few "
+                "large ones: one HDF5 or Parquet file, a tar archive, or one file per process "
+                "with an index), or make them on node-local storage (/tmp, /dev/shm) during "
+                "the job and copy them out once at its end")
+    return (head + ": pack the files into a few large shards (one HDF5 or Parquet file, "
+            "tar-based shards) so that a pass opens a few large files, or stage them once "
+            "per job on node-local storage (/tmp, /dev/shm)")
+
+
 def check(ctx: Context, cfg: dict) -> list[Advice]:
     out = []
     for module in ("POSIX", "STDIO"):
@@ -130,6 +146,10 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         shards = small_whole_files(df, module, open_row, cfg)
         if shards:  # a data pipeline: each file already opened once per pass
             recs = [_small_files_remedy(*shards, ctx.nprocs)]
+        elif again <= 0.1 * opens:  # "keep it open" cannot apply: it is opened once
+            recs = [_files_opened_once_remedy(
+                files, opens, float(S.concept(df, module, "bytes_read").sum()),
+                float(S.concept(df, module, "bytes_written").sum()))]
         else:
             recs = [f"open each file once and keep it open instead of {call} around every "
                     f"access ({num(opens)} opens of {num(files)} files)"]
@@ -149,6 +169,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
         example = ("FILE *f = fopen(path, \"r\");  /* once, before the loop */"
                    if module == "STDIO" else
                    "int fd = open(path, O_RDONLY);  /* once; then pread(fd, buf, n, off) */")
+        if not shards and again <= 0.1 * opens:
+            example = ""  # opening once is what it does already
         if shards:
             example = ("with h5py.File(\"train.h5\", \"w\") as f: "
                        "f.create_dataset(\"x\", data=samples)  # once; then read f[\"x\"][i]")
