@@ -30,10 +30,13 @@ static int may_complete(void) {
   return n == 0;
 }
 
-/* After a call that returned r with status st: an exit or a kill reaped
- * (a stop or a continue did not). */
-static void after(pid_t r, int st) {
+/* After a call that returned r with status *sp: an exit or a kill reaped
+ * (a stop or a continue did not).  *sp is read only when the call returned
+ * a child: then the kernel wrote it (a bad pointer given fails the call with
+ * EFAULT, and must not fault here). */
+static void after(pid_t r, const int *sp) {
   if (r <= 0) return;
+  int st = *sp;
   iochar_had_children = 1;
   if ((WIFEXITED(st) || WIFSIGNALED(st)) && may_complete()) {
     int e = errno;
@@ -45,28 +48,28 @@ static void after(pid_t r, int st) {
 IOCHAR_WRAP(pid_t, waitpid, (pid_t pid, int *status, int options)) {
   int st = 0, *sp = status ? status : &st; /* the status tells a reap from a stop */
   pid_t r = IOCHAR_REAL(waitpid)(pid, sp, options);
-  after(r, *sp);
+  after(r, sp);
   return r;
 }
 
 IOCHAR_WRAP(pid_t, wait, (int *status)) {
   int st = 0, *sp = status ? status : &st;
   pid_t r = IOCHAR_REAL(wait)(sp);
-  after(r, *sp);
+  after(r, sp);
   return r;
 }
 
 IOCHAR_WRAP(pid_t, wait3, (int *status, int options, struct rusage *ru)) {
   int st = 0, *sp = status ? status : &st;
   pid_t r = IOCHAR_REAL(wait3)(sp, options, ru);
-  after(r, *sp);
+  after(r, sp);
   return r;
 }
 
 IOCHAR_WRAP(pid_t, wait4, (pid_t pid, int *status, int options, struct rusage *ru)) {
   int st = 0, *sp = status ? status : &st;
   pid_t r = IOCHAR_REAL(wait4)(pid, sp, options, ru);
-  after(r, *sp);
+  after(r, sp);
   return r;
 }
 

@@ -315,6 +315,10 @@ static void waits(void) {
   errno = EBADF;
   r = (int)waitpid(pid, &st, WNOHANG), e = errno;
   printf("nohang %d errno %d\n", r, e);
+  /* a status pointer the kernel does not write (nothing to report yet): never read */
+  errno = EBADF;
+  r = (int)waitpid(pid, (int *)8, WNOHANG), e = errno;
+  printf("nohang bad status %d errno %d\n", r, e);
   memset(&si, 0xff, sizeof si);
   r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
   printf("waitid nohang %d pid %d\n", r, (int)si.si_pid);

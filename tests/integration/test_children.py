@@ -345,12 +345,13 @@ def test_parent_refuses_bad_live_files(tmp_path):
 def test_wait_calls_are_the_programs_own(tmp_path):
     """What wait, waitpid, wait3, wait4 and waitid return, set in errno and write in the
     status or siginfo is as without the tool: ECHILD, WNOHANG with none ready, EINTR, a
-    stop and a continue (no reap), WNOWAIT then the reap."""
+    stop and a continue (no reap), WNOWAIT then the reap, a status pointer not written."""
     bare = run([W, "waits", str(tmp_path)], tmp_path, preload=False)
     tooled = run([W, "waits", str(tmp_path)], tmp_path)
     assert bare.returncode == tooled.returncode == 0
     assert tooled.stdout == bare.stdout and tooled.stderr == b"", tooled.stderr
     assert b"eintr -1 errno 4\n" in bare.stdout and b"nohang 0 errno 9\n" in bare.stdout
+    assert b"nohang bad status 0 errno 9\n" in bare.stdout
     assert_settled(tmp_path)
 
 
