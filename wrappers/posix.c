@@ -20,12 +20,26 @@ static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
  * and the first call that sets one makes it a full record (records.c).  A
  * name's first call (stat, open, creat, unlink, a rename's target) and the
  * file-system facts of its first open are carried: never one of these. */
-static const int16_t meta_rare[] = {
-    POSIX_DUPS,    POSIX_SEEKS,     POSIX_MMAPS,          POSIX_FSYNCS,
-    POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES, -1};
+#define RARE(name, kind) name,
+static const int16_t meta_rare[] = {POSIX_DUPS, POSIX_SEEKS, POSIX_MMAPS, POSIX_FSYNCS,
+                                    POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES,
+                                    /* set at the end, on full records only */
+                                    POSIX_LUSTRE_COMP(RARE, 1) POSIX_LUSTRE_COMP(RARE, 2)
+                                            POSIX_LUSTRE_COMP(RARE, 3) POSIX_LUSTRE_COMP(RARE, 4) -
+                                        1};
+#undef RARE
 
-const iochar_module iochar_mod_posix = IOCHAR_MODULE_DEF(
-    POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1, .meta_rare = meta_rare);
+static void lustre_finish(iochar_record *r);
+const iochar_module iochar_mod_posix =
+    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1,
+                      .meta_rare = meta_rare, .finish = lustre_finish);
+/* the X-macro list's component slots: 7 counters each, as many as the decoder keeps */
+#define COMP_SLOT (POSIX_LUSTRE_COMP2_EXT_START - POSIX_LUSTRE_COMP1_EXT_START)
+_Static_assert(COMP_SLOT == 7 &&
+                   POSIX_LUSTRE_COMP4_MIRROR_ID - POSIX_LUSTRE_COMP1_EXT_START ==
+                       4 * COMP_SLOT - 1 &&
+                   IOCHAR_LUSTRE_MAX_COMPS == 4,
+               "POSIX_LUSTRE_COMP<N> slots: one per IOCHAR_LUSTRE_MAX_COMPS");
 const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
@@ -102,36 +116,50 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
   AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
   AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
 #undef AT
-  /* a composite: which component the accesses fall in is known at a close */
+  /* a composite: which components the accesses fall in is known at the end */
   if (lo.components > 1) r->flags |= IOCHAR_REC_RELAYOUT, w->flags |= IOCHAR_REC_RELAYOUT;
   iochar_spin_unlock(&r->lock);
 }
 
-/* Before a close of a file with a composite Lustre layout (IOCHAR_REC_RELAYOUT):
- * the layout again, described by the component holding most of the bytes read
- * or written so far ([0, MAX_BYTE + 1): iochar_lustre_parse_for), where the
- * stripe advice must look; the first open saw where the first bytes go.  The
- * descriptor is still open; errno is the application's again after. */
-static __attribute__((noinline)) void record_relayout(int fd, iochar_record *r) {
+/* As the log takes a record's row, for a file with a composite Lustre layout
+ * (IOCHAR_REC_RELAYOUT, set at its first open): the layout again, by name
+ * (the descriptors may be closed), now that the accessed extent is known
+ * ([0, MAX_BYTE + 1)): the one-component counters describe the component
+ * holding most of it (iochar_lustre_parse_for), where the stripe advice must
+ * look, and POSIX_LUSTRE_COMP<N>_* every data component covering it (the 4
+ * lowest, iochar_lustre_parse_comps).  Here rather than at each close, so the
+ * close pays no test for it (issue 40: open+close was +299 instructions with
+ * it, +296 without).  A file removed or renamed away by then keeps the open's
+ * description and no components; one renamed onto is the file the name holds
+ * at the end.  errno is the application's again after. */
+static void lustre_finish(iochar_record *r) {
+  if (!(r->flags & IOCHAR_REC_RELAYOUT) || r->id == IOCHAR_AGG_ID ||
+      (r->flags & (IOCHAR_REC_META | IOCHAR_REC_TRUNCATED)))
+    return; /* an entry has read and written nothing; a truncated name is not the file's */
   int saved = errno;
   iochar_spin_lock(&r->lock);
-  iochar_record *w = iochar_record_now(r);
-  int64_t hi = 0;
-  if (!(w->flags & IOCHAR_REC_META)) { /* an entry has read and written nothing */
-    hi = w->c[POSIX_MAX_BYTE_READ] > w->c[POSIX_MAX_BYTE_WRITTEN] ? w->c[POSIX_MAX_BYTE_READ]
-                                                                  : w->c[POSIX_MAX_BYTE_WRITTEN];
-    hi = hi >= 0 ? hi + 1 : 0;
-  }
+  int64_t hi = r->c[POSIX_MAX_BYTE_READ] > r->c[POSIX_MAX_BYTE_WRITTEN]
+                   ? r->c[POSIX_MAX_BYTE_READ]
+                   : r->c[POSIX_MAX_BYTE_WRITTEN];
+  hi = hi >= 0 ? hi + 1 : 0;
   iochar_spin_unlock(&r->lock);
   iochar_lustre_layout lo;
-  if (hi > 0 && iochar_lustre_read_for(fd, (uint64_t)hi, &lo) == 0 && lo.version) {
+  iochar_lustre_comp comp[IOCHAR_LUSTRE_MAX_COMPS];
+  int n = 0;
+  if (hi > 0 &&
+      iochar_lustre_read_path(iochar_record_path(r), (uint64_t)hi, &lo, comp,
+                              IOCHAR_LUSTRE_MAX_COMPS, &n) == 0 &&
+      lo.version) {
     iochar_spin_lock(&r->lock);
-    w = iochar_record_now(r);
-    if (!(w->flags & IOCHAR_REC_META)) {
-      w->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
-      w->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
-      w->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
-      w->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
+    r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
+    r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
+    r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+    r->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
+    for (int k = 0; k < IOCHAR_LUSTRE_MAX_COMPS; k++) { /* the slots' order: the X-macro's */
+      int64_t *c = r->c + POSIX_LUSTRE_COMP1_EXT_START + k * COMP_SLOT;
+      iochar_lustre_comp x = k < n ? comp[k] : (iochar_lustre_comp){0};
+      c[0] = x.start, c[1] = x.end, c[2] = x.stripe_size, c[3] = x.stripe_count;
+      c[4] = x.pattern, c[5] = x.flags, c[6] = x.mirror;
     }
     iochar_spin_unlock(&r->lock);
   }
@@ -295,11 +323,6 @@ IOCHAR_WRAP(int, close, (int fd)) {
   if (!d || (__builtin_expect(iochar_in_tool, 0) && !iochar_active())) {
     if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
-  }
-  if (__builtin_expect(d->rec->flags & IOCHAR_REC_RELAYOUT, 0)) {
-    iochar_in_tool++;
-    record_relayout(fd, d->rec);
-    iochar_in_tool--;
   }
   double t0 = iochar_now();
   int ret = IOCHAR_REAL(close)(fd);
