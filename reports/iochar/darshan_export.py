@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, atomicfile
+from .advice import pfl
 from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, UNFILLED, mapping
 from .logformat import LogError
 
@@ -173,14 +174,27 @@ def _records(mod, df, ours: list, file_ids) -> bytes:
 
 
 def _lustre(df) -> bytes:
-    """One LUSTRE record per POSIX record on Lustre: one layout component (the one
-    iochar describes), its OSTs unknown but the first stripe's (-1)."""
+    """One LUSTRE record per POSIX record on Lustre: the components the runtime listed
+    (POSIX_LUSTRE_COMP<N>_*, a composite's data components over the accessed extent),
+    else the one component iochar describes; OSTs unknown (-1) but the first stripe of
+    a one-component record."""
     need = ("POSIX_LUSTRE_STRIPE_SIZE", "POSIX_LUSTRE_STRIPE_COUNT", "POSIX_LUSTRE_STRIPE_OFFSET")
     if any(c not in df for c in need):
         return b""
+    listed = pfl.from_columns(df, "POSIX_LUSTRE_") if pfl.slots(df.columns, "POSIX_LUSTRE_") \
+        else [[] for _ in range(len(df))]
     out = []
-    for rid, rank, size, count, first in zip(df["record_id"].tolist(), df["rank"].tolist(),
-                                             *(df[c].tolist() for c in need)):
+    for rid, rank, size, count, first, comps in zip(
+            df["record_id"].tolist(), df["rank"].tolist(), *(df[c].tolist() for c in need),
+            listed):
+        if comps:  # Darshan's order: size, count, pattern, flags, start, end, mirror
+            body = b"".join(struct.pack("<7q16s", c[2], max(c[3], 0), c[6], c[4], c[0],
+                                        -1 if c[1] == math.inf else c[1], c[5], b"")
+                            for c in comps)
+            stripes = sum(max(c[3], 0) for c in comps)
+            out.append(struct.pack("<Qqqq", rid, rank, len(comps), stripes) + body
+                       + struct.pack(f"<{stripes}q", *[-1] * stripes))
+            continue
         if size <= 0 or count <= 0:  # not on Lustre, on the MDT only, or not decided yet
             continue
         size, count, first = int(size), int(count), int(first)
