@@ -34,6 +34,7 @@ enum iochar_module_id {
   IOCHAR_MOD_NC_VAR,
   IOCHAR_MOD_PNETCDF_FILE,
   IOCHAR_MOD_PNETCDF_VAR,
+  IOCHAR_MOD_LUSTRE, /* no interface: a composite layout's components (wrappers/posix.c) */
   IOCHAR_MOD_COUNT
 };
 

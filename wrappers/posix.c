@@ -10,6 +10,7 @@
 #include "../runtime/mounts.h"
 #include "../runtime/paths.h"
 #include "../runtime/records.h"
+#include "lustre_counters.h"
 #include "posix_internal.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -20,26 +21,24 @@ static const iochar_counter_def flts[] = {POSIX_F_COUNTERS(IOCHAR_DEF_ENTRY)};
  * and the first call that sets one makes it a full record (records.c).  A
  * name's first call (stat, open, creat, unlink, a rename's target) and the
  * file-system facts of its first open are carried: never one of these. */
-#define RARE(name, kind) name,
-static const int16_t meta_rare[] = {POSIX_DUPS, POSIX_SEEKS, POSIX_MMAPS, POSIX_FSYNCS,
-                                    POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES,
-                                    /* set at the end, on full records only */
-                                    POSIX_LUSTRE_COMP(RARE, 1) POSIX_LUSTRE_COMP(RARE, 2)
-                                            POSIX_LUSTRE_COMP(RARE, 3) POSIX_LUSTRE_COMP(RARE, 4) -
-                                        1};
-#undef RARE
+static const int16_t meta_rare[] = {
+    POSIX_DUPS,    POSIX_SEEKS,     POSIX_MMAPS,          POSIX_FSYNCS,
+    POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES, -1};
 
 static void lustre_finish(iochar_record *r);
 const iochar_module iochar_mod_posix =
     IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1,
                       .meta_rare = meta_rare, .finish = lustre_finish);
+
+/* The LUSTRE module: records only lustre_finish makes, at the end, so the
+ * files of a job on Lustre cost no more record memory while it runs. */
+static const iochar_counter_def lustre_ints[] = {LUSTRE_COUNTERS(IOCHAR_DEF_ENTRY)};
+const iochar_module iochar_mod_lustre = IOCHAR_MODULE_DEF(LUSTRE, lustre_ints, NULL, char, NULL);
 /* the X-macro list's component slots: 7 counters each, as many as the decoder keeps */
-#define COMP_SLOT (POSIX_LUSTRE_COMP2_EXT_START - POSIX_LUSTRE_COMP1_EXT_START)
-_Static_assert(COMP_SLOT == 7 &&
-                   POSIX_LUSTRE_COMP4_MIRROR_ID - POSIX_LUSTRE_COMP1_EXT_START ==
-                       4 * COMP_SLOT - 1 &&
-                   IOCHAR_LUSTRE_MAX_COMPS == 4,
-               "POSIX_LUSTRE_COMP<N> slots: one per IOCHAR_LUSTRE_MAX_COMPS");
+#define COMP_SLOT (LUSTRE_COMP2_EXT_START - LUSTRE_COMP1_EXT_START)
+_Static_assert(COMP_SLOT == 7 && LUSTRE_NUM_INDICES - LUSTRE_COMP1_EXT_START ==
+                                     IOCHAR_LUSTRE_MAX_COMPS * COMP_SLOT,
+               "LUSTRE_COMP<N> slots: one per IOCHAR_LUSTRE_MAX_COMPS");
 const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
@@ -126,12 +125,14 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
  * (the descriptors may be closed), now that the accessed extent is known
  * ([0, MAX_BYTE + 1)): the one-component counters describe the component
  * holding most of it (iochar_lustre_parse_for), where the stripe advice must
- * look, and POSIX_LUSTRE_COMP<N>_* every data component covering it (the 4
- * lowest, iochar_lustre_parse_comps).  Here rather than at each close, so the
- * close pays no test for it (issue 40: open+close was +299 instructions with
- * it, +296 without).  A file removed or renamed away by then keeps the open's
- * description and no components; one renamed onto is the file the name holds
- * at the end.  errno is the application's again after. */
+ * look, and a LUSTRE record of the same id every data component covering it
+ * (the 4 lowest, iochar_lustre_parse_comps), written after the POSIX rows
+ * (the module list's order).  Here rather than at each close, so the close
+ * pays no test for it (issue 40: open+close was +299 instructions with it,
+ * +296 without).  A file removed or renamed away by then keeps the open's
+ * description and no LUSTRE record; one renamed onto is the file the name
+ * holds at the end; past the memory bound, no LUSTRE record (it would only
+ * fold into the aggregate).  errno is the application's again after. */
 static void lustre_finish(iochar_record *r) {
   if (!(r->flags & IOCHAR_REC_RELAYOUT) || r->id == IOCHAR_AGG_ID ||
       (r->flags & (IOCHAR_REC_META | IOCHAR_REC_TRUNCATED)))
@@ -146,22 +147,29 @@ static void lustre_finish(iochar_record *r) {
   iochar_lustre_layout lo;
   iochar_lustre_comp comp[IOCHAR_LUSTRE_MAX_COMPS];
   int n = 0;
+  const char *path = iochar_record_path(r);
   if (hi > 0 &&
-      iochar_lustre_read_path(iochar_record_path(r), (uint64_t)hi, &lo, comp,
-                              IOCHAR_LUSTRE_MAX_COMPS, &n) == 0 &&
+      iochar_lustre_read_path(path, (uint64_t)hi, &lo, comp, IOCHAR_LUSTRE_MAX_COMPS, &n) == 0 &&
       lo.version) {
     iochar_spin_lock(&r->lock);
     r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
     r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
     r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
     r->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
-    for (int k = 0; k < IOCHAR_LUSTRE_MAX_COMPS; k++) { /* the slots' order: the X-macro's */
-      int64_t *c = r->c + POSIX_LUSTRE_COMP1_EXT_START + k * COMP_SLOT;
-      iochar_lustre_comp x = k < n ? comp[k] : (iochar_lustre_comp){0};
-      c[0] = x.start, c[1] = x.end, c[2] = x.stripe_size, c[3] = x.stripe_count;
-      c[4] = x.pattern, c[5] = x.flags, c[6] = x.mirror;
-    }
     iochar_spin_unlock(&r->lock);
+    iochar_record *l = n > 0 ? iochar_record_get(IOCHAR_MOD_LUSTRE, path) : NULL;
+    if (l && l->id == r->id) { /* not the aggregate: a record of this file */
+      iochar_spin_lock(&l->lock);
+      l->c[LUSTRE_COMPONENTS] = lo.components;
+      l->c[LUSTRE_COMPS_LISTED] = n;
+      for (int k = 0; k < n; k++) { /* the slots' order: the X-macro's */
+        int64_t *c = l->c + LUSTRE_COMP1_EXT_START + k * COMP_SLOT;
+        c[0] = comp[k].start, c[1] = comp[k].end, c[2] = comp[k].stripe_size;
+        c[3] = comp[k].stripe_count, c[4] = comp[k].pattern, c[5] = comp[k].flags;
+        c[6] = comp[k].mirror;
+      }
+      iochar_spin_unlock(&l->lock);
+    }
   }
   errno = saved;
 }

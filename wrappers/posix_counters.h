@@ -3,19 +3,6 @@
 #define IOCHAR_POSIX_COUNTERS_H
 #include "../runtime/counters.h"
 
-/* The N-th lowest component of a composite Lustre layout holding file data
- * in [0, the highest byte accessed], at the job's end (runtime/lustre.h
- * iochar_lustre_comp; Darshan's LUSTRE_COMP<N>_*); all 0: no such component
- * (FLAGS is never 0 for one: it is instantiated).  At most 4 per file. */
-#define POSIX_LUSTRE_COMP(X, N)                                               \
-  X(POSIX_LUSTRE_COMP##N##_EXT_START, ANY)      /* extent start, bytes */     \
-  X(POSIX_LUSTRE_COMP##N##_EXT_END, ANY)        /* extent end; -1: EOF */     \
-  X(POSIX_LUSTRE_COMP##N##_STRIPE_SIZE, ANY)    /* bytes */                   \
-  X(POSIX_LUSTRE_COMP##N##_STRIPE_COUNT, ANY)   /* OSTs; 0: on the MDT */     \
-  X(POSIX_LUSTRE_COMP##N##_STRIPE_PATTERN, ANY) /* lmm_pattern (0x100 DOM) */ \
-  X(POSIX_LUSTRE_COMP##N##_FLAGS, ANY)          /* lcme_flags */              \
-  X(POSIX_LUSTRE_COMP##N##_MIRROR_ID, ANY)      /* FLR mirror id */
-
 #define POSIX_COUNTERS(X)                                                          \
   X(POSIX_OPENS, SUM)          /* open/openat/creat that succeeded */              \
   X(POSIX_DUPS, SUM)           /* dup/dup2/dup3/fcntl(F_DUPFD*) */                 \
@@ -48,12 +35,8 @@
   X(POSIX_FILE_TYPE, ANY)            /* (st_mode & S_IFMT) >> 12 at first open */  \
   X(POSIX_LUSTRE_STRIPE_SIZE, ANY)   /* Lustre layout (lustre.lov) at first */     \
   X(POSIX_LUSTRE_STRIPE_COUNT, ANY)  /* open, 0 elsewhere; if composite, of */     \
-  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one, again at close: docs/log-format.md */ \
+  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one, again at the end: log-format.md */   \
   X(POSIX_LUSTRE_COMPONENTS, ANY)    /* layout components: > 1 for PFL/FLR */      \
-  POSIX_LUSTRE_COMP(X, 1)                                                          \
-  POSIX_LUSTRE_COMP(X, 2)                                                          \
-  POSIX_LUSTRE_COMP(X, 3)                                                          \
-  POSIX_LUSTRE_COMP(X, 4)                                                          \
   X(POSIX_MAX_READ_TIME_SIZE, MAXT_SIZE)                                           \
   X(POSIX_MAX_WRITE_TIME_SIZE, MAXT_SIZE)                                          \
   IOCHAR_SIZE_BINS(X, POSIX, READ)                                                 \

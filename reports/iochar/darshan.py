@@ -164,8 +164,8 @@ def _lustre(recs: list, names: dict, comp_names: list | None = None) -> pd.DataF
                                      "LUSTRE_OST_IDS", "LUSTRE_COMPS"])
     df["record_id"] = df["record_id"].astype(np.uint64)
     # the same as darshan-parser's LUSTRE_COMP<N>_* (N from 1), one column per counter
-    # and component, NaN past a file's last component: the columns iochar's own logs
-    # carry as POSIX_LUSTRE_COMP<N>_* (advice/pfl.py reads both)
+    # and component, NaN past a file's last component: the columns of an iochar log's
+    # LUSTRE module (wrappers/lustre_counters.h; advice/pfl.py reads both)
     most = max((len(v) for v in per), default=0)
     cols = {}
     for n in range(most):

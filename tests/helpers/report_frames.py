@@ -36,7 +36,7 @@ def op_of(name: str) -> int:
         return OP["MAX"]
     if name.endswith(("_BYTES_READ", "_BYTES_WRITTEN")):
         return OP["BYTES"]
-    if "_HINT_" in name or "_LUSTRE_" in name or name.endswith(("_ALIGNMENT", "_LAYOUT",
+    if "_HINT_" in name or "LUSTRE_" in name or name.endswith(("_ALIGNMENT", "_LAYOUT",
                                                                 "_FORMAT")):
         return OP["ANY"]
     return OP["SUM"]

@@ -122,8 +122,6 @@ def test_state_only_for_files_with_data(tmp_path):
             "POSIX_F_CLOSE_END_TIMESTAMP", "POSIX_LUSTRE_COMPONENTS"} <= meta
     assert not meta & {"POSIX_READS", "POSIX_BYTES_WRITTEN", "POSIX_SIZE_READ_0_100",
                        "POSIX_ACCESS1_ACCESS", "POSIX_F_WRITE_TIME"}
-    # a layout's components are set at the end, on full records only: no entry slot
-    assert not {n for n in meta if n.startswith("POSIX_LUSTRE_COMP") and n[17].isdigit()}
 
     def entry(m, p):
         return (h["meta_c_off"] + 8 * len(m.meta) + len(p.encode()) + 1 + 7) & ~7

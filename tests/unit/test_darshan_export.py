@@ -95,7 +95,6 @@ def _lustre_log(path):
     ints = [c for c in base if "_F_" not in c[0]]
     schema = ints + [(f"POSIX_LUSTRE_{k}", OP["ANY"]) for k in
                      ("STRIPE_SIZE", "STRIPE_COUNT", "STRIPE_OFFSET", "COMPONENTS")] + \
-        [(f"POSIX_LUSTRE_COMP{n}_{f}", OP["ANY"]) for n in range(1, 5) for f in COMP_FIELDS] + \
         [c for c in base if "_F_" in c[0]]
     df = pd.DataFrame({"rank": [0, -1, 1, 0], "record_id": np.array([fnv1a64(p) for p in paths],
                                                                      dtype=np.uint64),
@@ -108,12 +107,18 @@ def _lustre_log(path):
     df["POSIX_LUSTRE_STRIPE_COUNT"] = [4, 8, -1, 0]
     df["POSIX_LUSTRE_STRIPE_OFFSET"] = [7, -1, -1, 0]
     df["POSIX_LUSTRE_COMPONENTS"] = [1, 3, 2, 0]
-    # the composite's components over the accessed extent (the others list none)
+    # the LUSTRE module's record of the composite: its components over the accessed
+    # extent (the others have none)
     comps = [(0, 1 << 20, 1 << 20, 1, 0x10, 0, 1), (1 << 20, -1, 4 << 20, 8, 0x10, 0, 1)]
+    lschema = [("LUSTRE_COMPONENTS", OP["ANY"]), ("LUSTRE_COMPS_LISTED", OP["ANY"])] + \
+        [(f"LUSTRE_COMP{n}_{f}", OP["ANY"]) for n in range(1, 5) for f in COMP_FIELDS]
+    lu = df.iloc[[1], :3].reset_index(drop=True)
+    lu["LUSTRE_COMPONENTS"], lu["LUSTRE_COMPS_LISTED"] = 3, 2
     for n in range(1, 5):
         for k, f in enumerate(COMP_FIELDS):
-            df[f"POSIX_LUSTRE_COMP{n}_{f}"] = [0, comps[n - 1][k] if n <= 2 else 0, 0, 0]
-    write_log(path, make_job(), {"POSIX": {"schema": schema, "records": df}},
+            lu[f"LUSTRE_COMP{n}_{f}"] = comps[n - 1][k] if n <= 2 else 0
+    write_log(path, make_job(), {"POSIX": {"schema": schema, "records": df},
+                                 "LUSTRE": {"schema": lschema, "records": lu}},
               mounts=[("/lus", "lustre", 4096), ("/home", "ext4", 4096)])
     return paths
 

@@ -442,14 +442,16 @@ class Context:
         """record_id -> (stripe size, stripe count, start, end, bytes in it, bytes) of the
         composite layout's OST component holding most of the bytes the file's accesses
         moved (pfl.holding: each POSIX row's bytes laid below its highest byte, pfl.extent),
-        for the files whose components the log lists: a Darshan log's LUSTRE frame
-        (LUSTRE_COMP<N>_* columns, or its LUSTRE_COMPS text), iochar's
-        POSIX_LUSTRE_COMP<N>_* (docs/log-format.md)."""
+        for the files whose components the LUSTRE frame lists: LUSTRE_COMP<N>_* columns
+        (an iochar log's LUSTRE module, a Darshan log's frame), else a Darshan frame's
+        LUSTRE_COMPS text (docs/log-format.md)."""
         comps: dict = {}
         lu = self.frame("LUSTRE")
         if lu is not None and "LUSTRE_COMPONENTS" in lu.columns:
             lu = S.rows(lu, S.col(lu, "LUSTRE_COMPONENTS") > 1)
             rid = S.column(lu, "record_id").tolist()
+            # ranks' rows of one file list the same components, some fewer (a rank that
+            # reached a lower byte lists the first of them): the longest is the file's
             if pfl.slots(lu.columns, "LUSTRE_"):
                 for r, c in zip(rid, pfl.from_columns(lu, "LUSTRE_")):
                     if len(c) > len(comps.get(r, ())):
@@ -464,15 +466,6 @@ class Context:
         px = self.frame("POSIX")
         if px is None or "POSIX_MAX_BYTE_READ" not in px.columns:
             return {}
-        if not comps and pfl.slots(px.columns, "POSIX_LUSTRE_") and \
-                "POSIX_LUSTRE_COMPONENTS" in px.columns:
-            many = S.rows(px, S.col(px, "POSIX_LUSTRE_COMPONENTS") > 1)
-            # ranks' rows of one file list the same components, some fewer (a rank
-            # that reached a lower byte): the longest list is the file's
-            for r, c in zip(S.column(many, "record_id").tolist(),
-                            pfl.from_columns(many, "POSIX_LUSTRE_")):
-                if len(c) > len(comps.get(r, ())):
-                    comps[r] = c
         if not comps:  # plain layouts (most logs): the frame's stripe is the one
             return {}
         rid = S.column(px, "record_id")

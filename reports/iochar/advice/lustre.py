@@ -47,7 +47,7 @@ def layouts(ctx: Context) -> pd.DataFrame | None:
     cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT").copy()
     size = S.col(px, "POSIX_LUSTRE_STRIPE_SIZE").copy()
     rid = S.column(px, "record_id")
-    comp = ctx.lustre_components  # POSIX_LUSTRE_COMP<N>_*: where the bytes fell
+    comp = ctx.lustre_components  # the LUSTRE module's components: where the bytes fell
     for i, r in enumerate(rid.tolist()):
         if r in comp:
             size[i], cnt[i] = comp[r][0], comp[r][1]

@@ -1,8 +1,8 @@
-"""Lustre composite (PFL) layouts: each file's components as the log lists them
-(Darshan's LUSTRE_COMP<N>_* in a Darshan log's LUSTRE frame, or its LUSTRE_COMPS text;
-iochar's POSIX_LUSTRE_COMP<N>_* on POSIX rows: docs/log-format.md), the bytes of the
-file's accesses attributed to them from the size and offset evidence, and which
-component holds most (the one the stripe advice judges)."""
+"""Lustre composite (PFL) layouts: each file's components as the LUSTRE frame lists
+them (LUSTRE_COMP<N>_*: an iochar log's LUSTRE module, Darshan's counters in a Darshan
+log's frame, or its LUSTRE_COMPS text: docs/log-format.md), the bytes of the file's
+accesses attributed to them from the size and offset evidence, and which component
+holds most (the one the stripe advice judges)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,7 @@ def parse(text) -> list[tuple]:
 
 
 # a component's counters, in the order of parse's tuples; the columns are
-# <prefix>COMP<N>_<field> (prefix LUSTRE_ in a Darshan log's frame, POSIX_LUSTRE_ in
-# iochar's POSIX rows)
+# <prefix>COMP<N>_<field> (LUSTRE_COMP<N>_*: wrappers/lustre_counters.h, Darshan's names)
 FIELDS = ("EXT_START", "EXT_END", "STRIPE_SIZE", "STRIPE_COUNT", "FLAGS", "MIRROR_ID",
           "STRIPE_PATTERN")
 _SLOT = re.compile(r"COMP(\d+)_EXT_END$")
