@@ -20,7 +20,7 @@ typedef struct iochar_lustre_layout {
 } iochar_lustre_layout;
 
 /* One component of a composite layout as the log carries it
- * (POSIX_LUSTRE_COMP<N>_*: docs/log-format.md). */
+ * (the LUSTRE module's LUSTRE_COMP<N>_*: docs/log-format.md). */
 typedef struct iochar_lustre_comp {
   int64_t start, end;   /* lcme_extent [start, end); end -1: to the end of the file */
   int64_t stripe_size;  /* its lov_user_md's, as iochar_lustre_layout */
@@ -30,8 +30,8 @@ typedef struct iochar_lustre_comp {
   int64_t mirror;       /* FLR mirror id (lcme_id >> 16); 0 without mirrors */
 } iochar_lustre_comp;
 /* The log's bound on components per file: a PFL layout of three or four
- * extents, or two mirrors of two, fits (IOCHAR_LUSTRE_COMPS in the X-macro
- * list, wrappers/posix_counters.h). */
+ * extents, or two mirrors of two, fits (the LUSTRE_COMP slots of the X-macro
+ * list, wrappers/lustre_counters.h). */
 #define IOCHAR_LUSTRE_MAX_COMPS 4
 
 /* Decode the attribute's n bytes: 0 and *out filled, or -1 (not a v1/v3 or

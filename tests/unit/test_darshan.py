@@ -55,7 +55,7 @@ def test_counters_pass_through_with_darshan_values():
 def test_lustre_frame():
     lu = iochar.open(str(IOR)).records("LUSTRE")
     # darshan-parser's LUSTRE_COMP<N>_* as columns, one set per component of the
-    # file with the most (advice/pfl.py reads them, and iochar's POSIX_LUSTRE_COMP<N>_*)
+    # file with the most (advice/pfl.py reads them, as an iochar log's LUSTRE module's)
     comp1 = [f"LUSTRE_COMP1_{f}" for f in ("EXT_START", "EXT_END", "STRIPE_SIZE",
                                           "STRIPE_COUNT", "FLAGS", "MIRROR_ID",
                                           "STRIPE_PATTERN")]

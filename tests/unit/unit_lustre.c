@@ -369,7 +369,7 @@ ssize_t getxattr(const char *path, const char *name, void *value, size_t size) {
   } while (0)
 
 /* Every data component covering the accessed extent [0, hi) (what the log's
- * POSIX_LUSTRE_COMP<N>_* carry): multi-component, mirrored, partly
+ * LUSTRE module's LUSTRE_COMP<N>_* carry): multi-component, mirrored, partly
  * instantiated, Data-on-MDT, more than the bound, and the order that lets
  * ranks' records combine slot by slot. */
 static void components_tests(void) {
