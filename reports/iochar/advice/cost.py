@@ -40,6 +40,7 @@ class Estimate:
     how: str  # "trace": fitted on timed accesses; "model": on counters; "bounds"
     latency: float | None = None  # fitted seconds per access
     bandwidth: float | None = None  # fitted bytes per second (None: unbounded)
+    latency_margin: float | None = None  # the latency is known to within this (fit)
 
     def to_cost(self) -> dict:
         """Numbers only (a finding's cost is a table of numbers, docs/report-json.md):
@@ -48,6 +49,8 @@ class Estimate:
                "fitted": float(self.how != "bounds"), "traced": float(self.how == "trace")}
         if self.latency is not None:
             out["latency_s"] = self.latency
+        if self.latency_margin is not None:
+            out["latency_margin_s"] = self.latency_margin
         if self.bandwidth is not None:
             out["bandwidth_Bps"] = self.bandwidth
         return out
@@ -150,5 +153,5 @@ def estimate(scope: tuple, k: float, charged: tuple, fit_on: tuple | None = None
     hi = min(high, t_all * max(share(c_hi, la, sp) for la, sp in box) * (1 + err))
     value = min(max(value, lo), hi) if lo <= hi else min(max(value, low), high)
     return Estimate(min(lo, value), max(hi, value), value, "trace" if timed else "model",
-                    lat, 1.0 / spb if spb > 0 else None)
+                    lat, 1.0 / spb if spb > 0 else None, d_lat)
 
