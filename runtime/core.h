@@ -246,9 +246,6 @@ static inline void iochar_spin_hold_in(iochar_spin *s) {
 #define IOCHAR_REC_TRUNCATED 1
 /* a metadata-only entry (iochar_meta_entry), not a record */
 #define IOCHAR_REC_META 2
-/* a composite Lustre layout: its components are read again as the log is
- * written (wrappers/posix.c lustre_finish) */
-#define IOCHAR_REC_RELAYOUT 4
 #define IOCHAR_TRUNC_MARK "\0TRUNCATED"
 #define IOCHAR_TRUNC_MARK_LEN 10
 

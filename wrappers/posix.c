@@ -115,13 +115,12 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
   AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
   AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
 #undef AT
-  /* a composite: which components the accesses fall in is known at the end */
-  if (lo.components > 1) r->flags |= IOCHAR_REC_RELAYOUT, w->flags |= IOCHAR_REC_RELAYOUT;
   iochar_spin_unlock(&r->lock);
 }
 
 /* As the log takes a record's row, for a file with a composite Lustre layout
- * (IOCHAR_REC_RELAYOUT, set at its first open): the layout again, by name
+ * (POSIX_LUSTRE_COMPONENTS > 1 at its first open, carried from the name's
+ * metadata entry into its record by the first read or write): the layout again, by name
  * (the descriptors may be closed), now that the accessed extent is known
  * ([0, MAX_BYTE + 1)): the one-component counters describe the component
  * holding most of it (iochar_lustre_parse_for), where the stripe advice must
@@ -134,8 +133,8 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
  * holds at the end; past the memory bound, no LUSTRE record (it would only
  * fold into the aggregate).  errno is the application's again after. */
 static void lustre_finish(iochar_record *r) {
-  if (!(r->flags & IOCHAR_REC_RELAYOUT) || r->id == IOCHAR_AGG_ID ||
-      (r->flags & (IOCHAR_REC_META | IOCHAR_REC_TRUNCATED)))
+  if (r->id == IOCHAR_AGG_ID || (r->flags & (IOCHAR_REC_META | IOCHAR_REC_TRUNCATED)) ||
+      r->c[POSIX_LUSTRE_COMPONENTS] <= 1)
     return; /* an entry has read and written nothing; a truncated name is not the file's */
   int saved = errno;
   iochar_spin_lock(&r->lock);
