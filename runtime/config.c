@@ -272,6 +272,7 @@ static const struct {
     {"PNETCDF_FILE", 1u << IOCHAR_MOD_PNETCDF_FILE},
     {"PNETCDF_VAR", 1u << IOCHAR_MOD_PNETCDF_VAR},
     {"PNETCDF", 1u << IOCHAR_MOD_PNETCDF_FILE | 1u << IOCHAR_MOD_PNETCDF_VAR},
+    {"LUSTRE", 1u << IOCHAR_MOD_LUSTRE}, /* follows POSIX whatever a list says (knobs_load) */
 };
 #define ALL_MODULES ((1u << IOCHAR_MOD_COUNT) - 1)
 #define LIST_SEPS ", :"
@@ -384,7 +385,8 @@ void iochar_modules_off_text(char *out, size_t outlen) {
   for (size_t i = 0; i < sizeof module_names / sizeof *module_names; i++) {
     uint32_t b = module_names[i].bits;
     /* the single modules' names only (one bit each) */
-    if ((b & (b - 1)) || !(modules_cfg_off & b) || !strcmp(module_names[i].name, "MPI-IO"))
+    if ((b & (b - 1)) || !(modules_cfg_off & b) || !strcmp(module_names[i].name, "MPI-IO") ||
+        b == 1u << IOCHAR_MOD_LUSTRE) /* POSIX's: off with it, said by its name */
       continue;
     size_t k = strlen(module_names[i].name);
     if (len + k + 2 > outlen) break;
@@ -411,6 +413,9 @@ static void knobs_load(void) {
   const char *v = setting_ok("IOCHAR_MODULES", modules_ok);
   uint32_t off = v ? ALL_MODULES & ~(uint32_t)module_list(v) : 0;
   if ((v = setting_ok("IOCHAR_DISABLE_MODULES", modules_ok))) off |= (uint32_t)module_list(v);
+  /* LUSTRE is not an interface: POSIX's files' layouts (wrappers/posix.c), on with POSIX */
+  off = off & (1u << IOCHAR_MOD_POSIX) ? off | 1u << IOCHAR_MOD_LUSTRE
+                                       : off & ~(1u << IOCHAR_MOD_LUSTRE);
   modules_cfg_off = off;
   if ((v = setting_ok("IOCHAR_MAX_RECORDS", max_records_ok)))
     iochar_cfg.max_records = strtoull(v, NULL, 10);

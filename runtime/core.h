@@ -34,6 +34,7 @@ enum iochar_module_id {
   IOCHAR_MOD_NC_VAR,
   IOCHAR_MOD_PNETCDF_FILE,
   IOCHAR_MOD_PNETCDF_VAR,
+  IOCHAR_MOD_LUSTRE, /* no interface: a composite layout's components (wrappers/posix.c) */
   IOCHAR_MOD_COUNT
 };
 
@@ -99,6 +100,7 @@ void iochar_layout_from_names(iochar_rw_layout *L, const char *P, const iochar_c
     .n_int = P##_NUM_INDICES, __VA_ARGS__                                                     \
   }
 
+struct iochar_record; /* below */
 typedef struct iochar_module {
   const char *name;
   uint32_t version; /* bumped when the module's counter list changes */
@@ -120,6 +122,11 @@ typedef struct iochar_module {
    * that sets one makes it a full record (records.c), so that every new
    * name's entry is smaller (its pages are most of a new name's cost). */
   const int16_t *meta_rare;
+  /* NULL, or called on each record as the log takes its row (serial
+   * shutdown, MPI_Finalize, exec), without its lock: facts best known at the
+   * end, read off the hot path (POSIX: a composite Lustre layout's
+   * components, wrappers/posix.c lustre_finish). */
+  void (*finish)(struct iochar_record *r);
 } iochar_module;
 
 /* A module's descriptor from its X-macro prefix P (P_NUM_INDICES...); extra
@@ -239,9 +246,6 @@ static inline void iochar_spin_hold_in(iochar_spin *s) {
 #define IOCHAR_REC_TRUNCATED 1
 /* a metadata-only entry (iochar_meta_entry), not a record */
 #define IOCHAR_REC_META 2
-/* a composite Lustre layout: its component is chosen again at each close
- * (wrappers/posix.c record_relayout) */
-#define IOCHAR_REC_RELAYOUT 4
 #define IOCHAR_TRUNC_MARK "\0TRUNCATED"
 #define IOCHAR_TRUNC_MARK_LEN 10
 

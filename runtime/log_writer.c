@@ -54,6 +54,7 @@ static void row_of(iochar_record *r, void *arg) {
   rows_ctx *x = arg;
   const iochar_module *m = iochar_modules[x->mi];
   if (!iochar_record_touched(r)) return;
+  if (m->finish) m->finish(r);
   size_t rs = iochar_row_size(x->mi);
   uint8_t *row = iochar_buf_grow(x->rows, rs);
   if (!row) return;

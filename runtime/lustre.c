@@ -91,7 +91,20 @@ static int plain(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
  * in a progressive layout the widest striping the file has reached; else,
  * when none is instantiated yet, the lowest-starting one, where the first
  * bytes past any DOM part will go. Ties (mirrors) go to the first listed. */
-static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layout *out) {
+/* a before b in the order of iochar_lustre_parse_comps (i, j: places in the layout) */
+static int comp_before(const iochar_lustre_comp *a, size_t i, const iochar_lustre_comp *b,
+                       size_t j) {
+  if (a->start != b->start) return a->start < b->start;
+  return a->mirror != b->mirror ? a->mirror < b->mirror : i < j;
+}
+
+/* comps: when not NULL, the data components covering [0, hi), the `max`
+ * lowest, sorted (kept by insertion: a layout lists a few), count in *ncomp. */
+static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layout *out,
+                     iochar_lustre_comp *comps, int max, int *ncomp) {
+  size_t at[IOCHAR_LUSTRE_MAX_COMPS]; /* the kept ones' places in the layout */
+  int kept = 0;
+  if (max > IOCHAR_LUSTRE_MAX_COMPS) max = IOCHAR_LUSTRE_MAX_COMPS;
   if (n < COMP_HEAD) return -1;
   size_t size = u32_at(p + 4), count = u16_at(p + 14), mirrors = (size_t)u16_at(p + 16) + 1;
   if (size > n || count == 0 || mirrors > count || size < COMP_HEAD + count * COMP_ENTRY) return -1;
@@ -111,8 +124,24 @@ static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
     /* exactly a header and none or all of its stripes, as Lustre packs it */
     size_t objs = len - (lo.version == 1 ? V1_HEAD : V3_HEAD);
     if (objs % OST_ENTRY || (objs && (int64_t)(objs / OST_ENTRY) != lo.stripe_count)) return -1;
-    if ((lo.pattern & PATTERN_MDT) || (flags & (FL_STALE | FL_EXTENSION | FL_PARITY))) continue;
+    if (flags & (FL_STALE | FL_EXTENSION | FL_PARITY)) continue; /* no current data */
     int init = (flags & FL_INIT) != 0;
+    if (comps && init && hi > start && max > 0) { /* Data-on-MDT too: the file's bytes */
+      iochar_lustre_comp c = {.start = (int64_t)start,
+                              .end = stop == UINT64_MAX ? -1 : (int64_t)stop,
+                              .stripe_size = lo.stripe_size,
+                              .stripe_count = lo.stripe_count,
+                              .pattern = lo.pattern,
+                              .flags = flags,
+                              .mirror = (int64_t)(u32_at(e) >> 16)}; /* mirror_id_of(lcme_id) */
+      int k = kept < max ? kept++ : max; /* where it goes, from the end */
+      while (k > 0 && comp_before(&c, i, &comps[k - 1], at[k - 1])) {
+        if (k < max) comps[k] = comps[k - 1], at[k] = at[k - 1];
+        k--;
+      }
+      if (k < max) comps[k] = c, at[k] = i;
+    }
+    if (lo.pattern & PATTERN_MDT) continue; /* the one component described is on OSTs */
     uint64_t got = init && hi > start ? (hi < stop ? hi : stop) - start : 0;
     if (got > most) held = lo, most = got; /* strictly more: mirrors tie to the first */
     if (!found || init > best_init ||
@@ -125,6 +154,7 @@ static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
   if (most) best = held;
   best.components = (int64_t)count;
   *out = best;
+  if (ncomp) *ncomp = kept;
   return 0;
 }
 
@@ -132,7 +162,8 @@ int iochar_lustre_parse_for(const void *buf, size_t n, uint64_t hi, iochar_lustr
   const uint8_t *p = buf;
   iochar_lustre_layout lo = {0};
   if (!p || n < 4) return -1;
-  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo) : plain(p, n, &lo)) return -1;
+  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, NULL, 0, NULL) : plain(p, n, &lo))
+    return -1;
   *out = lo;
   return 0;
 }
@@ -141,32 +172,64 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out) {
   return iochar_lustre_parse_for(buf, n, 0, out);
 }
 
+/* Both decodings at once (iochar_lustre_read_path). */
+static int parse_all(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layout *out,
+                     iochar_lustre_comp *comps, int max, int *ncomp) {
+  iochar_lustre_layout lo = {0};
+  int k = 0;
+  if (!p || n < 4) return -1;
+  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, comps, max, &k) : plain(p, n, &lo))
+    return -1;
+  *out = lo;
+  *ncomp = k;
+  return 0;
+}
+
+int iochar_lustre_parse_comps(const void *buf, size_t n, uint64_t hi, iochar_lustre_comp *out,
+                              int max) {
+  iochar_lustre_layout lo;
+  int k = 0;
+  return parse_all(buf, n, hi, &lo, out, max, &k) ? -1 : k;
+}
+
 /* The attribute's largest size worth a mapping (a 2,000-stripe layout is
  * ~48 KiB; the kernel caps an xattr value at 64 KiB). */
 #define LOV_MAX (1 << 20)
 
-int iochar_lustre_read(int fd, iochar_lustre_layout *out) {
-  return iochar_lustre_read_for(fd, 0, out);
+/* The attribute of fd (path NULL) or of path, decoded: parse_all's answer. */
+static ssize_t get_lov(int fd, const char *path, void *buf, size_t len) {
+  return path ? getxattr(path, "lustre.lov", buf, len) : fgetxattr(fd, "lustre.lov", buf, len);
 }
 
-int iochar_lustre_read_for(int fd, uint64_t hi, iochar_lustre_layout *out) {
+static int read_lov(int fd, const char *path, uint64_t hi, iochar_lustre_layout *out,
+                    iochar_lustre_comp *comps, int max, int *ncomp) {
   uint8_t lov[4096];
-  ssize_t n = fgetxattr(fd, "lustre.lov", lov, sizeof lov);
-  if (n > 0) return iochar_lustre_parse_for(lov, (size_t)n, hi, out);
+  ssize_t n = get_lov(fd, path, lov, sizeof lov);
+  if (n > 0) return parse_all(lov, (size_t)n, hi, out, comps, max, ncomp);
   if (n == 0 || errno != ERANGE) return -1;
   /* Larger than the stack buffer: ask its size, then read it whole (it
    * may grow meanwhile: one more try). */
   for (int tries = 0; tries < 2; tries++) {
-    ssize_t want = fgetxattr(fd, "lustre.lov", NULL, 0);
+    ssize_t want = get_lov(fd, path, NULL, 0);
     if (want <= 0 || want > LOV_MAX) return -1;
     size_t len = (size_t)want;
     void *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (big == MAP_FAILED) return -1;
-    n = fgetxattr(fd, "lustre.lov", big, len);
-    int rc = n > 0 ? iochar_lustre_parse_for(big, (size_t)n, hi, out) : -1;
+    n = get_lov(fd, path, big, len);
+    int rc = n > 0 ? parse_all(big, (size_t)n, hi, out, comps, max, ncomp) : -1;
     int again = n < 0 && errno == ERANGE;
     munmap(big, len);
     if (!again) return rc;
   }
   return -1;
+}
+
+int iochar_lustre_read(int fd, iochar_lustre_layout *out) {
+  int k;
+  return read_lov(fd, NULL, 0, out, NULL, 0, &k);
+}
+
+int iochar_lustre_read_path(const char *path, uint64_t hi, iochar_lustre_layout *out,
+                            iochar_lustre_comp *comps, int max, int *ncomp) {
+  return path ? read_lov(-1, path, hi, out, comps, max, ncomp) : -1;
 }

@@ -19,6 +19,21 @@ typedef struct iochar_lustre_layout {
   int64_t components;   /* 1 for a plain layout; the entry count of a composite */
 } iochar_lustre_layout;
 
+/* One component of a composite layout as the log carries it
+ * (the LUSTRE module's LUSTRE_COMP<N>_*: docs/log-format.md). */
+typedef struct iochar_lustre_comp {
+  int64_t start, end;   /* lcme_extent [start, end); end -1: to the end of the file */
+  int64_t stripe_size;  /* its lov_user_md's, as iochar_lustre_layout */
+  int64_t stripe_count; /* OSTs it is striped over (0 for Data-on-MDT) */
+  int64_t pattern;      /* lmm_pattern (0x100: Data-on-MDT) */
+  int64_t flags;        /* lcme_flags (0x10: instantiated) */
+  int64_t mirror;       /* FLR mirror id (lcme_id >> 16); 0 without mirrors */
+} iochar_lustre_comp;
+/* The log's bound on components per file: a PFL layout of three or four
+ * extents, or two mirrors of two, fits (the LUSTRE_COMP slots of the X-macro
+ * list, wrappers/lustre_counters.h). */
+#define IOCHAR_LUSTRE_MAX_COMPS 4
+
 /* Decode the attribute's n bytes: 0 and *out filled, or -1 (not a v1/v3 or
  * composite layout, or bytes that contradict themselves or n). Reads nothing
  * past buf + n. Little-endian (x86-64, aarch64). */
@@ -27,12 +42,26 @@ int iochar_lustre_parse(const void *buf, size_t n, iochar_lustre_layout *out);
  * of the bytes [0, hi) when hi > 0 and one holds any (the accessed extent). */
 int iochar_lustre_parse_for(const void *buf, size_t n, uint64_t hi, iochar_lustre_layout *out);
 
+/* The components of a composite layout that hold the file's current data
+ * and cover some of [0, hi) (the accessed extent): instantiated, not stale,
+ * parity, an extension placeholder or foreign; Data-on-MDT included.  The
+ * `max` lowest (by extent start, then mirror id, then place in the layout)
+ * into out[]: the number written, 0 for a plain layout or hi 0, or -1 (bytes
+ * that do not decode).  Why the lowest: then the components one rank saw
+ * (a smaller hi) are the first of those another saw (a larger one) and the
+ * ranks' records combine slot by slot (docs/log-format.md). */
+int iochar_lustre_parse_comps(const void *buf, size_t n, uint64_t hi, iochar_lustre_comp *out,
+                              int max);
+/* iochar_lustre_parse_for and _parse_comps on the `lustre.lov` attribute of
+ * path (at the end of the job, the descriptors closed): 0, or -1 (no such
+ * file or attribute, or bytes that do not decode).  *ncomp the count. */
+int iochar_lustre_read_path(const char *path, uint64_t hi, iochar_lustre_layout *out,
+                            iochar_lustre_comp *comps, int max, int *ncomp);
+
 /* The layout of the open file fd (its `lustre.lov` attribute): 0 and *out
  * filled, or -1.  Layouts past 4 KiB (~150 stripes or more, or many PFL
  * components) are read into a mapping of their size: no malloc, for the open
  * wrappers may run in an application's signal handler. */
 int iochar_lustre_read(int fd, iochar_lustre_layout *out);
-/* iochar_lustre_read choosing by the accessed extent [0, hi) (parse_for). */
-int iochar_lustre_read_for(int fd, uint64_t hi, iochar_lustre_layout *out);
 
 #endif

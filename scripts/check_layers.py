@@ -99,7 +99,7 @@ REDUCER_LAYERS = [
 ]
 WRAPPERS_LAYERS = [
     ["posix_counters.h", "stdio_counters.h", "mpiio_counters.h", "hdf5_counters.h",
-     "netcdf_counters.h", "pnetcdf_counters.h"],  # each module's counter list
+     "netcdf_counters.h", "pnetcdf_counters.h", "lustre_counters.h"],  # each module's counter list
     ["dynlib", "posix", "mpiio", "exec", "signal", "wait"],  # posix, mpiio: the module, shared steps
     ["posix_rw", "posix_meta", "posix_aio", "posix_xfer", "stdio", "hdf5", "ncfamily",
      "mpiio_data", "mpiio_req"],

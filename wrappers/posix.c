@@ -10,6 +10,7 @@
 #include "../runtime/mounts.h"
 #include "../runtime/paths.h"
 #include "../runtime/records.h"
+#include "lustre_counters.h"
 #include "posix_internal.h"
 
 static const iochar_counter_def ints[] = {POSIX_COUNTERS(IOCHAR_DEF_ENTRY)};
@@ -24,8 +25,20 @@ static const int16_t meta_rare[] = {
     POSIX_DUPS,    POSIX_SEEKS,     POSIX_MMAPS,          POSIX_FSYNCS,
     POSIX_FDSYNCS, POSIX_TRUNCATES, POSIX_RENAME_SOURCES, -1};
 
-const iochar_module iochar_mod_posix = IOCHAR_MODULE_DEF(
-    POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1, .meta_rare = meta_rare);
+static void lustre_finish(iochar_record *r);
+const iochar_module iochar_mod_posix =
+    IOCHAR_MODULE_DEF(POSIX, ints, flts, iochar_rw_state, &layout, .meta_entries = 1,
+                      .meta_rare = meta_rare, .finish = lustre_finish);
+
+/* The LUSTRE module: records only lustre_finish makes, at the end, so the
+ * files of a job on Lustre cost no more record memory while it runs. */
+static const iochar_counter_def lustre_ints[] = {LUSTRE_COUNTERS(IOCHAR_DEF_ENTRY)};
+const iochar_module iochar_mod_lustre = IOCHAR_MODULE_DEF(LUSTRE, lustre_ints, NULL, char, NULL);
+/* the X-macro list's component slots: 7 counters each, as many as the decoder keeps */
+#define COMP_SLOT (LUSTRE_COMP2_EXT_START - LUSTRE_COMP1_EXT_START)
+_Static_assert(COMP_SLOT == 7 && LUSTRE_NUM_INDICES - LUSTRE_COMP1_EXT_START ==
+                                     IOCHAR_LUSTRE_MAX_COMPS * COMP_SLOT,
+               "LUSTRE_COMP<N> slots: one per IOCHAR_LUSTRE_MAX_COMPS");
 const iochar_rw_layout *const iochar_posix_layout = &layout; /* wrappers/posix_xfer.c */
 
 /* ---- record steps (called with iochar_in_tool set) ---------------------- */
@@ -102,38 +115,60 @@ static void record_fs_facts(int fd, iochar_record *r, int flags, double open_s) 
   AT(POSIX_LUSTRE_STRIPE_OFFSET) = lo.stripe_count ? lo.first_ost : 0;
   AT(POSIX_LUSTRE_COMPONENTS) = lo.components;
 #undef AT
-  /* a composite: which component the accesses fall in is known at a close */
-  if (lo.components > 1) r->flags |= IOCHAR_REC_RELAYOUT, w->flags |= IOCHAR_REC_RELAYOUT;
   iochar_spin_unlock(&r->lock);
 }
 
-/* Before a close of a file with a composite Lustre layout (IOCHAR_REC_RELAYOUT):
- * the layout again, described by the component holding most of the bytes read
- * or written so far ([0, MAX_BYTE + 1): iochar_lustre_parse_for), where the
- * stripe advice must look; the first open saw where the first bytes go.  The
- * descriptor is still open; errno is the application's again after. */
-static __attribute__((noinline)) void record_relayout(int fd, iochar_record *r) {
+/* As the log takes a record's row, for a file with a composite Lustre layout
+ * (POSIX_LUSTRE_COMPONENTS > 1 at its first open, carried from the name's
+ * metadata entry into its record by the first read or write): the layout again, by name
+ * (the descriptors may be closed), now that the accessed extent is known
+ * ([0, MAX_BYTE + 1)): the one-component counters describe the component
+ * holding most of it (iochar_lustre_parse_for), where the stripe advice must
+ * look, and a LUSTRE record of the same id every data component covering it
+ * (the 4 lowest, iochar_lustre_parse_comps), written after the POSIX rows
+ * (the module list's order).  Here rather than at each close, so the close
+ * pays no test for it (issue 40: open+close was +299 instructions with it,
+ * +296 without).  A file removed or renamed away by then keeps the open's
+ * description and no LUSTRE record; one renamed onto is the file the name
+ * holds at the end; past the memory bound, no LUSTRE record (it would only
+ * fold into the aggregate).  errno is the application's again after. */
+static void lustre_finish(iochar_record *r) {
+  if (r->id == IOCHAR_AGG_ID || (r->flags & (IOCHAR_REC_META | IOCHAR_REC_TRUNCATED)) ||
+      r->c[POSIX_LUSTRE_COMPONENTS] <= 1)
+    return; /* an entry has read and written nothing; a truncated name is not the file's */
   int saved = errno;
   iochar_spin_lock(&r->lock);
-  iochar_record *w = iochar_record_now(r);
-  int64_t hi = 0;
-  if (!(w->flags & IOCHAR_REC_META)) { /* an entry has read and written nothing */
-    hi = w->c[POSIX_MAX_BYTE_READ] > w->c[POSIX_MAX_BYTE_WRITTEN] ? w->c[POSIX_MAX_BYTE_READ]
-                                                                  : w->c[POSIX_MAX_BYTE_WRITTEN];
-    hi = hi >= 0 ? hi + 1 : 0;
-  }
+  int64_t hi = r->c[POSIX_MAX_BYTE_READ] > r->c[POSIX_MAX_BYTE_WRITTEN]
+                   ? r->c[POSIX_MAX_BYTE_READ]
+                   : r->c[POSIX_MAX_BYTE_WRITTEN];
+  hi = hi >= 0 ? hi + 1 : 0;
   iochar_spin_unlock(&r->lock);
   iochar_lustre_layout lo;
-  if (hi > 0 && iochar_lustre_read_for(fd, (uint64_t)hi, &lo) == 0 && lo.version) {
+  iochar_lustre_comp comp[IOCHAR_LUSTRE_MAX_COMPS];
+  int n = 0;
+  const char *path = iochar_record_path(r);
+  if (hi > 0 &&
+      iochar_lustre_read_path(path, (uint64_t)hi, &lo, comp, IOCHAR_LUSTRE_MAX_COMPS, &n) == 0 &&
+      lo.version) {
     iochar_spin_lock(&r->lock);
-    w = iochar_record_now(r);
-    if (!(w->flags & IOCHAR_REC_META)) {
-      w->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
-      w->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
-      w->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
-      w->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
-    }
+    r->c[POSIX_LUSTRE_STRIPE_SIZE] = lo.stripe_size;
+    r->c[POSIX_LUSTRE_STRIPE_COUNT] = lo.stripe_count;
+    r->c[POSIX_LUSTRE_STRIPE_OFFSET] = lo.stripe_count ? lo.first_ost : 0;
+    r->c[POSIX_LUSTRE_COMPONENTS] = lo.components;
     iochar_spin_unlock(&r->lock);
+    iochar_record *l = n > 0 ? iochar_record_get(IOCHAR_MOD_LUSTRE, path) : NULL;
+    if (l && l->id == r->id) { /* not the aggregate: a record of this file */
+      iochar_spin_lock(&l->lock);
+      l->c[LUSTRE_COMPONENTS] = lo.components;
+      l->c[LUSTRE_COMPS_LISTED] = n;
+      for (int k = 0; k < n; k++) { /* the slots' order: the X-macro's */
+        int64_t *c = l->c + LUSTRE_COMP1_EXT_START + k * COMP_SLOT;
+        c[0] = comp[k].start, c[1] = comp[k].end, c[2] = comp[k].stripe_size;
+        c[3] = comp[k].stripe_count, c[4] = comp[k].pattern, c[5] = comp[k].flags;
+        c[6] = comp[k].mirror;
+      }
+      iochar_spin_unlock(&l->lock);
+    }
   }
   errno = saved;
 }
@@ -295,11 +330,6 @@ IOCHAR_WRAP(int, close, (int fd)) {
   if (!d || (__builtin_expect(iochar_in_tool, 0) && !iochar_active())) {
     if (d && !iochar_in_vfork_child()) iochar_fd_clear(fd);
     return IOCHAR_REAL(close)(fd);
-  }
-  if (__builtin_expect(d->rec->flags & IOCHAR_REC_RELAYOUT, 0)) {
-    iochar_in_tool++;
-    record_relayout(fd, d->rec);
-    iochar_in_tool--;
   }
   double t0 = iochar_now();
   int ret = IOCHAR_REAL(close)(fd);

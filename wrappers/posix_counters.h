@@ -35,7 +35,7 @@
   X(POSIX_FILE_TYPE, ANY)            /* (st_mode & S_IFMT) >> 12 at first open */  \
   X(POSIX_LUSTRE_STRIPE_SIZE, ANY)   /* Lustre layout (lustre.lov) at first */     \
   X(POSIX_LUSTRE_STRIPE_COUNT, ANY)  /* open, 0 elsewhere; if composite, of */     \
-  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one, again at close: docs/log-format.md */ \
+  X(POSIX_LUSTRE_STRIPE_OFFSET, ANY) /* one, again at the end: log-format.md */    \
   X(POSIX_LUSTRE_COMPONENTS, ANY)    /* layout components: > 1 for PFL/FLR */      \
   X(POSIX_MAX_READ_TIME_SIZE, MAXT_SIZE)                                           \
   X(POSIX_MAX_WRITE_TIME_SIZE, MAXT_SIZE)                                          \

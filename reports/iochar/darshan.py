@@ -57,18 +57,25 @@ COMP_COUNTERS = ("LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT",
                  "LUSTRE_COMP_EXT_END", "LUSTRE_COMP_MIRROR_ID")
 
 
-def _components(comps: list, names: list | None) -> str:
-    """Every component as "start:end:size:count:flags:mirror:pattern", ";" between
-    (end -1: to the end of the file; a value the record lacks -1); "" with none."""
+# one component's counters in LUSTRE_COMPS' order (advice/pfl.py FIELDS)
+_COMP_ORDER = ("EXT_START", "EXT_END", "STRIPE_SIZE", "STRIPE_COUNT", "FLAGS", "MIRROR_ID",
+               "STRIPE_PATTERN")
+
+
+def _values(comps: list, names: list | None) -> list[list[int]]:
+    """Every component's counters in _COMP_ORDER (a value the record lacks: -1)."""
     out = []
     for c in comps:
         v = np.asarray(c.get("counters", []), dtype=np.int64)
         by = dict(zip(names or COMP_COUNTERS, v.tolist()))
-        out.append(":".join(str(int(by.get(k, -1))) for k in (
-            "LUSTRE_COMP_EXT_START", "LUSTRE_COMP_EXT_END", "LUSTRE_COMP_STRIPE_SIZE",
-            "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_COMP_FLAGS", "LUSTRE_COMP_MIRROR_ID",
-            "LUSTRE_COMP_STRIPE_PATTERN")))
-    return ";".join(out)
+        out.append([int(by.get(f"LUSTRE_COMP_{k}", -1)) for k in _COMP_ORDER])
+    return out
+
+
+def _components(comps: list, names: list | None) -> str:
+    """Every component as "start:end:size:count:flags:mirror:pattern", ";" between
+    (end -1: to the end of the file; a value the record lacks -1); "" with none."""
+    return ";".join(":".join(str(x) for x in v) for v in _values(comps, names))
 
 
 def op_of(name: str) -> int:
@@ -139,11 +146,13 @@ def _lustre(recs: list, names: dict, comp_names: list | None = None) -> pd.DataF
     """One row per (rank, file): the first layout component's stripe size and count,
     the number of components and of distinct OSTs, those OSTs' indices as text
     ("11,40,3", in layout order: the advice times each OST by the files it holds), and
-    every component's extent and layout (LUSTRE_COMPS, _components); unknown values
-    (-1) are NaN."""
-    rows = []
+    every component's extent and layout (LUSTRE_COMPS, _components, and as
+    LUSTRE_COMP<N>_* columns); unknown values (-1) are NaN, but in the components'
+    (-1, as Darshan: an EXT_END of -1 is the end of the file)."""
+    rows, per = [], []
     for r in recs:
         comps = r.get("components") or []
+        per.append(_values(comps, comp_names))
         first = comps[0]["counters"] if comps else np.array([-1, -1])
         ids = [int(o) for c in comps for o in np.asarray(c.get("ost_ids", [])) if int(o) >= 0]
         rows.append((int(r["rank"]), int(r["id"]), names.get(int(r["id"]), "<UNKNOWN>"),
@@ -154,7 +163,16 @@ def _lustre(recs: list, names: dict, comp_names: list | None = None) -> pd.DataF
     df = pd.DataFrame(rows, columns=["rank", "record_id", "path", *LUSTRE_COLUMNS,
                                      "LUSTRE_OST_IDS", "LUSTRE_COMPS"])
     df["record_id"] = df["record_id"].astype(np.uint64)
-    return df
+    # the same as darshan-parser's LUSTRE_COMP<N>_* (N from 1), one column per counter
+    # and component, NaN past a file's last component: the columns of an iochar log's
+    # LUSTRE module (wrappers/lustre_counters.h; advice/pfl.py reads both)
+    most = max((len(v) for v in per), default=0)
+    cols = {}
+    for n in range(most):
+        for k, field in enumerate(_COMP_ORDER):
+            cols[f"LUSTRE_COMP{n + 1}_{field}"] = np.array(
+                [float(v[n][k]) if n < len(v) else np.nan for v in per], dtype=np.float64)
+    return pd.concat([df, pd.DataFrame(cols, index=df.index)], axis=1) if cols else df
 
 
 class DarshanLog:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, atomicfile
+from .advice import pfl
 from .darshan_counters import LUSTRE_ID, LUSTRE_VERSION, MODULES, UNFILLED, mapping
 from .logformat import LogError
 
@@ -172,15 +173,30 @@ def _records(mod, df, ours: list, file_ids) -> bytes:
     return arr.tobytes()
 
 
-def _lustre(df) -> bytes:
-    """One LUSTRE record per POSIX record on Lustre: one layout component (the one
-    iochar describes), its OSTs unknown but the first stripe's (-1)."""
+def _lustre(df, comps=None) -> bytes:
+    """One LUSTRE record per POSIX record on Lustre: the components the runtime listed
+    for it (the LUSTRE module's record of the same id and rank: a composite's data
+    components over the accessed extent), else the one component iochar describes; OSTs
+    unknown (-1) but the first stripe of a one-component record."""
     need = ("POSIX_LUSTRE_STRIPE_SIZE", "POSIX_LUSTRE_STRIPE_COUNT", "POSIX_LUSTRE_STRIPE_OFFSET")
     if any(c not in df for c in need):
         return b""
+    listed = {}
+    if comps is not None and pfl.slots(comps.columns, "LUSTRE_"):
+        listed = dict(zip(zip(comps["record_id"].tolist(), comps["rank"].tolist()),
+                          pfl.from_columns(comps, "LUSTRE_")))
     out = []
-    for rid, rank, size, count, first in zip(df["record_id"].tolist(), df["rank"].tolist(),
-                                             *(df[c].tolist() for c in need)):
+    for rid, rank, size, count, first in zip(
+            df["record_id"].tolist(), df["rank"].tolist(), *(df[c].tolist() for c in need)):
+        mine = listed.get((rid, rank))
+        if mine:  # Darshan's order: size, count, pattern, flags, start, end, mirror
+            body = b"".join(struct.pack("<7q16s", c[2], max(c[3], 0), c[6], c[4], c[0],
+                                        -1 if c[1] == math.inf else c[1], c[5], b"")
+                            for c in mine)
+            stripes = sum(max(c[3], 0) for c in mine)
+            out.append(struct.pack("<Qqqq", rid, rank, len(mine), stripes) + body
+                       + struct.pack(f"<{stripes}q", *[-1] * stripes))
+            continue
         if size <= 0 or count <= 0:  # not on Lustre, on the MDT only, or not decided yet
             continue
         size, count, first = int(size), int(count), int(first)
@@ -213,7 +229,7 @@ def to_bytes(log) -> bytes:
         if mod.ours in folded:
             partial |= 1 << mod.id
         if mod.ours == "POSIX":
-            lu = _lustre(df)
+            lu = _lustre(df, log.records("LUSTRE") if "LUSTRE" in log.modules else None)
             if lu:
                 regions[LUSTRE_ID] = (LUSTRE_VERSION, lu)
     name_blob = b"".join(struct.pack("<Q", int(i)) + os.fsencode(p).split(b"\0")[0] + b"\0"

@@ -84,6 +84,10 @@ CORPUS = {
     "hdf5-independent-metadata": ("h5", "meta", True, [("no-collective", 1, HIGH)]),
     # ---- good workloads: no WARN-or-worse finding
     "mpiio-collective-aligned": ("mpi", "good", False, []),
+    # huge aligned reads with 500-2,000 tiny misaligned ones a rank: the pieces cost ~1 us
+    # each, ~1% of the run; INFO however the load on the machine skews the ranks' times
+    # (cost.estimate charges what the fit's margins support: docs/advice-corpus.md)
+    "posix-huge-and-tiny-reads": ("mpi", "mixed", False, []),
     "posix-file-per-process": ("mpi", "fpp", False, []),
     "hdf5-collective": ("h5", "coll", False, []),
     "h5py-slabs": ("py", H5_GOOD, False, []),

@@ -36,7 +36,8 @@ def op_of(name: str) -> int:
         return OP["MAX"]
     if name.endswith(("_BYTES_READ", "_BYTES_WRITTEN")):
         return OP["BYTES"]
-    if "_HINT_" in name or name.endswith(("_ALIGNMENT", "_LAYOUT", "_FORMAT")):
+    if "_HINT_" in name or "LUSTRE_" in name or name.endswith(("_ALIGNMENT", "_LAYOUT",
+                                                                "_FORMAT")):
         return OP["ANY"]
     return OP["SUM"]
 

@@ -202,3 +202,4 @@ def test_file_system_of_each_record(tmp_path):
     assert r["POSIX_FILE_BLKSIZE"] == os.stat(path).st_blksize
     # not Lustre here: no layout
     assert (r["POSIX_LUSTRE_STRIPE_SIZE"], r["POSIX_LUSTRE_STRIPE_COUNT"]) == (0, 0)
+    assert "LUSTRE" not in log.modules  # nor components (made at the end, Lustre only)

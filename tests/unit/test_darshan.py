@@ -54,15 +54,21 @@ def test_counters_pass_through_with_darshan_values():
 
 def test_lustre_frame():
     lu = iochar.open(str(IOR)).records("LUSTRE")
+    # darshan-parser's LUSTRE_COMP<N>_* as columns, one set per component of the
+    # file with the most (advice/pfl.py reads them, as an iochar log's LUSTRE module's)
+    comp1 = [f"LUSTRE_COMP1_{f}" for f in ("EXT_START", "EXT_END", "STRIPE_SIZE",
+                                          "STRIPE_COUNT", "FLAGS", "MIRROR_ID",
+                                          "STRIPE_PATTERN")]
     assert list(lu.columns) == ["rank", "record_id", "path", "LUSTRE_STRIPE_SIZE",
                                 "LUSTRE_STRIPE_COUNT", "LUSTRE_COMPONENTS", "LUSTRE_OSTS",
-                                "LUSTRE_OST_IDS", "LUSTRE_COMPS"]
+                                "LUSTRE_OST_IDS", "LUSTRE_COMPS", *comp1]
     assert lu.iloc[0][3:7].tolist() == [1048576.0, 1.0, 1, 1]
     lu = iochar.open(str(EXAMPLES / "example.darshan")).records("LUSTRE")
     # a Darshan 3.1 log: one component over the whole file, flags and mirror unknown
-    assert lu.iloc[0][3:].tolist() == [1048576.0, 24.0, 1, 24,
-                                       "7,9,23,21,1,19,20,8,18,12,6,2,10,16,4,0,22,14,13,17,"
-                                       "5,15,11,3", "0:-1:1048576:24:-1:-1:-1"]
+    assert lu.iloc[0][3:9].tolist() == [1048576.0, 24.0, 1, 24,
+                                        "7,9,23,21,1,19,20,8,18,12,6,2,10,16,4,0,22,14,13,17,"
+                                        "5,15,11,3", "0:-1:1048576:24:-1:-1:-1"]
+    assert lu.iloc[0][comp1].tolist() == [0, -1, 1048576, 24, -1, -1, -1]
 
 
 def test_report_and_advice_use_the_stripe(capsys):

@@ -85,6 +85,10 @@ def test_empty_job(tmp_path, capsys):
         assert q.returncode == 0 and b"# nprocs: 4" in q.stdout
 
 
+COMP_FIELDS = ("EXT_START", "EXT_END", "STRIPE_SIZE", "STRIPE_COUNT", "FLAGS", "MIRROR_ID",
+               "STRIPE_PATTERN")
+
+
 def _lustre_log(path):
     paths = ["/lus/a.dat", "/lus/b.dat", "/lus/c.dat", "/home/d.dat"]
     base = posix_like_schema()
@@ -103,7 +107,18 @@ def _lustre_log(path):
     df["POSIX_LUSTRE_STRIPE_COUNT"] = [4, 8, -1, 0]
     df["POSIX_LUSTRE_STRIPE_OFFSET"] = [7, -1, -1, 0]
     df["POSIX_LUSTRE_COMPONENTS"] = [1, 3, 2, 0]
-    write_log(path, make_job(), {"POSIX": {"schema": schema, "records": df}},
+    # the LUSTRE module's record of the composite: its components over the accessed
+    # extent (the others have none)
+    comps = [(0, 1 << 20, 1 << 20, 1, 0x10, 0, 1), (1 << 20, -1, 4 << 20, 8, 0x10, 0, 1)]
+    lschema = [("LUSTRE_COMPONENTS", OP["ANY"]), ("LUSTRE_COMPS_LISTED", OP["ANY"])] + \
+        [(f"LUSTRE_COMP{n}_{f}", OP["ANY"]) for n in range(1, 5) for f in COMP_FIELDS]
+    lu = df.iloc[[1], :3].reset_index(drop=True)
+    lu["LUSTRE_COMPONENTS"], lu["LUSTRE_COMPS_LISTED"] = 3, 2
+    for n in range(1, 5):
+        for k, f in enumerate(COMP_FIELDS):
+            lu[f"LUSTRE_COMP{n}_{f}"] = comps[n - 1][k] if n <= 2 else 0
+    write_log(path, make_job(), {"POSIX": {"schema": schema, "records": df},
+                                 "LUSTRE": {"schema": lschema, "records": lu}},
               mounts=[("/lus", "lustre", 4096), ("/home", "ext4", 4096)])
     return paths
 
@@ -115,8 +130,8 @@ def test_lustre_facts_become_lustre_records(tmp_path):
     assert D.check_pydarshan(log, out) > 0 and D.check_roundtrip(log, out) > 0
     lu = iochar.open(str(out)).records("LUSTRE").sort_values("path")
     assert lu["path"].tolist() == paths[:2] and lu["rank"].tolist() == [0, -1]
-    assert lu["LUSTRE_STRIPE_SIZE"].tolist() == [1 << 20, 4 << 20]
-    assert lu["LUSTRE_STRIPE_COUNT"].tolist() == [4, 8]
+    assert lu["LUSTRE_STRIPE_SIZE"].tolist() == [1 << 20, 1 << 20]  # the first component's
+    assert lu["LUSTRE_STRIPE_COUNT"].tolist() == [4, 1]
     assert sorted(iochar.open(str(out)).mounts.values.tolist()) == [["/home", "ext4", 0],
                                                                    ["/lus", "lustre", 0]]
     if D.DARSHAN_PARSER.exists():
@@ -125,6 +140,14 @@ def test_lustre_facts_become_lustre_records(tmp_path):
         assert vals[("LUSTRE", 0, rid, "LUSTRE_COMP1_STRIPE_SIZE")] == str(1 << 20)
         assert vals[("LUSTRE", 0, rid, "LUSTRE_COMP1_OST_ID_0")] == "7"
         assert vals[("LUSTRE", 0, rid, "LUSTRE_COMP1_OST_ID_3")] == "-1"
+        rid = fnv1a64(paths[1])  # the composite: both components, Darshan's names
+        assert vals[("LUSTRE", -1, rid, "LUSTRE_COMP2_STRIPE_SIZE")] == str(4 << 20)
+        assert vals[("LUSTRE", -1, rid, "LUSTRE_COMP2_EXT_START")] == str(1 << 20)
+        assert vals[("LUSTRE", -1, rid, "LUSTRE_COMP1_STRIPE_COUNT")] == "1"
+    # read back: the components as written, and the first one's stripe in the frame
+    comp = lu[lu["path"] == paths[1]]
+    assert comp["LUSTRE_COMPONENTS"].tolist() == [2] and comp["LUSTRE_OSTS"].tolist() == [0]
+    assert comp["LUSTRE_COMP2_STRIPE_COUNT"].tolist() == [8]
 
 
 def test_job_record_and_metadata(tmp_path):

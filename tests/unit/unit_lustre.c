@@ -345,6 +345,130 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
   return (ssize_t)wide_len;
 }
 
+/* The same by name, for iochar_lustre_read_path (the end of the job): the
+ * layout in `named` for "/lus/f", none for any other name. */
+static unsigned char named[4096];
+static size_t named_len;
+ssize_t getxattr(const char *path, const char *name, void *value, size_t size) {
+  if (strcmp(name, "lustre.lov") || strcmp(path, "/lus/f")) return errno = ENODATA, -1;
+  if (size == 0) return (ssize_t)named_len;
+  if (size < named_len) return errno = ERANGE, -1;
+  memcpy(value, named, named_len);
+  return (ssize_t)named_len;
+}
+
+#define COMP(c, s, e, size, count, pat, fl, mir) \
+  do {                                           \
+    EXPECT((c).start, s);                        \
+    EXPECT((c).end, e);                          \
+    EXPECT((c).stripe_size, size);               \
+    EXPECT((c).stripe_count, count);             \
+    EXPECT((c).pattern, pat);                    \
+    EXPECT((c).flags, fl);                       \
+    EXPECT((c).mirror, mir);                     \
+  } while (0)
+
+/* Every data component covering the accessed extent [0, hi) (what the log's
+ * LUSTRE module's LUSTRE_COMP<N>_* carry): multi-component, mirrored, partly
+ * instantiated, Data-on-MDT, more than the bound, and the order that lets
+ * ranks' records combine slot by slot. */
+static void components_tests(void) {
+  unsigned char b[4096];
+  iochar_lustre_comp c[IOCHAR_LUSTRE_MAX_COMPS + 2];
+  const unsigned o1[] = {3}, o4[] = {5, 9, 2, 11}, o8[] = {20, 21, 22, 23}, o2[] = {0, 1};
+  comp pfl[] = {{1, INIT, 0, MiB, 0, 1, MiB, 1, 1, o1},
+                {2, INIT, MiB, 1024ull * MiB, 0, 1, 4 * MiB, 4, 4, o4},
+                {3, INIT, 1024ull * MiB, EOF_, 0, 1, 16 * MiB, 4, 4, o8}};
+  size_t n = build_comp(b, pfl, 3, 1);
+  EXPECT(iochar_lustre_parse_comps(b, n, 0, c, 4), 0); /* nothing accessed */
+  EXPECT(iochar_lustre_parse_comps(b, n, 512 << 10, c, 4), 1);
+  COMP(c[0], 0, MiB, MiB, 1, 1, INIT, 0);
+  EXPECT(iochar_lustre_parse_comps(b, n, MiB, c, 4), 1); /* [0, 1 MiB): the first only */
+  EXPECT(iochar_lustre_parse_comps(b, n, MiB + 1, c, 4), 2);
+  EXPECT(iochar_lustre_parse_comps(b, n, 8192ull * MiB, c, 4), 3);
+  COMP(c[0], 0, MiB, MiB, 1, 1, INIT, 0);
+  COMP(c[1], MiB, 1024ll * MiB, 4 * MiB, 4, 1, INIT, 0);
+  COMP(c[2], 1024ll * MiB, -1, 16 * MiB, 4, 1, INIT, 0);           /* to the end of the file: -1 */
+  EXPECT(iochar_lustre_parse_comps(b, n, 8192ull * MiB, c, 2), 2); /* a smaller bound */
+  COMP(c[1], MiB, 1024ll * MiB, 4 * MiB, 4, 1, INIT, 0);
+  /* partly instantiated: the last has no objects yet, the file never reached it */
+  pfl[2].flags = 0, pfl[2].nost = 0;
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(iochar_lustre_parse_comps(b, n, 8192ull * MiB, c, 4), 2);
+  COMP(c[1], MiB, 1024ll * MiB, 4 * MiB, 4, 1, INIT, 0);
+  pfl[1].flags = 0, pfl[1].nost = 0; /* and a hole: only the first has objects */
+  n = build_comp(b, pfl, 3, 1);
+  EXPECT(iochar_lustre_parse_comps(b, n, 8192ull * MiB, c, 4), 1);
+
+  /* Data-on-MDT then OSTs: the DOM part is a component (count 0, pattern MDT) */
+  comp dom[] = {{1, INIT, 0, 65536, 0, MDT, 65536, 0, 0, NULL},
+                {2, INIT, 65536, EOF_, 0, 1, MiB, 4, 4, o4}};
+  n = build_comp(b, dom, 2, 1);
+  EXPECT(iochar_lustre_parse_comps(b, n, 32768, c, 4), 1);
+  COMP(c[0], 0, 65536, 65536, 0, MDT, INIT, 0);
+  EXPECT(iochar_lustre_parse_comps(b, n, 2 * MiB, c, 4), 2);
+  COMP(c[1], 65536, -1, MiB, 4, 1, INIT, 0);
+
+  /* two mirrors (lcme_id: mirror id << 16 | component id), each a PFL of two:
+   * sorted by extent, then mirror, so [0, 1 GiB) of both come first */
+  comp flr[] = {{0x10001, INIT, 0, 1024ull * MiB, 0, 1, MiB, 2, 2, o2},
+                {0x10002, INIT, 1024ull * MiB, EOF_, 0, 1, 4 * MiB, 4, 4, o4},
+                {0x20003, INIT, 0, 1024ull * MiB, 1, 1, 2 * MiB, 1, 1, o1},
+                {0x20004, INIT, 1024ull * MiB, EOF_, 1, 1, 8 * MiB, 4, 4, o8}};
+  n = build_comp(b, flr, 4, 2);
+  EXPECT(iochar_lustre_parse_comps(b, n, 64ull * MiB, c, 4), 2);
+  COMP(c[0], 0, 1024ll * MiB, MiB, 2, 1, INIT, 1);
+  COMP(c[1], 0, 1024ll * MiB, 2 * MiB, 1, 1, INIT, 2);
+  iochar_lustre_comp big[IOCHAR_LUSTRE_MAX_COMPS];
+  EXPECT(iochar_lustre_parse_comps(b, n, 4096ull * MiB, big, 4), 4);
+  COMP(big[2], 1024ll * MiB, -1, 4 * MiB, 4, 1, INIT, 1);
+  COMP(big[3], 1024ll * MiB, -1, 8 * MiB, 4, 1, INIT, 2);
+  /* a rank that saw less holds the first of what another saw: slot by slot equal */
+  EXPECT(memcmp(c, big, 2 * sizeof c[0]), 0);
+  /* a stale mirror copy holds no current data */
+  flr[2].flags = INIT | STALE, flr[3].flags = INIT | STALE;
+  n = build_comp(b, flr, 4, 2);
+  EXPECT(iochar_lustre_parse_comps(b, n, 4096ull * MiB, c, 4), 2);
+  COMP(c[1], 1024ll * MiB, -1, 4 * MiB, 4, 1, INIT, 1);
+
+  /* more covering components than the bound: the lowest four, in extent order
+   * whatever the layout's order (here listed backwards) */
+  comp six[6];
+  for (int i = 0; i < 6; i++)
+    six[i] = (comp){(unsigned)(i + 1),
+                    INIT,
+                    (5ull - (unsigned)i) * MiB,
+                    i == 0 ? EOF_ : (6ull - (unsigned)i) * MiB,
+                    0,
+                    1,
+                    (unsigned)(6 - i) * 65536u,
+                    1,
+                    1,
+                    o1};
+  n = build_comp(b, six, 6, 1);
+  EXPECT(iochar_lustre_parse_comps(b, n, 64ull * MiB, c, 4), 4);
+  for (int k = 0; k < 4; k++)
+    COMP(c[k], k * (long long)MiB, (k + 1) * (long long)MiB, (k + 1) * 65536, 1, 1, INIT, 0);
+  /* a plain layout has no components to list; bytes that lie: -1 */
+  n = build(b, 0, 4 * MiB, 2, 2, o2);
+  EXPECT(iochar_lustre_parse_comps(b, n, 64ull * MiB, c, 4), 0);
+  n = build_comp(b, pfl, 3, 1);
+  put32(b + 32 + 24, 8); /* the first layout inside the table */
+  EXPECT(iochar_lustre_parse_comps(b, n, 64ull * MiB, c, 4), -1);
+
+  /* by name, as lustre_finish reads it at the end (wrappers/posix.c) */
+  iochar_lustre_layout lo;
+  int k = -1;
+  pfl[1].flags = INIT, pfl[1].nost = 4, pfl[2].flags = INIT, pfl[2].nost = 4;
+  named_len = build_comp(named, pfl, 3, 1);
+  EXPECT(iochar_lustre_read_path("/lus/f", 512ull * MiB, &lo, c, 4, &k), 0);
+  EXPECT(k, 2);
+  LAYOUT(lo, 1, 4 * MiB, 4, 5, 3); /* the one holding most of the extent */
+  COMP(c[1], MiB, 1024ll * MiB, 4 * MiB, 4, 1, INIT, 0);
+  EXPECT(iochar_lustre_read_path("/lus/gone", 512ull * MiB, &lo, c, 4, &k), -1);
+  EXPECT(iochar_lustre_read_path(NULL, 512ull * MiB, &lo, c, 4, &k), -1);
+}
+
 /* Layouts past the 4 KiB first read: 300 stripes (7,232 bytes), and one
  * that grows between the size query and the read. */
 static void wide_layout_tests(void) {
@@ -369,6 +493,7 @@ static void wide_layout_tests(void) {
 
 int main(void) {
   wide_layout_tests();
+  components_tests();
   unsigned char b[4096];
   iochar_lustre_layout lo;
   const unsigned osts[] = {5, 9, 2, 11};

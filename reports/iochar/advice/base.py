@@ -439,33 +439,50 @@ class Context:
 
     @cached_property
     def lustre_components(self) -> dict:
-        """record_id -> (stripe size, stripe count, start, end) of the composite layout's
-        component the file's accesses fell in (pfl.covering over [0, the highest byte
-        read or written]), for the LUSTRE frame's files that list their components."""
+        """record_id -> (stripe size, stripe count, start, end, bytes in it, bytes) of the
+        composite layout's OST component holding most of the bytes the file's accesses
+        moved (pfl.holding: each POSIX row's bytes laid below its highest byte, pfl.extent),
+        for the files whose components the LUSTRE frame lists: LUSTRE_COMP<N>_* columns
+        (an iochar log's LUSTRE module, a Darshan log's frame), else a Darshan frame's
+        LUSTRE_COMPS text (docs/log-format.md)."""
+        comps: dict = {}
         lu = self.frame("LUSTRE")
-        if lu is None or "LUSTRE_COMPS" not in lu.columns:
-            return {}
-        many = S.col(lu, "LUSTRE_COMPONENTS") > 1
-        if not many.any():  # plain layouts (most logs): the frame's stripe is the one
-            return {}
-        lu = S.rows(lu, many)
+        if lu is not None and "LUSTRE_COMPONENTS" in lu.columns:
+            lu = S.rows(lu, S.col(lu, "LUSTRE_COMPONENTS") > 1)
+            rid = S.column(lu, "record_id").tolist()
+            # ranks' rows of one file list the same components, some fewer (a rank that
+            # reached a lower byte lists the first of them): the longest is the file's
+            if pfl.slots(lu.columns, "LUSTRE_"):
+                for r, c in zip(rid, pfl.from_columns(lu, "LUSTRE_")):
+                    if len(c) > len(comps.get(r, ())):
+                        comps[r] = c
+            elif "LUSTRE_COMPS" in lu.columns:
+                parsed: dict = {}
+                for r, text in zip(rid, S.objects(lu, "LUSTRE_COMPS")):
+                    if text not in parsed:  # files share a few layouts: each parsed once
+                        parsed[text] = pfl.parse(text)
+                    if len(parsed[text]) > len(comps.get(r, ())):
+                        comps[r] = parsed[text]
         px = self.frame("POSIX")
-        hi: dict = {}
-        if px is not None and "POSIX_MAX_BYTE_READ" in px.columns:
-            top = np.maximum(S.col(px, "POSIX_MAX_BYTE_READ"),
-                             S.col(px, "POSIX_MAX_BYTE_WRITTEN"))
-            rid = S.column(px, "record_id")
-            want = np.isin(rid, S.column(lu, "record_id")) & (top >= 0)
-            for r, v in zip(rid[want].tolist(), top[want].tolist()):
-                if v + 1 > hi.get(r, 0):
-                    hi[r] = v + 1
-        out, parsed = {}, {}
-        for r, text in zip(S.column(lu, "record_id").tolist(), S.objects(lu, "LUSTRE_COMPS")):
-            if text not in parsed:  # files share a few layouts: each parsed once
-                parsed[text] = pfl.parse(text)
-            c = pfl.covering(parsed[text], hi.get(r, 0))
-            if c is not None:
-                out[r] = (float(c[2]), float(c[3]), float(c[0]), float(c[1]))
+        if px is None or "POSIX_MAX_BYTE_READ" not in px.columns:
+            return {}
+        if not comps:  # plain layouts (most logs): the frame's stripe is the one
+            return {}
+        rid = S.column(px, "record_id")
+        want = np.isin(rid, np.fromiter(comps, dtype=rid.dtype, count=len(comps)))
+        top = np.maximum(S.col(px, "POSIX_MAX_BYTE_READ"), S.col(px, "POSIX_MAX_BYTE_WRITTEN"))
+        moved = S.col(px, "POSIX_BYTES_READ") + S.col(px, "POSIX_BYTES_WRITTEN")
+        rows: dict = {}
+        for r, t, b in zip(rid[want].tolist(), top[want].tolist(), moved[want].tolist()):
+            if t >= 0:
+                rows.setdefault(r, []).append((t + 1, b))
+        out = {}
+        for r, c in comps.items():
+            got = pfl.holding(c, rows.get(r, ()))
+            if got is not None:
+                share = pfl.attribute(c, rows[r])[c.index(got)]
+                out[r] = (float(got[2]), float(got[3]), float(got[0]), float(got[1]),
+                          share, float(sum(b for _, b in rows[r])))
         return out
 
     def stripe_unit(self, paths=()) -> float:
@@ -479,7 +496,7 @@ class Context:
             df = self.frame(module)
             if df is None or name not in df.columns:
                 continue
-            if module == "LUSTRE" and self.lustre_components:
+            if module != "MPIIO" and self.lustre_components:
                 rids = S.column(df, "record_id")
                 sel = df["path"].isin(set(paths)).to_numpy() if paths and \
                     "path" in df.columns else np.ones(len(df), bool)

@@ -44,10 +44,15 @@ def layouts(ctx: Context) -> pd.DataFrame | None:
         return None
     px = S.rows(px, cnt > 0).drop_duplicates("record_id")
     first = S.col(px, "POSIX_LUSTRE_STRIPE_OFFSET")
-    cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT")
+    cnt = S.col(px, "POSIX_LUSTRE_STRIPE_COUNT").copy()
+    size = S.col(px, "POSIX_LUSTRE_STRIPE_SIZE").copy()
+    rid = S.column(px, "record_id")
+    comp = ctx.lustre_components  # the LUSTRE module's components: where the bytes fell
+    for i, r in enumerate(rid.tolist()):
+        if r in comp:
+            size[i], cnt[i] = comp[r][0], comp[r][1]
     return pd.DataFrame({
-        "record_id": S.column(px, "record_id"),
-        "stripe_size": S.col(px, "POSIX_LUSTRE_STRIPE_SIZE"), "stripe_count": cnt,
+        "record_id": rid, "stripe_size": size, "stripe_count": cnt,
         "osts": [(int(o),) if c == 1 and o >= 0 else () for o, c in zip(first, cnt)]})
 
 
