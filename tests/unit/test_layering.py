@@ -96,11 +96,11 @@ def test_a_planted_back_include_or_call_fails(tmp_path):
     planted.unlink()
     subprocess.run(["cc", "-c", str(vote), "-o", str(planted)], check=True)
     assert list(check_layers.layer_violations(tmp_path, build)) == [
-        'runtime/core.c: #include "lifecycle.h" runs up the layers (core: floor 1, lifecycle: floor 12)',
+        'runtime/core.c: #include "lifecycle.h" runs up the layers (core: floor 1, lifecycle: floor 13)',
         "reducer/vote.c: uses red_write_log of reducer/write.c, which runs up the layers "
         "(vote: floor 2, write: floor 4)",
         "runtime/warn.c: uses iochar_shutdown of runtime/lifecycle.c, which runs up the layers "
-        "(warn: floor 2, lifecycle: floor 12)",
+        "(warn: floor 2, lifecycle: floor 13)",
     ]
 
 
@@ -141,7 +141,7 @@ static inline const char *mpiio_planted(void) { return iochar_mod_nc_file.name; 
 #endif"""))
     assert list(check_layers.layer_violations(tmp_path, build)) == [
         "runtime/core.h: iochar_planted uses iochar_shutdown of runtime/lifecycle.c, which runs up "
-        "the layers (core: floor 1, lifecycle: floor 12)",
+        "the layers (core: floor 1, lifecycle: floor 13)",
         "runtime/rw_state.h: iochar_planted_peek uses iochar_observing of runtime/observe.c, which "
         "runs up the layers (rw_state.h: floor 5, observe: floor 6)",
         "wrappers/mpiio_internal.h: mpiio_planted uses iochar_mod_nc_file of wrappers/netcdf.c, "
