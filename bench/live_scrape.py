@@ -61,12 +61,15 @@ print(json.dumps(out))
 """
 
 
-def make_live(tmp: Path, n: int):
-    """A stopped process's live file after it created n files: (the file, the process)."""
+def make_live(tmp: Path, n: int, memory: str | None = None):
+    """A stopped process's live file after it created n files: (the file, the process);
+    `memory`: its IOCHAR_MEMORY (the default bound holds about 19,000 such files)."""
     data, ld = tmp / f"data{n}", tmp / f"live{n}"
     data.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOCHAR_")}
     env.update(LD_PRELOAD=str(LIB), IOCHAR_LOGDIR=str(data), IOCHAR_LIVEDIR=str(ld))
+    if memory:
+        env["IOCHAR_MEMORY"] = memory
     code = (f"import os, signal\nfor i in range({n}):\n    with open(f'f{{i}}', 'w') as f:\n"
             "        f.write('x')\nos.kill(os.getpid(), signal.SIGSTOP)\n")
     sh = subprocess.Popen([sys.executable, "-c", code], cwd=str(data), env=env,

@@ -27,7 +27,9 @@ import os
 import re
 import stat
 import struct
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,17 +131,60 @@ def _module_plan(m) -> tuple:
     return ints, flts, e_ints, e_flts, L is not None
 
 
+class _Column(Sequence):
+    """A sample's per-row names (module or path), made only for the rows asked for: a
+    view shows a job's busiest files, not every one of its 20,000 names."""
+
+    def __init__(self, get, n: int):
+        self._get, self._n = get, n
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._get(j) for j in range(*i.indices(self._n))]
+        j = int(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        return self._get(j)
+
+
 @dataclass
 class Sample:
     """One read of one live file: its header and, per record, the summed counters."""
     key: tuple  # (device, inode, pid, start): the same process's file
     header: dict
-    modules: list  # module name of each row
-    paths: list
+    modules: Sequence  # module name of each row
+    paths: Sequence  # path of each row (decoded when asked)
     ints: np.ndarray  # rows x INTS, int64
     floats: np.ndarray  # rows x FLOATS
     when: float
     unlinked: bool = False
+    ids: np.ndarray | None = None  # per row: record id (the hash of its path)
+    mids: np.ndarray | None = None  # per row: module id (module name: names[mid])
+    names: dict = field(default_factory=dict)  # module id -> module name
+
+
+# A schema is the same in every file of one build: parsed once (its bytes are the key).
+_SCHEMAS: dict = {}
+MAX_SCHEMAS = 64
+# One buffer for the file's bytes, reused from read to read in a thread (a fresh one
+# of 34 MiB costs its 8,700 page faults, more than the read): at most SCRATCH_MAX.
+SCRATCH_MAX = 64 << 20
+_scratch = threading.local()
+
+
+def _buffer(n: int) -> np.ndarray:
+    b = getattr(_scratch, "buf", None)
+    if b is not None and len(b) >= n:
+        return b[:n]
+    b = np.empty(max(n, 1 << 20), np.uint8)
+    if len(b) <= SCRATCH_MAX:
+        _scratch.buf = b
+    return b[:n]
 
 
 class LiveFile:
@@ -151,17 +196,19 @@ class LiveFile:
         self.h = None
         self.mods = None
         self.plans = {}
+        e = np.zeros(0, np.int64)
         # per row (a record or a metadata-only entry, in file order): offset, module id,
-        # entry or not, module name, path
-        self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths = [], [], [], [], []
+        # entry or not, where its name is in self.blob (length -1: the aggregate)
+        self.r_off, self.r_mod, self.n_at, self.n_len = e, e, e, e
+        self.r_entry = np.zeros(0, bool)
+        self.blob = b""  # the rows' names, end to end
         self.walked = {}  # area start -> offset walked to
-        self.ids = np.zeros(0, np.uint64)  # per row: record id, module id, entry or not
-        self.mods_arr = np.zeros(0, np.int64)
-        self.ent_arr = np.zeros(0, bool)
+        self.ids = np.zeros(0, np.uint64)  # per row: record id
         self.made = np.zeros(0, np.int64)  # rows of entries whose record is there too
         self.full = np.zeros(0, np.int64)  # rows of entries whose `full` was seen set
         self.best_i = np.zeros((0, NI), np.int64)
         self.best_f = np.zeros((0, NF), np.float64)
+        self.modnames = {}  # module id -> name
         self._idx = _Index()
         st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
@@ -180,6 +227,16 @@ class LiveFile:
             out.append(b)
             got += len(b)
         return out[0] if len(out) == 1 else b"".join(out)
+
+    def _pread_into(self, buf: np.ndarray, off: int) -> int:
+        """Fill buf from file offset off: the bytes read (fewer at the end of the file)."""
+        got, n = 0, len(buf)
+        while got < n:
+            k = os.preadv(self.fd, [buf[got:]], off + got)
+            if k <= 0:
+                break
+            got += k
+        return got
 
     def _fail(self, msg):
         raise LogError(f"{self.name}: live file: {msg}")
@@ -209,9 +266,11 @@ class LiveFile:
         real = st.st_blocks * 512 + SLACK
         if used + tables > real:
             self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
-        data = self._pread(used, 0)
-        tb = self._pread(tables, h["arena_off"] + h["tables_low"])
-        if len(data) != used or len(tb) != tables:
+        t0 = (used + 7) & ~7
+        buf = _buffer(t0 + tables)
+        data, tb = buf[:used], buf[t0:t0 + tables]
+        if self._pread_into(data, 0) != used or \
+                self._pread_into(tb, h["arena_off"] + h["tables_low"]) != tables:
             raise _Changed("shrank while read")
         if os.fstat(self.fd).st_size != st.st_size:
             raise _Changed("size changed while read")
@@ -227,17 +286,24 @@ class LiveFile:
                 if attempt == MAX_RETRIES - 1:
                     self._fail(str(e))
         if self.mods is None:
-            self.mods = live.parse_schema(
-                data[h["schema_off"]:h["schema_off"] + h["schema_len"]], self.name,
-                len(data) // 8 + 1024, h["version"])
-            self.plans = {mid: _module_plan(m) for mid, m in self.mods.items()}
+            sb = data[h["schema_off"]:h["schema_off"] + h["schema_len"]].tobytes()
+            key = (sb, h["version"], len(data) // 8 + 1024)
+            got = _SCHEMAS.get(key)
+            if got is None:
+                mods = live.parse_schema(sb, self.name, key[2], h["version"])
+                got = (mods, {mid: _module_plan(m) for mid, m in mods.items()})
+                if len(_SCHEMAS) >= MAX_SCHEMAS:
+                    _SCHEMAS.clear()
+                _SCHEMAS[key] = got
+            self.mods, self.plans = got
+            self.modnames = {mid: m.name for mid, m in self.mods.items()}
         self.h = h
         n_old = len(self.r_off)
         self._walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], True)
         self._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], False)
         self._idx.add(self, n_old)
-        vi, vf = self._gather(data, h)
-        vi, vf = self._settle(h, data, vi, vf)
+        vi, vf, picked = self._gather(data, h)
+        vi, vf = self._settle(h, data, vi, vf, picked)
         n = len(self.r_off)
         bi = np.zeros((n, NI), np.int64)
         bf = np.zeros((n, NF), np.float64)
@@ -248,11 +314,21 @@ class LiveFile:
         bi[self.full], bf[self.full] = 0, 0.0  # once full, counted in its record for good
         self.best_i, self.best_f = bi, bf
         h.pop("tables", None)  # not kept: memory is the rows' numbers, not the file's bytes
+        mods, names = self.r_mod, self.modnames
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
-                      self.modnames[:n], self.paths[:n], bi, bf, time.time(),
-                      unlinked=st.st_nlink == 0)
+                      _Column(lambda r: names[int(mods[r])], n), _Column(self.path, n),
+                      bi, bf, time.time(), unlinked=st.st_nlink == 0, ids=self.ids[:n],
+                      mids=self.r_mod[:n], names=names)
 
-    def _settle(self, h: dict, data: bytes, vi, vf):
+    def path(self, r: int) -> str:
+        """Row r's path (a truncated name without its mark)."""
+        k = int(self.n_len[r])
+        if k < 0:
+            return "<AGGREGATE>"
+        a = int(self.n_at[r])
+        return self.blob[a:a + k].decode("utf-8", "surrogateescape")
+
+    def _settle(self, h: dict, data: np.ndarray, vi, vf, picked):
         """Read again the records whose numbers changed since the last read (then their
         states): one whose numbers differ between two reads was caught mid-update, and is
         read again (up to MAX_RETRIES times). One that never reads the same twice (busy
@@ -267,123 +343,164 @@ class LiveFile:
         for _ in range(MAX_RETRIES):
             if not len(changed):
                 break
-            start = self.r_off[int(changed[0])] // 8 * 8
-            d2 = data[:start] + self._pread(len(data) - start, start)
-            tb = self._pread(len(h["tables"]), h["arena_off"] + h["tables_low"])
-            if len(d2) != len(data) or len(tb) != len(h["tables"]):
+            start = int(self.r_off[int(changed[0])]) // 8 * 8
+            # the bytes before `start` stay as read; vi, vf hold the earlier read's numbers
+            tb = h["tables"]
+            if self._pread_into(data[start:], start) != len(data) - start or \
+                    self._pread_into(tb, h["arena_off"] + h["tables_low"]) != len(tb):
                 self._fail("shrank while read")
-            h["tables"] = tb
-            vi2, vf2 = self._gather(d2, h)
+            picked2 = self._pick(data, h)
+            if _same(picked, picked2):
+                break  # every word as before: nothing was caught mid-update
+            vi2, vf2 = self._sum(picked2)
+            picked = picked2
             a, b, c, d = vi[changed], vi2[changed], vf[changed], vf2[changed]
             moving = (a != b).any(axis=1) | ((c != d) & (d == d)).any(axis=1)
             vi2[changed] = np.where(moving[:, None], np.minimum(a, b), b)
             vf2[changed] = np.where(moving[:, None], np.fmin(c, d), d)
-            vi, vf, data = vi2, vf2, d2
+            vi, vf = vi2, vf2
             changed = changed[moving]
         return vi, vf
 
-    def _walk(self, buf: bytes, start: int, end: int, agg: bool):
-        """Append the records of [start, end) not walked yet."""
-        h, mods = self.h, self.mods
+    def _walk(self, buf: np.ndarray, start: int, end: int, agg: bool):
+        """Append the rows of [start, end) not walked yet: the arena's found in bulk
+        (_bulk), checked record by record where the bulk walk has no answer (_step: the
+        first record of each module, a truncated name, and every bad record, whose error
+        is _step's)."""
         off = self.walked.get(start, start)
         if off >= end:
             return
+        h = self.h
         rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
-        v4 = h["version"] >= 4
-        mc, tkb = h["meta_c_off"], h["tk_below"]
-        name = self.name
-        # per module: (counters' bytes in a record, in an entry, bytes after an aggregate)
-        sizes = {mid: (8 * (m.n_int + m.n_flt), 8 * len(m.meta),
-                       tkb + ((m.state_size + 7) & ~7) if m.layout is not None else 0, m.name)
-                 for mid, m in mods.items()}
-        # per module: bytes before the name in a record, in an entry; after an aggregate
-        heads = {mid: (rs + sz[0], mc + sz[1], sz[2], sz[3]) for mid, sz in sizes.items()}
-        r_off, r_mod, r_entry, modnames, paths = \
-            self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths
-        first = len(r_off)
-        find, mark_len, mark_b = buf.find, len(live.TRUNC_MARK), live.TRUNC_MARK
-        u16 = memoryview(buf)[:len(buf) & ~1].cast("H")  # rec_module_off, rec_flags_off: even
         if mo % 2 or fo % 2:
-            _bad(name, "record header offsets not 2-byte aligned")
-        mo2, fo2 = mo >> 1, fo >> 1
+            _bad(self.name, "record header offsets not 2-byte aligned")
+        mods = self.mods
+        # per module: bytes before the name in a record, in an entry; after an aggregate
+        heads = {mid: (rs + 8 * (m.n_int + m.n_flt), h["meta_c_off"] + 8 * len(m.meta),
+                       h["tk_below"] + ((m.state_size + 7) & ~7) if m.layout is not None else 0)
+                 for mid, m in mods.items()}
+        ctx = (buf, buf[:len(buf) & ~1].view("<u2"), end, rs, mo >> 1, fo >> 1,
+               h["version"] >= 4, heads, agg)
+        rows = []  # (offsets, module ids, entry or not, name offsets, name lengths)
+        cand = None if agg else _Candidates(self, buf, off, end, heads)
         while off < end:
-            if off + rs > end:
-                _bad(name, f"record at byte {off} runs past the published end")
-            mid = u16[(off >> 1) + mo2]
-            flags = u16[(off >> 1) + fo2] if v4 else 0
-            hd = heads.get(mid)
-            if hd is None:
-                _bad(name, f"record at byte {off} has unknown module {mid}")
-            entry = flags & 2 and not agg
-            p_off = off + (hd[1] if entry else hd[0])
-            if p_off >= end:
-                _bad(name, f"record at byte {off} runs past the published end")
-            nul = find(b"\0", p_off, end)
-            if nul < 0:
-                _bad(name, f"record at byte {off}: name runs past the published end")
-            mark = 0
-            if flags & 1:
-                if buf[nul:nul + mark_len] != mark_b:
-                    _bad(name, f"record at byte {off}: truncated name without its mark")
-                mark = mark_len
-            r_off.append(off)
-            r_mod.append(mid)
-            r_entry.append(bool(entry))
-            modnames.append(hd[3])
-            if agg:
-                paths.append("<AGGREGATE>")
-                off += ((p_off - off + 17 + 7) & ~7) + hd[2]  # its tables and state follow
-            else:
-                paths.append(buf[p_off:nul].decode("utf-8", "surrogateescape"))
-                off += (p_off - off + nul - p_off + mark + 1 + 7) & ~7
-        u16.release()
+            got = cand.run_from(off) if cand is not None else None
+            if got is not None:
+                rows.append(got[0])
+                off = got[1]
+                continue
+            r, off = self._step(ctx, off)
+            rows.append(tuple(np.asarray([x]) for x in r))
         self.walked[start] = off
+        if not rows:
+            return
+        first = len(self.r_off)
+        cols = [np.concatenate([r[i] for r in rows]) for i in range(5)]
+        o, m, e, na, nl = cols
+        nl = nl.astype(np.int64)
+        at, names = _names(buf, na.astype(np.int64), nl)
+        base = len(self.blob)
+        self.blob += names
+        self.r_off = np.concatenate([self.r_off, o.astype(np.int64)])
+        self.r_mod = np.concatenate([self.r_mod, m.astype(np.int64)])
+        self.r_entry = np.concatenate([self.r_entry, e.astype(bool)])
+        self.n_at = np.concatenate([self.n_at, base + at])
+        self.n_len = np.concatenate([self.n_len, nl])
+        ids = buf[:len(buf) // 8 * 8].view("<u8")[o.astype(np.int64) // 8]
+        self.ids = np.concatenate([self.ids, ids])
         if not agg:
-            self._entries_made(buf, first)
+            self._entries_made(first)
 
-    def _entries_made(self, buf: bytes, first: int):
+    def _step(self, ctx, off: int):
+        """The record at off, checked byte by byte: ((offset, module id, entry or not,
+        name offset, name length), the next record's offset)."""
+        buf, u16, end, rs, mo2, fo2, v4, heads, agg = ctx
+        name = self.name
+        if off + rs > end:
+            _bad(name, f"record at byte {off} runs past the published end")
+        mid = int(u16[(off >> 1) + mo2])
+        flags = int(u16[(off >> 1) + fo2]) if v4 else 0
+        hd = heads.get(mid)
+        if hd is None:
+            _bad(name, f"record at byte {off} has unknown module {mid}")
+        entry = bool(flags & 2) and not agg
+        p_off = off + (hd[1] if entry else hd[0])
+        if p_off >= end:
+            _bad(name, f"record at byte {off} runs past the published end")
+        nul = _find_nul(buf, p_off, end)
+        if nul < 0:
+            _bad(name, f"record at byte {off}: name runs past the published end")
+        mark = 0
+        if flags & 1:
+            if buf[nul:nul + len(live.TRUNC_MARK)].tobytes() != live.TRUNC_MARK:
+                _bad(name, f"record at byte {off}: truncated name without its mark")
+            mark = len(live.TRUNC_MARK)
+        if agg:
+            return (off, mid, False, p_off, -1), off + ((p_off - off + 17 + 7) & ~7) + hd[2]
+        return (off, mid, entry, p_off, nul - p_off), off + ((nul - off + mark + 1 + 7) & ~7)
+
+    def _entries_made(self, first: int):
         """Entries whose record is in the file too (made just before a kill, or since the
         last read): the record counts them (docs/log-format.md, version 4)."""
-        off = np.asarray(self.r_off[first:], np.int64)
-        if not len(off):
-            return
-        ids = np.frombuffer(buf, "<u8", count=len(buf) // 8)[off // 8]
-        self.ids = np.concatenate([self.ids, ids])
-        self.mods_arr = np.concatenate([self.mods_arr, np.asarray(self.r_mod[first:], np.int64)])
-        self.ent_arr = np.concatenate([self.ent_arr, np.asarray(self.r_entry[first:], bool)])
-        if not self.ent_arr.any():
+        ent = self.r_entry
+        if not ent.any():
             return
         made = [np.zeros(0, np.int64)]
-        for mid in np.unique(self.mods_arr[self.ent_arr]):
-            m = self.mods_arr == mid
-            e = np.flatnonzero(m & self.ent_arr)
-            made.append(e[np.isin(self.ids[e], self.ids[m & ~self.ent_arr])])
+        mods = self.r_mod
+        for mid in _distinct(mods[ent]):
+            m = mods == mid
+            e = np.flatnonzero(m & ent)
+            made.append(e[_within(self.ids[e], self.ids[m & ~ent])])
         self.made = np.concatenate(made)
 
-    def _gather(self, data: bytes, h: dict):
+    def _gather(self, data: np.ndarray, h: dict):
+        """The rows' numbers from the file's bytes: (ints, floats, the words they came
+        from, for _settle to tell whether a second read holds the same)."""
+        picked = self._pick(data, h)
+        return (*self._sum(picked), picked)
+
+    def _pick(self, data: np.ndarray, h: dict) -> list:
+        """Every word the rows' numbers are made of: per group of rows, its counters;
+        the entries' `full`; the access states' pending runs."""
+        ix = self._idx
+        words = data[:len(data) // 8 * 8].view("<i8")
+        out = []
+        for _, base, pi, pf in ix.groups.values():
+            out.append(words[base[:, None] + pi[0]] if len(pi[0]) else None)
+            out.append(words[base[:, None] + pf[0]] if len(pf[0]) else None)
+        out.append(words[ix.ent_words] if len(ix.ent_rows) else None)
+        out.append(self._runs(words[ix.st_words].view("<u8"), ix.st_rows, data, h)
+                   if len(ix.st_rows) else None)
+        return out
+
+    def _sum(self, picked: list):
         n = len(self.r_off)
         ix = self._idx
-        words = np.frombuffer(data, "<i8", count=len(data) // 8)
-        vi = np.zeros(n * NI, np.int64)
-        vf = np.zeros(n * NF, np.float64)
-        if len(ix.iw):
-            vi[ix.it_u] = np.add.reduceat(words[ix.iw], ix.it_s)
-        if len(ix.fw):
-            vf[ix.ft_u] = np.add.reduceat(words[ix.fw].view("<f8"), ix.ft_s)
-        vi, vf = vi.reshape(n, NI), vf.reshape(n, NF)
+        vi = np.zeros((n, NI), np.int64)
+        vf = np.zeros((n, NF), np.float64)
+        for k, (rows, _, pi, pf) in enumerate(ix.groups.values()):
+            for m, (_, _, uq, sq), out in ((picked[2 * k], pi, vi), (picked[2 * k + 1], pf, vf)):
+                if m is not None:
+                    m = m if out is vi else m.view("<f8")
+                    out[rows[:, None], uq] = np.add.reduceat(m, sq, axis=1)
         vi[self.made], vf[self.made] = 0, 0.0  # counted in their records
-        if len(ix.ent_rows):  # an entry whose `full` is set is counted in its record
-            full = ix.ent_rows[words[ix.ent_words] != 0]
+        if picked[-2] is not None:  # an entry whose `full` is set is counted in its record
+            full = ix.ent_rows[picked[-2] != 0]
             vi[full] = 0
             vf[full] = 0.0
-            self.full = np.union1d(self.full, full) if len(full) != len(self.full) else full
-        if len(ix.st_rows):
-            self._runs(words[ix.st_words].view("<u8"), ix.st_rows, vi, data, h)
+            if len(full) != len(self.full):
+                full = _distinct(np.concatenate([self.full, full]))
+            self.full = full
+        for r, k, n_, d, timed in picked[-1] or ():
+            vi[r, d] += k * n_  # bytes_read, bytes_written (one state per record: rows unique)
+            un = timed == 0
+            vi[r[un], 2 + d[un]] += k[un]  # reads, writes
         return vi, vf
 
-    def _runs(self, ptrs, rows, vi, data: bytes, h: dict):
-        """Add the repeats each record's access state holds back (runtime/access.h):
-        bytes always, operations when untimed."""
+    def _runs(self, ptrs, rows, data: np.ndarray, h: dict) -> list:
+        """The repeats each record's access state holds back (runtime/access.h), to be
+        added: bytes always, operations when untimed. [(rows, size, count, direction,
+        timed)]"""
         ro = h["rw_off"]
         size = max(ro["run_k"], ro["run_len"], ro["run_next"], ro["run_dir"],
                    ro["run_timed"], ro["run_t"]) + 8
@@ -395,32 +512,144 @@ class LiveFile:
         tb = h["tables"]
         in_t = ok & (fo >= t0) & (fo + size <= t0 + len(tb))
         in_a = ok & ~in_t & (fo >= h["agg_off"]) & (fo + size <= h["agg_off"] + h["agg_size"])
-        for mask, buf, base in ((in_t, tb, t0), (in_a, data, 0)):
+        out = []
+        for mask, raw, base in ((in_t, tb, t0), (in_a, data, 0)):
             if not mask.any():
                 continue
-            raw = np.frombuffer(buf, np.uint8)
             at = fo[mask] - base
             k, n = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
             d = raw[at + ro["run_dir"]].astype(np.int64)
             timed = raw[at + ro["run_timed"]]
             good = (k > 0) & (n > 0) & (d <= 1) & (k < 1 << 31) & (n < 1 << 31)
-            if not good.any():
-                continue
-            r = rows[mask][good]
-            k, n, d, timed = k[good], n[good], d[good], timed[good]
-            vi[r, d] += k * n  # bytes_read, bytes_written (one state per record: rows unique)
-            un = timed == 0
-            vi[r[un], 2 + d[un]] += k[un]  # reads, writes
+            if good.any():
+                out.append((rows[mask][good], k[good], n[good], d[good], timed[good]))
+        return out
+
+
+def _find_nul(buf: np.ndarray, a: int, end: int) -> int:
+    """The offset of the first NUL byte in buf[a:end], or -1 (a name's end: looked for in
+    steps, a name being short)."""
+    step = 4352  # a name at the path limit, its mark and NUL
+    while a < end:
+        b = min(a + step, end)
+        i = buf[a:b].tobytes().find(b"\0")
+        if i >= 0:
+            return a + i
+        a, step = b, step * 4
+    return -1
+
+
+BULK = True  # the arena's records found in bulk (False: record by record, the reference)
+BULK_MIN = 1 << 14  # bytes of records below which the walk goes record by record
+CHUNK = 1 << 15  # words looked at in one go
+ROUNDS = 64  # words of a name the bulk walk looks at for its end (longer: _find_nul)
+
+
+class _Candidates:
+    """The records of an arena area found in bulk: every record made after the first of
+    its module links to the one made before it (`all_next`, the record header's third
+    word: its address in the process, an earlier record of the area), so the 8-byte
+    words whose third word is such an address are the records, and the rare word that
+    only looks like one (a list link of a record, the `full` of an entry) is not on the
+    chain of record lengths (header and counters by module, the name up to its NUL, 8-
+    aligned) that starts at the area's start. Only the chain's links are taken: where it
+    has none (a module's first record, a truncated name, any record that does not check
+    out) LiveFile._step reads the record and gives its error, so the rows and the errors
+    are those of the record-by-record walk (tests/unit/test_live_bulk.py compares)."""
+
+    def __init__(self, lf: LiveFile, buf: np.ndarray, start: int, end: int, heads: dict):
+        self.off = None
+        h = lf.h
+        rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
+        if not BULK or start % 8 or end - start < BULK_MIN or rs < 24 or mo >= rs or fo >= rs:
+            return
+        words = buf[:len(buf) // 8 * 8].view("<u8")
+        nw = len(words)
+        k0, k1 = start // 8, (end - rs) // 8 + 1  # a record's header ends at end at most
+        if k1 <= k0 or k1 + 2 > nw:
+            return
+        mask64 = (1 << 64) - 1
+        base = h["arena_off"]
+        lo = np.uint64((h["map_addr"] + base) & mask64)
+        span = np.uint64(end - base)
+        offs = []
+        for a in range(k0, k1, CHUNK):  # in steps: no temporaries the size of the file
+            d = words[a + 2:min(a + CHUNK, k1) + 2] - lo
+            c = np.flatnonzero(d < span)
+            t = d[c].astype(np.int64) + base  # the file offset linked to
+            c = (c + a) * 8
+            offs.append(c[(t < c) & (t % 8 == 0)])
+        off = np.concatenate(offs)
+        u16 = buf[:len(buf) & ~1].view("<u2")
+        v4 = h["version"] >= 4
+        mf = h["meta_full_off"]
+        if v4 and mf + 8 <= h["meta_c_off"]:
+            # the records entries became: not on the lists, the entries' `full` names them
+            ent = off[((u16[(off + fo) >> 1] & 2) != 0) & (off + mf + 8 <= end)]
+            f = words[(ent + mf) >> 3] - lo
+            f = f[f < np.uint64(end - rs - base + 1)].astype(np.int64) + base
+            off = _distinct(np.concatenate([off, f[f % 8 == 0]]))
+        off = np.concatenate([[start], off[off != start]]).astype(np.int64)
+        mid = u16[(off + mo) >> 1].astype(np.int64)
+        flags = u16[(off + fo) >> 1].astype(np.int64) if v4 else np.zeros(len(off), np.int64)
+        h_rec = np.full(1 << 16, -1, np.int64)
+        h_ent = np.full(1 << 16, -1, np.int64)
+        for m, hd in heads.items():
+            h_rec[m], h_ent[m] = hd[0], hd[1]
+        entry = (flags & 2) != 0
+        hd = np.where(entry, h_ent[mid], h_rec[mid])
+        p = off + hd
+        good = (hd >= 0) & ((flags & 1) == 0) & (p < end)  # truncated names: _step
+        nul = np.full(len(off), -1, np.int64)
+        act = np.flatnonzero(good)
+        q = p[act] >> 3  # names start 8-aligned (header, counters, slots: 8 bytes each)
+        ones, highs = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
+        for _ in range(ROUNDS):  # a word at a time: the names' ends are found in a few
+            if not len(act):
+                break
+            inside = q < nw
+            act, q = act[inside], q[inside]  # past the words read: _find_nul below
+            w = words[q]
+            has = ((w - ones) & ~w & highs) != 0  # a zero byte in the word
+            if has.any():
+                zb = w[has].view(np.uint8).reshape(-1, 8) == 0
+                nul[act[has]] = q[has] * 8 + zb.argmax(axis=1)
+                act, q = act[~has], q[~has]
+            q = q + 1
+        for i in act:  # longer names
+            nul[i] = _find_nul(buf, int(p[i]), end)
+        good &= (nul >= 0) & (nul < end)
+        # only what checks out is kept: a word that only looked like a record is gone, a
+        # record that does not check out is left to _step
+        off, mid, entry, p, nul = off[good], mid[good], entry[good], p[good], nul[good]
+        self.off, self.mid, self.entry, self.p, self.nul = off, mid, entry, p, nul
+        self.nxt = (nul + 8) & ~7
+        linked = np.zeros(len(off), bool)
+        linked[:-1] = self.nxt[:-1] == off[1:]
+        self.breaks = np.flatnonzero(~linked)
+
+    def run_from(self, pos: int):
+        """The run of linked records from pos: ((offsets, module ids, entry or not, name
+        offsets, name lengths), the offset after them), or None: pos is for _step."""
+        if self.off is None:
+            return None
+        i = int(np.searchsorted(self.off, pos))
+        if i >= len(self.off) or self.off[i] != pos:
+            return None
+        j = int(self.breaks[np.searchsorted(self.breaks, i)])  # the run's last record
+        s, after = slice(i, j + 1), int(self.nxt[j])
+        return (self.off[s], self.mid[s], self.entry[s], self.p[s], self.nul[s] - self.p[s]), after
 
 
 class _Index:
-    """Where every summed counter of every row is (word indexes), sorted by the cell it
-    adds to, for np.add.reduceat; rows added as the walk finds them."""
+    """Where the summed counters of the rows are: rows in groups by module and kind
+    (record or entry), each with its rows' first counter words and its plans (_plan);
+    the entries' `full` words; the records' state pointers. Rows are added as the walk
+    finds them."""
 
     def __init__(self):
         e = np.zeros(0, np.int64)
-        self.iw = self.it = self.fw = self.ft = e
-        self.it_u = self.it_s = self.ft_u = self.ft_s = e
+        self.groups: dict = {}  # (module id, entry or not) -> (rows, words, ints, floats)
         self.st_rows = self.st_words = self.ent_rows = self.ent_words = e
 
     def add(self, lf: LiveFile, first: int):
@@ -428,45 +657,90 @@ class _Index:
         if first >= n:
             return
         h = lf.h
-        off = np.asarray(lf.r_off[first:], np.int64)
-        mod = np.asarray(lf.r_mod[first:], np.int64)
-        ent = np.asarray(lf.r_entry[first:], bool)
+        off, mod, ent = lf.r_off[first:], lf.r_mod[first:], lf.r_entry[first:]
         rows = np.arange(first, n, dtype=np.int64)
-        iw, it, fw, ft = [self.iw], [self.it], [self.fw], [self.ft]
-        new_i, new_f = [], []
         st_rows, st_words = [self.st_rows], [self.st_words]
-        for mid in np.unique(mod):
-            ints, flts, e_ints, e_flts, has_state = lf.plans[int(mid)]
+        for mid in _distinct(mod).tolist():
+            ints, flts, e_ints, e_flts, has_state = lf.plans[mid]
             for is_entry, pi, pf in ((False, ints, flts), (True, e_ints, e_flts)):
-                sel = (mod == mid) & (ent == is_entry)
-                if not sel.any():
+                sel = np.flatnonzero((mod == mid) & (ent == is_entry))
+                if not len(sel):
                     continue
-                o, r = off[sel], rows[sel]
+                o = off[sel]
                 base = (o + (h["meta_c_off"] if is_entry else h["rec_size"])) // 8
-                for plan, out, width in ((pi, new_i, NI), (pf, new_f, NF)):
-                    if plan:
-                        q = np.asarray([x for x, _ in plan], np.int64)
-                        i = np.asarray([y for _, y in plan], np.int64)
-                        out.append(((base[:, None] + i).ravel(), (r[:, None] * width + q).ravel()))
+                g = self.groups.get((mid, is_entry))
+                if g is None:
+                    self.groups[(mid, is_entry)] = (rows[sel], base, _plan(pi), _plan(pf))
+                else:
+                    self.groups[(mid, is_entry)] = (np.concatenate([g[0], rows[sel]]),
+                                                    np.concatenate([g[1], base]), g[2], g[3])
                 if has_state and not is_entry:
-                    st_rows.append(r)
+                    st_rows.append(rows[sel])
                     st_words.append((o + h["rec_state_off"]) // 8)
-        for parts, words, cells in ((new_i, iw, it), (new_f, fw, ft)):
-            if parts:
-                w = np.concatenate([x for x, _ in parts])
-                c = np.concatenate([y for _, y in parts])
-                o = np.argsort(c, kind="stable")  # new rows' cells are all past the old ones
-                words.append(w[o])
-                cells.append(c[o])
-        self.iw, self.it = np.concatenate(iw), np.concatenate(it)
-        self.fw, self.ft = np.concatenate(fw), np.concatenate(ft)
-        self.it_u, self.it_s = _segments(self.it)
-        self.ft_u, self.ft_s = _segments(self.ft)
-        order = np.argsort(np.concatenate(st_rows), kind="stable")
-        self.st_rows = np.concatenate(st_rows)[order]
-        self.st_words = np.concatenate(st_words)[order]
+        self.st_rows = np.concatenate(st_rows)
+        self.st_words = np.concatenate(st_words)
         self.ent_rows = np.concatenate([self.ent_rows, rows[ent]])
         self.ent_words = np.concatenate([self.ent_words, (off[ent] + h["meta_full_off"]) // 8])
+
+
+def _plan(plan: list) -> tuple:
+    """A plan [(quantity, counter)] in quantity order: (counters, quantities, the distinct
+    quantities, where each one's counters start)."""
+    plan = sorted(plan, key=lambda x: x[0])
+    q = np.asarray([x for x, _ in plan], np.int64)
+    i = np.asarray([y for _, y in plan], np.int64)
+    uq = _distinct(q)
+    return i, q, uq, np.searchsorted(q, uq)
+
+
+def _names(buf: np.ndarray, at: np.ndarray, n: np.ndarray) -> tuple:
+    """The names of length n (< 0: none) at offsets `at` of buf, end to end: (where each
+    one is in them, the bytes). Taken as 8-byte words, names of the same number of words
+    together (a name starts 8-aligned: after a header and 8-byte counters)."""
+    words = buf[:len(buf) // 8 * 8].view("<u8")
+    pos = np.zeros(len(at), np.int64)
+    parts, got = [], 0
+    w = (np.maximum(n, 0) + 7) >> 3
+    odd = (at % 8 != 0) | ((at >> 3) + w > len(words))
+    for k in _distinct(w[(n > 0) & ~odd]):
+        sel = np.flatnonzero((w == k) & (n > 0) & ~odd)
+        blk = words[(at[sel] >> 3)[:, None] + np.arange(k)].view(np.uint8).reshape(len(sel), 8 * k)
+        ln = n[sel]
+        part = blk[np.arange(8 * k) < ln[:, None]].tobytes()
+        pos[sel] = got + np.cumsum(ln) - ln
+        parts.append(part)
+        got += len(part)
+    mv = memoryview(buf)
+    for i in np.flatnonzero(odd & (n > 0)).tolist():
+        a, k = int(at[i]), int(n[i])
+        parts.append(mv[a:a + k].tobytes())
+        pos[i] = got
+        got += k
+    return pos, b"".join(parts)
+
+
+def _same(a, b) -> bool:
+    """Whether two _pick results hold the same words."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
+            a.shape == b.shape and bool((a.view(np.uint8) == b.view(np.uint8)).all())
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a is None and b is None
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """a's distinct values, sorted (np.unique without its import of numpy.ma: 18 ms)."""
+    a = np.sort(a)
+    return a[np.concatenate([[True], a[1:] != a[:-1]])] if len(a) else a
+
+
+def _within(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per element of a: whether b holds it (np.isin)."""
+    if not len(b):
+        return np.zeros(len(a), bool)
+    b = np.sort(b)
+    return b[np.minimum(np.searchsorted(b, a), len(b) - 1)] == a
 
 
 def _segments(cells):
@@ -479,6 +753,8 @@ def _segments(cells):
 
 def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """The little-endian int64 at each byte offset pos of raw (any alignment)."""
+    if not (pos % 8).any():
+        return raw[:len(raw) // 8 * 8].view("<i8")[pos >> 3]
     return raw[pos[:, None] + np.arange(8)].copy().view("<i8").ravel()
 
 
