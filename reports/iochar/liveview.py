@@ -166,6 +166,8 @@ class Sample:
     ids: np.ndarray | None = None  # per row: record id (the hash of its path)
     mids: np.ndarray | None = None  # per row: module id (module name: names[mid])
     names: dict = field(default_factory=dict)  # module id -> module name
+    aggs: np.ndarray | None = None  # per row: an aggregate record
+    owner: int = -1  # the file's owner
 
 
 # A schema is the same in every file of one build: parsed once (its bytes are the key).
@@ -198,10 +200,10 @@ class LiveFile:
         self.plans = {}
         e = np.zeros(0, np.int64)
         # per row (a record or a metadata-only entry, in file order): offset, module id,
-        # entry or not, where its name is in self.blob (length -1: the aggregate)
-        self.r_off, self.r_mod, self.n_at, self.n_len = e, e, e, e
+        # entry or not, its name's length (-1: the aggregate), words and row in nmats
+        self.r_off, self.r_mod, self.n_len, self.n_w, self.n_row = e, e, e, e, e
         self.r_entry = np.zeros(0, bool)
-        self.blob = b""  # the rows' names, end to end
+        self.nmats = {}  # the rows' names: words -> matrix, a name a row (_names)
         self.walked = {}  # area start -> offset walked to
         self.ids = np.zeros(0, np.uint64)  # per row: record id
         self.made = np.zeros(0, np.int64)  # rows of entries whose record is there too
@@ -318,15 +320,16 @@ class LiveFile:
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
                       _Column(lambda r: names[int(mods[r])], n), _Column(self.path, n),
                       bi, bf, time.time(), unlinked=st.st_nlink == 0, ids=self.ids[:n],
-                      mids=self.r_mod[:n], names=names)
+                      mids=self.r_mod[:n], names=names, aggs=self.n_len[:n] < 0,
+                      owner=st.st_uid)
 
     def path(self, r: int) -> str:
         """Row r's path (a truncated name without its mark)."""
         k = int(self.n_len[r])
         if k < 0:
             return "<AGGREGATE>"
-        a = int(self.n_at[r])
-        return self.blob[a:a + k].decode("utf-8", "surrogateescape")
+        b = self.nmats[int(self.n_w[r])][int(self.n_row[r])].tobytes()
+        return b[:k].decode("utf-8", "surrogateescape")
 
     def _settle(self, h: dict, data: np.ndarray, vi, vf, picked):
         """Read again the records whose numbers changed since the last read (then their
@@ -398,13 +401,12 @@ class LiveFile:
         cols = [np.concatenate([r[i] for r in rows]) for i in range(5)]
         o, m, e, na, nl = cols
         nl = nl.astype(np.int64)
-        at, names = _names(buf, na.astype(np.int64), nl)
-        base = len(self.blob)
-        self.blob += names
+        nw, nrow = _names(buf, na.astype(np.int64), nl, self.nmats)
         self.r_off = np.concatenate([self.r_off, o.astype(np.int64)])
         self.r_mod = np.concatenate([self.r_mod, m.astype(np.int64)])
         self.r_entry = np.concatenate([self.r_entry, e.astype(bool)])
-        self.n_at = np.concatenate([self.n_at, base + at])
+        self.n_w = np.concatenate([self.n_w, nw])
+        self.n_row = np.concatenate([self.n_row, nrow])
         self.n_len = np.concatenate([self.n_len, nl])
         ids = buf[:len(buf) // 8 * 8].view("<u8")[o.astype(np.int64) // 8]
         self.ids = np.concatenate([self.ids, ids])
@@ -693,30 +695,29 @@ def _plan(plan: list) -> tuple:
     return i, q, uq, np.searchsorted(q, uq)
 
 
-def _names(buf: np.ndarray, at: np.ndarray, n: np.ndarray) -> tuple:
-    """The names of length n (< 0: none) at offsets `at` of buf, end to end: (where each
-    one is in them, the bytes). Taken as 8-byte words, names of the same number of words
-    together (a name starts 8-aligned: after a header and 8-byte counters)."""
+def _names(buf: np.ndarray, at: np.ndarray, n: np.ndarray, mats: dict) -> tuple:
+    """Take the names of length n (< 0: none) at offsets `at` of buf into mats (number of
+    8-byte words -> a matrix of names of that many words, a name a row, with what
+    followed it in its last word):
+    (each one's number of words, its row). A name starts 8-aligned (after a header and
+    8-byte counters): its words are taken as they are, names of one length together."""
     words = buf[:len(buf) // 8 * 8].view("<u8")
-    pos = np.zeros(len(at), np.int64)
-    parts, got = [], 0
     w = (np.maximum(n, 0) + 7) >> 3
-    odd = (at % 8 != 0) | ((at >> 3) + w > len(words))
-    for k in _distinct(w[(n > 0) & ~odd]):
+    row = np.zeros(len(at), np.int64)
+    odd = (n > 0) & ((at % 8 != 0) | ((at >> 3) + w > len(words)))
+    for k in _distinct(w[(n > 0) & ~odd]).tolist():
         sel = np.flatnonzero((w == k) & (n > 0) & ~odd)
-        blk = words[(at[sel] >> 3)[:, None] + np.arange(k)].view(np.uint8).reshape(len(sel), 8 * k)
-        ln = n[sel]
-        part = blk[np.arange(8 * k) < ln[:, None]].tobytes()
-        pos[sel] = got + np.cumsum(ln) - ln
-        parts.append(part)
-        got += len(part)
-    mv = memoryview(buf)
-    for i in np.flatnonzero(odd & (n > 0)).tolist():
-        a, k = int(at[i]), int(n[i])
-        parts.append(mv[a:a + k].tobytes())
-        pos[i] = got
-        got += k
-    return pos, b"".join(parts)
+        blk = words[(at[sel] >> 3)[:, None] + np.arange(k)]  # with the bytes after the name
+        have = mats.get(k)
+        row[sel] = np.arange(len(sel)) + (0 if have is None else len(have))
+        mats[k] = blk if have is None else np.concatenate([have, blk])
+    for i in np.flatnonzero(odd).tolist():
+        a, m, k = int(at[i]), int(n[i]), int(w[i])
+        one = np.frombuffer(buf[a:a + m].tobytes().ljust(8 * k, b"\0"), "<u8")[None, :]
+        have = mats.get(k)
+        row[i] = 0 if have is None else len(have)
+        mats[k] = one if have is None else np.concatenate([have, one])
+    return w, row
 
 
 def _same(a, b) -> bool:
@@ -727,6 +728,14 @@ def _same(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a is None and b is None
+
+
+def _first_of(a: np.ndarray) -> tuple:
+    """a's distinct values, sorted, and where each one first is in a."""
+    o = np.argsort(a, kind="stable")
+    b = a[o]
+    keep = np.concatenate([[True], b[1:] != b[:-1]]) if len(b) else np.zeros(0, bool)
+    return b[keep], o[keep]
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:
@@ -1061,6 +1070,9 @@ class Monitor:
         self.keep = keep
         self.mounts = mounts or Mounts()
         self._fs: dict = {}
+        self._fs_ids: dict = {}  # owner uid -> [record ids sorted, their fs (_fs_names)]
+        self._fs_names: list = []
+        self._fs_ix: dict = {}
         self._gid: dict = {}  # (module, fs) -> group number
         self._gkeys: list = []
         self._gbase: list = []
@@ -1167,20 +1179,64 @@ class Monitor:
             return have[1]
         have = None if have is None else have[2]
         start = 0 if have is None else len(have)
-        new = np.empty(n - start, np.int64)
-        for r in range(start, n):
-            key = (s.modules[r], self.fs_of(s.paths[r]))
-            g = self._gid.get(key)
-            if g is None:
-                g = self._gid[key] = len(self._gkeys)
-                self._gkeys.append(key)
-                self._gbase.append(key[0] in BASE_MODULES)
-            new[r - start] = g
+        if s.ids is None:  # a sample made by hand: row by row
+            keys = [(s.modules[r], self.fs_of(s.paths[r])) for r in range(start, n)]
+            new = np.asarray([self._group_of(k) for k in keys], np.int64)
+        else:
+            fs = self._fs_rows(s, start, n)
+            code = (s.mids[start:n].astype(np.int64) << 32) | fs
+            pairs = _distinct(code)
+            gids = np.asarray([self._group_of((s.names[int(c >> 32)], self._fs_names[int(c & 0xFFFFFFFF)]))
+                               for c in pairs.tolist()], np.int64)
+            new = gids[np.searchsorted(pairs, code)]
         rows = new if have is None else np.concatenate([have, new])
         order = np.argsort(rows, kind="stable")
         groups, starts = _segments(rows[order])
         self._groups[s.key] = (n, (groups, order, starts), rows)
         return groups, order, starts
+
+    def _group_of(self, key: tuple) -> int:
+        g = self._gid.get(key)
+        if g is None:
+            g = self._gid[key] = len(self._gkeys)
+            self._gkeys.append(key)
+            self._gbase.append(key[0] in BASE_MODULES)
+        return g
+
+    def _fs_rows(self, s: Sample, start: int, n: int) -> np.ndarray:
+        """The file system (an index in _fs_names) of rows start..n of sample s. A path's
+        is kept by its record id (the hash of the path) for the file's owner: the 64
+        copies of one program's 2,000 names are looked up 2,000 times, not 128,000; one
+        user's file can mislabel only that user's series."""
+        ids = s.ids[start:n]
+        out = np.empty(n - start, np.int64)
+        agg = s.aggs[start:n]
+        cache = self._fs_ids.setdefault(s.owner, [np.zeros(0, np.uint64), np.zeros(0, np.int64)])
+        cid, cfs = cache
+        pos = np.minimum(np.searchsorted(cid, ids), max(len(cid) - 1, 0))
+        hit = (cid[pos] == ids) if len(cid) else np.zeros(len(ids), bool)
+        hit &= ~agg
+        out[hit] = cfs[pos[hit]]
+        out[agg] = self._fs_index("-")
+        miss = np.flatnonzero(~hit & ~agg)
+        if len(miss):
+            u, first = _first_of(ids[miss])
+            fs = np.asarray([self._fs_index(self.mounts.of(s.paths[start + int(miss[i])]))
+                             for i in first.tolist()], np.int64)
+            out[miss] = fs[np.searchsorted(u, ids[miss])]
+            if len(cid) + len(u) > 1 << 17:
+                cid, cfs = cid[:0], cfs[:0]
+            cid, cfs = np.concatenate([cid, u]), np.concatenate([cfs, fs])
+            o = np.argsort(cid, kind="stable")
+            cache[0], cache[1] = cid[o], cfs[o]
+        return out
+
+    def _fs_index(self, fs: str) -> int:
+        i = self._fs_ix.get(fs)
+        if i is None:
+            i = self._fs_ix[fs] = len(self._fs_names)
+            self._fs_names.append(fs)
+        return i
 
     def _sums(self, j: Job):
         """Per (module, fs) group: ints and floats of job j summed over its processes
