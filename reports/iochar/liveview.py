@@ -594,12 +594,13 @@ class _Candidates:
         off = np.concatenate([[start], off[off != start]]).astype(np.int64)
         mid = u16[(off + mo) >> 1].astype(np.int64)
         flags = u16[(off + fo) >> 1].astype(np.int64) if v4 else np.zeros(len(off), np.int64)
-        h_rec = np.full(1 << 16, -1, np.int64)
-        h_ent = np.full(1 << 16, -1, np.int64)
-        for m, hd in heads.items():
-            h_rec[m], h_ent[m] = hd[0], hd[1]
+        known = np.asarray(sorted(heads), np.int64)
+        h_rec = np.asarray([heads[m][0] for m in known.tolist()] + [-1], np.int64)
+        h_ent = np.asarray([heads[m][1] for m in known.tolist()] + [-1], np.int64)
+        at = np.searchsorted(known, mid)
+        at[known[np.minimum(at, len(known) - 1)] != mid] = len(known)  # unknown: -1
         entry = (flags & 2) != 0
-        hd = np.where(entry, h_ent[mid], h_rec[mid])
+        hd = np.where(entry, h_ent[at], h_rec[at])
         p = off + hd
         good = (hd >= 0) & ((flags & 1) == 0) & (p < end)  # truncated names: _step
         nul = np.full(len(off), -1, np.int64)
