@@ -16,6 +16,19 @@ so no number ever goes down.  Records only ever get appended (the arena's `used`
 so a file is walked once and each later sample reads the new records only, then gathers
 every counter with numpy.
 
+The walk is done in bulk (_Candidates): a record made after the first of its module
+holds the address of the one made before it (`all_next`), and an entry made full the
+address of its record (`full`), so the words that hold an earlier record's address give
+the records' starts, checked on the chain of the records' lengths (header and counters
+by module, the name to its NUL, found a word at a time) from the area's start; where the
+chain has no link (a module's first record, a truncated name, a record that does not
+check out) one record is read the careful way (LiveFile._step), whose checks and errors
+are the only ones (tests/integration/test_live_bulk.py compares the two walks). The
+file's bytes go into one buffer reused from read to read (a fresh one costs more in
+page faults than the read); the rows' names are kept as 8-byte words and made strings
+only when a view asks (the busiest files), and a path's file system is looked up once
+per record id and file owner (Monitor).
+
 The directory walk opens each level relative to the one above (openat), with O_NOFOLLOW,
 and checks owner and mode on the opened descriptor: a symlink, a FIFO, a file or
 directory of the wrong owner, or one open to others is skipped with one line naming it.
