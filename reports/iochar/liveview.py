@@ -36,6 +36,7 @@ directory of the wrong owner, or one open to others is skipped with one line nam
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import stat
@@ -189,16 +190,20 @@ MAX_SCHEMAS = 64
 # One buffer for the file's bytes, reused from read to read in a thread (a fresh one
 # of 34 MiB costs its 8,700 page faults, more than the read): at most SCRATCH_MAX.
 SCRATCH_MAX = 64 << 20
+TABLE_STEP = 1 << 20  # bytes of the tables read at a time
 _scratch = threading.local()
 
 
-def _buffer(n: int) -> np.ndarray:
-    b = getattr(_scratch, "buf", None)
+def _buffer(n: int, which: str = "buf") -> np.ndarray:
+    b = getattr(_scratch, which, None)
     if b is not None and len(b) >= n:
         return b[:n]
-    b = np.empty(max(n, 1 << 20), np.uint8)
+    # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages for
+    # large arrays, and where the kernel compacts memory to find them (transparent huge
+    # pages, defrag "madvise") the first read waited 50-100 ms for them
+    b = np.frombuffer(mmap.mmap(-1, max(n, 1 << 20)), np.uint8)
     if len(b) <= SCRATCH_MAX:
-        _scratch.buf = b
+        setattr(_scratch, which, b)
     return b[:n]
 
 
@@ -281,15 +286,14 @@ class LiveFile:
         real = st.st_blocks * 512 + SLACK
         if used + tables > real:
             self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
-        t0 = (used + 7) & ~7
-        buf = _buffer(t0 + tables)
-        data, tb = buf[:used], buf[t0:t0 + tables]
-        if self._pread_into(data, 0) != used or \
-                self._pread_into(tb, h["arena_off"] + h["tables_low"]) != tables:
+        data = _buffer(used)
+        if self._pread_into(data, 0) != used:
             raise _Changed("shrank while read")
         if os.fstat(self.fd).st_size != st.st_size:
             raise _Changed("size changed while read")
-        h["tables"] = tb
+        # the tables (the records' access states) are read after the records, a piece
+        # at a time, by _runs: only their pending runs are wanted
+        h["tables"] = tables
         return h, data, st
 
     def read(self) -> Sample:
@@ -319,6 +323,8 @@ class LiveFile:
         self._idx.add(self, n_old)
         vi, vf, picked = self._gather(data, h)
         vi, vf = self._settle(h, data, vi, vf, picked)
+        if os.fstat(self.fd).st_size != st.st_size:  # the tables were read after the records
+            self._fail("size changed while read")
         n = len(self.r_off)
         bi = np.zeros((n, NI), np.int64)
         bf = np.zeros((n, NF), np.float64)
@@ -360,10 +366,9 @@ class LiveFile:
             if not len(changed):
                 break
             start = int(self.r_off[int(changed[0])]) // 8 * 8
-            # the bytes before `start` stay as read; vi, vf hold the earlier read's numbers
-            tb = h["tables"]
-            if self._pread_into(data[start:], start) != len(data) - start or \
-                    self._pread_into(tb, h["arena_off"] + h["tables_low"]) != len(tb):
+            # the bytes before `start` stay as read; vi, vf hold the earlier read's numbers;
+            # the states are read again by _pick (after the records)
+            if self._pread_into(data[start:], start) != len(data) - start:
                 self._fail("shrank while read")
             picked2 = self._pick(data, h)
             if _same(picked, picked2):
@@ -480,9 +485,9 @@ class LiveFile:
         ix = self._idx
         words = data[:len(data) // 8 * 8].view("<i8")
         out = []
-        for _, base, pi, pf in ix.groups.values():
-            out.append(words[base[:, None] + pi[0]] if len(pi[0]) else None)
-            out.append(words[base[:, None] + pf[0]] if len(pf[0]) else None)
+        for rows, wi, wf, pi, pf in ix.groups.values():
+            out.append(words.take(wi).reshape(len(rows), -1) if len(pi[0]) else None)
+            out.append(words.take(wf).reshape(len(rows), -1) if len(pf[0]) else None)
         out.append(words[ix.ent_words] if len(ix.ent_rows) else None)
         out.append(self._runs(words[ix.st_words].view("<u8"), ix.st_rows, data, h)
                    if len(ix.st_rows) else None)
@@ -493,7 +498,7 @@ class LiveFile:
         ix = self._idx
         vi = np.zeros((n, NI), np.int64)
         vf = np.zeros((n, NF), np.float64)
-        for k, (rows, _, pi, pf) in enumerate(ix.groups.values()):
+        for k, (rows, _, _, pi, pf) in enumerate(ix.groups.values()):
             for m, (_, _, uq, sq), out in ((picked[2 * k], pi, vi), (picked[2 * k + 1], pf, vf)):
                 if m is not None:
                     m = m if out is vi else m.view("<f8")
@@ -524,20 +529,48 @@ class LiveFile:
         fo = (ptrs - np.uint64(h["map_addr"])).view(np.int64)
         ok = (ptrs != 0) & (fo >= 0) & (fo < 1 << 48)
         t0 = h["arena_off"] + h["tables_low"]
-        tb = h["tables"]
-        in_t = ok & (fo >= t0) & (fo + size <= t0 + len(tb))
+        in_t = ok & (fo >= t0) & (fo + size <= t0 + h["tables"])
         in_a = ok & ~in_t & (fo >= h["agg_off"]) & (fo + size <= h["agg_off"] + h["agg_size"])
         out = []
-        for mask, raw, base in ((in_t, tb, t0), (in_a, data, 0)):
+        for mask, raw in ((in_t, None), (in_a, data)):
             if not mask.any():
                 continue
-            at = fo[mask] - base
-            k, n = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
-            d = raw[at + ro["run_dir"]].astype(np.int64)
-            timed = raw[at + ro["run_timed"]]
+            if raw is None:
+                k, n, d, timed = self._table_runs(fo[mask], ro, size, t0 + h["tables"])
+            else:
+                at = fo[mask]
+                k, n = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
+                d = raw[at + ro["run_dir"]].astype(np.int64)
+                timed = raw[at + ro["run_timed"]]
             good = (k > 0) & (n > 0) & (d <= 1) & (k < 1 << 31) & (n < 1 << 31)
             if good.any():
                 out.append((rows[mask][good], k[good], n[good], d[good], timed[good]))
+        return out
+
+
+    def _table_runs(self, pos: np.ndarray, ro: dict, size: int, lim: int) -> tuple:
+        """The pending runs of the access states at file offsets pos (each of `size`
+        bytes, below lim), read in pieces of TABLE_STEP bytes into a buffer of their own:
+        (size, count, direction, timed) of each."""
+        order = np.argsort(pos, kind="stable")
+        ps = pos[order]
+        k, n, d = (np.empty(len(ps), np.int64) for _ in range(3))
+        timed = np.empty(len(ps), np.uint8)
+        i = 0
+        while i < len(ps):
+            a = int(ps[i])
+            b = min(a + max(TABLE_STEP, size), lim)
+            raw = _buffer(b - a, "tables")
+            if self._pread_into(raw, a) != b - a:
+                self._fail("shrank while read")
+            j = max(int(np.searchsorted(ps, b - size, side="right")), i + 1)
+            at = ps[i:j] - a
+            k[i:j], n[i:j] = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
+            d[i:j], timed[i:j] = raw[at + ro["run_dir"]], raw[at + ro["run_timed"]]
+            i = j
+        out = tuple(np.empty_like(x) for x in (k, n, d, timed))
+        for o, x in zip(out, (k, n, d, timed)):
+            o[order] = x
         return out
 
 
@@ -665,7 +698,8 @@ class _Index:
 
     def __init__(self):
         e = np.zeros(0, np.int64)
-        self.groups: dict = {}  # (module id, entry or not) -> (rows, words, ints, floats)
+        # (module id, entry or not) -> (rows, their int words, float words, plans)
+        self.groups: dict = {}
         self.st_rows = self.st_words = self.ent_rows = self.ent_words = e
 
     def add(self, lf: LiveFile, first: int):
@@ -685,11 +719,12 @@ class _Index:
                 o = off[sel]
                 base = (o + (h["meta_c_off"] if is_entry else h["rec_size"])) // 8
                 g = self.groups.get((mid, is_entry))
-                if g is None:
-                    self.groups[(mid, is_entry)] = (rows[sel], base, _plan(pi), _plan(pf))
-                else:
-                    self.groups[(mid, is_entry)] = (np.concatenate([g[0], rows[sel]]),
-                                                    np.concatenate([g[1], base]), g[2], g[3])
+                pi, pf = (_plan(pi), _plan(pf)) if g is None else g[3:]
+                # the words each row's numbers are summed from, row after row
+                new = (rows[sel], (base[:, None] + pi[0]).ravel(), (base[:, None] + pf[0]).ravel())
+                if g is not None:
+                    new = tuple(np.concatenate([a, b]) for a, b in zip(g[:3], new))
+                self.groups[(mid, is_entry)] = (*new, pi, pf)
                 if has_state and not is_entry:
                     st_rows.append(rows[sel])
                     st_words.append((o + h["rec_state_off"]) // 8)
@@ -738,7 +773,7 @@ def _same(a, b) -> bool:
     """Whether two _pick results hold the same words."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
-            a.shape == b.shape and bool((a.view(np.uint8) == b.view(np.uint8)).all())
+            a.dtype == b.dtype and np.array_equal(a, b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a is None and b is None
