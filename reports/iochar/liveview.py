@@ -634,9 +634,11 @@ class _Candidates:
         if v4 and mf + 8 <= h["meta_c_off"]:
             # the records entries became: not on the lists, the entries' `full` names them
             ent = off[((u16[(off + fo) >> 1] & 2) != 0) & (off + mf + 8 <= end)]
-            f = words[(ent + mf) >> 3] - lo
+            # (and those of the entries walked at earlier reads, made full since)
+            old = lf._idx.ent_words
+            f = np.concatenate([words[(ent + mf) >> 3], words[old[old < nw]].astype(np.uint64)]) - lo
             f = f[f < np.uint64(end - rs - base + 1)].astype(np.int64) + base
-            off = _distinct(np.concatenate([off, f[f % 8 == 0]]))
+            off = _distinct(np.concatenate([off, f[(f % 8 == 0) & (f >= start)]]))
         off = np.concatenate([[start], off[off != start]]).astype(np.int64)
         mid = u16[(off + mo) >> 1].astype(np.int64)
         flags = u16[(off + fo) >> 1].astype(np.int64) if v4 else np.zeros(len(off), np.int64)

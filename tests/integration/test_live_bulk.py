@@ -168,3 +168,32 @@ def test_damaged_files_give_the_same_one_line_error(livefile, tmp_path, monkeypa
             assert errs[0][0] == "error" and msg in errs[0][1], (what, errs[0])
         if errs[0][0] == "error":
             assert str(bad) in errs[0][1] and "\n" not in errs[0][1]
+
+
+def test_a_file_read_again_after_more_records(livefile, tmp_path, monkeypatch):
+    """The first read sees half the records (the header's `arena used` cut at a record's
+    start), the second all: the rows added at the second read are the same both ways (an
+    entry walked at the first read whose record comes later among them)."""
+    lf, _, _ = read(livefile, False, monkeypatch)
+    arena = np.flatnonzero(lf.r_off >= lf.h["arena_off"])
+    cut = int(lf.r_off[arena[len(arena) // 2 + 1]])
+    got = []
+    for bulk in (True, False):
+        monkeypatch.setattr(liveview, "BULK", bulk)
+        f = tmp_path / f"again{bulk}.live"
+        shutil.copyfile(livefile, f)
+        full = f.read_bytes()[136:144]
+        with open(f, "r+b") as w:
+            w.seek(136)
+            w.write(struct.pack("<Q", cut - lf.h["arena_off"]))
+        one = liveview.LiveFile(os.open(f, os.O_RDONLY), str(f))
+        first = one.read()
+        with open(f, "r+b") as w:
+            w.seek(136)
+            w.write(full)
+        second = one.read()
+        one.close()
+        got.append((len(first.paths), list(second.paths), second.ints.tolist(),
+                    one.r_off.tolist(), one.made.tolist(), one.full.tolist()))
+    assert got[0] == got[1]
+    assert got[0][0] < len(got[0][1]) == len(lf.r_off)
