@@ -621,10 +621,21 @@ class _Candidates:
         lo = np.uint64((h["map_addr"] + base) & mask64)
         span = np.uint64(end - base)
         offs = []
+        hi = (h["map_addr"] + base) >> 32
+        one = hi == (h["map_addr"] + end - 1) >> 32  # the area's addresses share their top half
+        top = words.view("<u4")[1::2]
         for a in range(k0, k1, CHUNK):  # in steps: no temporaries the size of the file
-            d = words[a + 2:min(a + CHUNK, k1) + 2] - lo
-            c = np.flatnonzero(d < span)
-            t = d[c].astype(np.int64) + base  # the file offset linked to
+            b = min(a + CHUNK, k1)
+            if one:  # the words whose top half is the area's first, then the exact test
+                c = np.flatnonzero(top[a + 2:b + 2] == hi)
+                d = words[c + a + 2] - lo
+                c = c[d < span]
+                d = d[d < span]
+            else:
+                d = words[a + 2:b + 2] - lo
+                c = np.flatnonzero(d < span)
+                d = d[c]
+            t = d.astype(np.int64) + base  # the file offset linked to
             c = (c + a) * 8
             offs.append(c[(t < c) & (t % 8 == 0)])
         off = np.concatenate(offs)
