@@ -24,10 +24,14 @@ by module, the name to its NUL, found a word at a time) from the area's start; w
 chain has no link (a module's first record, a truncated name, a record that does not
 check out) one record is read the careful way (LiveFile._step), whose checks and errors
 are the only ones (tests/integration/test_live_bulk.py compares the two walks). The
-file's bytes go into one buffer reused from read to read (a fresh one costs more in
-page faults than the read); the rows' names are kept as 8-byte words and made strings
-only when a view asks (the busiest files), and a path's file system is looked up once
-per record id and file owner (Monitor).
+records are read WINDOW bytes (4 MiB) at a time, each window whole records, into buffers
+of the reader's own reused from read to read (anonymous mappings: fresh memory costs
+more in page faults than the read); a first read takes the rows' counter words from the
+window it walks, the next reads (and the second look of _settle) read the windows again;
+the tables, after the records, a MiB at a time for the states' pending runs. The bytes
+read at once are bounded by the window, not by the file. The rows' names are kept as
+8-byte words and made strings only when a view asks (the busiest files), and a path's
+file system is looked up once per record id and file owner (Monitor).
 
 The directory walk opens each level relative to the one above (openat), with O_NOFOLLOW,
 and checks owner and mode on the opened descriptor: a symlink, a FIFO, a file or
@@ -191,6 +195,7 @@ MAX_SCHEMAS = 64
 # of 34 MiB costs its 8,700 page faults, more than the read): at most SCRATCH_MAX.
 SCRATCH_MAX = 64 << 20
 TABLE_STEP = 1 << 20  # bytes of the tables read at a time
+WINDOW = 4 << 20  # bytes of records read at a time (a window of whole records)
 _scratch = threading.local()
 
 
@@ -201,7 +206,7 @@ def _buffer(n: int, which: str = "buf") -> np.ndarray:
     # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages for
     # large arrays, and where the kernel compacts memory to find them (transparent huge
     # pages, defrag "madvise") the first read waited 50-100 ms for them
-    b = np.frombuffer(mmap.mmap(-1, max(n, 1 << 20)), np.uint8)
+    b = np.frombuffer(mmap.mmap(-1, 1 << max(n - 1, 1 << 20).bit_length()), np.uint8)
     if len(b) <= SCRATCH_MAX:
         setattr(_scratch, which, b)
     return b[:n]
@@ -214,6 +219,7 @@ class LiveFile:
     def __init__(self, fd: int, name: str, uid: int | None = None):
         self.fd, self.name, self.uid = fd, name, uid
         self.h = None
+        self._held = None  # a small file's bytes, read whole, during one read
         self.mods = None
         self.plans = {}
         e = np.zeros(0, np.int64)
@@ -262,6 +268,8 @@ class LiveFile:
         raise LogError(f"{self.name}: live file: {msg}")
 
     def _read_once(self):
+        """The header, checked, and the bytes before the records (header, schema, the
+        aggregate records and their states): (header, those bytes, fstat)."""
         st = os.fstat(self.fd)
         if not stat.S_ISREG(st.st_mode):
             self._fail("not a regular file")
@@ -286,27 +294,32 @@ class LiveFile:
         real = st.st_blocks * 512 + SLACK
         if used + tables > real:
             self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
-        data = _buffer(used)
-        if self._pread_into(data, 0) != used:
+        # a file of one window is read whole (one pread); a larger one its head only
+        n = used if used <= WINDOW else h["arena_off"]
+        whole = _buffer(n, "whole" if used <= WINDOW else "head")
+        if self._pread_into(whole, 0) != n:
             raise _Changed("shrank while read")
+        head = whole[:h["arena_off"]]
+        self._held = whole if used <= WINDOW else None
         if os.fstat(self.fd).st_size != st.st_size:
             raise _Changed("size changed while read")
-        # the tables (the records' access states) are read after the records, a piece
-        # at a time, by _runs: only their pending runs are wanted
+        # the records are read after, WINDOW bytes at a time (_walk_arena, _pick), then
+        # the tables (the records' access states) a piece at a time, for their pending runs
         h["tables"] = tables
-        return h, data, st
+        return h, head, st
 
     def read(self) -> Sample:
         for attempt in range(MAX_RETRIES):
             try:
-                h, data, st = self._read_once()
+                h, head, st = self._read_once()
                 break
             except _Changed as e:
                 if attempt == MAX_RETRIES - 1:
                     self._fail(str(e))
+        used = h["arena_off"] + h["arena_used"]
         if self.mods is None:
-            sb = data[h["schema_off"]:h["schema_off"] + h["schema_len"]].tobytes()
-            key = (sb, h["version"], len(data) // 8 + 1024)
+            sb = head[h["schema_off"]:h["schema_off"] + h["schema_len"]].tobytes()
+            key = (sb, h["version"], used // 8 + 1024)
             got = _SCHEMAS.get(key)
             if got is None:
                 mods = live.parse_schema(sb, self.name, key[2], h["version"])
@@ -318,12 +331,20 @@ class LiveFile:
             self.modnames = {mid: m.name for mid, m in self.mods.items()}
         self.h = h
         n_old = len(self.r_off)
-        self._walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], True)
-        self._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], False)
-        self._idx.add(self, n_old)
-        vi, vf, picked = self._gather(data, h)
-        vi, vf = self._settle(h, data, vi, vf, picked)
-        if os.fstat(self.fd).st_size != st.st_size:  # the tables were read after the records
+        got = {} if n_old == 0 else None  # a first read: the words taken during the walk
+        self._walk(head, 0, h["agg_off"], h["agg_off"] + h["agg_size"], True)
+        if got is not None:
+            self._idx.add(self, 0)
+            self._take(got, 0, len(self.r_off), head, 0)
+        self._walk_arena(h["arena_off"], used, got)
+        if got is None:
+            self._idx.add(self, n_old)
+            picked = self._pick(head, h)
+        else:
+            picked = self._picked(got, head, h)
+        vi, vf = self._sum(picked)
+        vi, vf = self._settle(h, head, vi, vf, picked)
+        if os.fstat(self.fd).st_size != st.st_size:  # records and tables read after the header
             self._fail("size changed while read")
         n = len(self.r_off)
         bi = np.zeros((n, NI), np.int64)
@@ -334,7 +355,8 @@ class LiveFile:
         bi[self.made], bf[self.made] = 0, 0.0
         bi[self.full], bf[self.full] = 0, 0.0  # once full, counted in its record for good
         self.best_i, self.best_f = bi, bf
-        h.pop("tables", None)  # not kept: memory is the rows' numbers, not the file's bytes
+        h.pop("tables", None)
+        self._held = None  # not kept: memory is the rows' numbers, not the file's bytes
         mods, names = self.r_mod, self.modnames
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
                       _Column(lambda r: names[int(mods[r])], n), _Column(self.path, n),
@@ -350,7 +372,17 @@ class LiveFile:
         b = self.nmats[int(self.n_w[r])][int(self.n_row[r])].tobytes()
         return b[:k].decode("utf-8", "surrogateescape")
 
-    def _settle(self, h: dict, data: np.ndarray, vi, vf, picked):
+    def _window(self, off: int, n: int, again: bool = False) -> np.ndarray:
+        """File bytes [off, off + n), in the reused window buffer (or those read whole by
+        _read_once, but to read them `again`)."""
+        if self._held is not None and not again and off + n <= len(self._held):
+            return self._held[off:off + n]
+        buf = _buffer(n, "window")
+        if self._pread_into(buf, off) != n:
+            self._fail("shrank while read")
+        return buf
+
+    def _settle(self, h: dict, head: np.ndarray, vi, vf, picked):
         """Read again the records whose numbers changed since the last read (then their
         states): one whose numbers differ between two reads was caught mid-update, and is
         read again (up to MAX_RETRIES times). One that never reads the same twice (busy
@@ -365,12 +397,8 @@ class LiveFile:
         for _ in range(MAX_RETRIES):
             if not len(changed):
                 break
-            start = int(self.r_off[int(changed[0])]) // 8 * 8
-            # the bytes before `start` stay as read; vi, vf hold the earlier read's numbers;
-            # the states are read again by _pick (after the records)
-            if self._pread_into(data[start:], start) != len(data) - start:
-                self._fail("shrank while read")
-            picked2 = self._pick(data, h)
+            # the records from the first changed one read again, then the states
+            picked2 = self._pick(head, h, int(changed[0]), picked)
             if _same(picked, picked2):
                 break  # every word as before: nothing was caught mid-update
             vi2, vf2 = self._sum(picked2)
@@ -383,63 +411,96 @@ class LiveFile:
             changed = changed[moving]
         return vi, vf
 
-    def _walk(self, buf: np.ndarray, start: int, end: int, agg: bool):
-        """Append the rows of [start, end) not walked yet: the arena's found in bulk
-        (_bulk), checked record by record where the bulk walk has no answer (_step: the
-        first record of each module, a truncated name, and every bad record, whose error
-        is _step's)."""
+    def _heads(self) -> dict:
+        """Per module: bytes before the name in a record, in an entry; after an aggregate."""
+        h = self.h
+        rs = h["rec_size"]
+        return {mid: (rs + 8 * (m.n_int + m.n_flt), h["meta_c_off"] + 8 * len(m.meta),
+                      h["tk_below"] + ((m.state_size + 7) & ~7) if m.layout is not None else 0)
+                for mid, m in self.mods.items()}
+
+    def _walk_arena(self, start: int, end: int, got: dict | None):
+        """The arena's records not walked yet, WINDOW bytes of the file at a time (a window
+        ends before the first record it does not hold whole; one record longer than a
+        window gets a larger window). got: also index the new rows and take their words
+        (_take) from their window (a first read: no row needs the file read again)."""
+        off = self.walked.get(start, start)
+        first = len(self.r_off)
+        while off < end:
+            size = min(WINDOW, end - off)
+            while True:
+                i = len(self.r_off)
+                buf = self._window(off, size)
+                nxt = self._walk(buf, off, start, end, False, off + size)
+                if nxt > off or off + size >= end:
+                    break
+                size = min(size * 4, end - off)
+            if got is not None and len(self.r_off) > i:
+                self._idx.add(self, i)
+                self._take(got, i, len(self.r_off), buf, off)
+            off = nxt
+        if len(self.r_off) > first:
+            self._entries_made()
+
+    def _walk(self, buf: np.ndarray, base: int, start: int, end: int, agg: bool,
+              lim: int | None = None) -> int:
+        """Append the rows of [start, end) not walked yet whose bytes buf holds (buf: the
+        file from byte `base` to `lim`): the arena's found in bulk (_Candidates), checked
+        record by record where the bulk walk has no answer (_step: the first record of
+        each module, a truncated name, and every bad record, whose error is _step's).
+        The offset walked to."""
+        lim = end if lim is None else lim
         off = self.walked.get(start, start)
         if off >= end:
-            return
+            return off
         h = self.h
         rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
         if mo % 2 or fo % 2:
             _bad(self.name, "record header offsets not 2-byte aligned")
-        mods = self.mods
-        # per module: bytes before the name in a record, in an entry; after an aggregate
-        heads = {mid: (rs + 8 * (m.n_int + m.n_flt), h["meta_c_off"] + 8 * len(m.meta),
-                       h["tk_below"] + ((m.state_size + 7) & ~7) if m.layout is not None else 0)
-                 for mid, m in mods.items()}
-        ctx = (buf, buf[:len(buf) & ~1].view("<u2"), end, rs, mo >> 1, fo >> 1,
+        heads = self._heads()
+        ctx = (buf, buf[:len(buf) & ~1].view("<u2"), base, lim, end, rs, mo >> 1, fo >> 1,
                h["version"] >= 4, heads, agg)
         rows = []  # (offsets, module ids, entry or not, name offsets, name lengths)
-        cand = None if agg else _Candidates(self, buf, off, end, heads)
-        while off < end:
+        cand = None if agg else _Candidates(self, buf, base, off, lim, heads)
+        while off < min(end, lim):
             got = cand.run_from(off) if cand is not None else None
             if got is not None:
                 rows.append(got[0])
                 off = got[1]
                 continue
-            r, off = self._step(ctx, off)
+            try:
+                r, off = self._step(ctx, off)
+            except _More:
+                break  # the next window
             rows.append(tuple(np.asarray([x]) for x in r))
         self.walked[start] = off
         if not rows:
-            return
-        first = len(self.r_off)
-        cols = [np.concatenate([r[i] for r in rows]) for i in range(5)]
-        o, m, e, na, nl = cols
-        nl = nl.astype(np.int64)
-        nw, nrow = _names(buf, na.astype(np.int64), nl, self.nmats)
-        self.r_off = np.concatenate([self.r_off, o.astype(np.int64)])
-        self.r_mod = np.concatenate([self.r_mod, m.astype(np.int64)])
+            return off
+        o, m, e, na, nl = (np.concatenate([r[i] for r in rows]).astype(np.int64) for i in range(5))
+        nw, nrow = _names(buf, base, na, nl, self.nmats)
+        self.r_off = np.concatenate([self.r_off, o])
+        self.r_mod = np.concatenate([self.r_mod, m])
         self.r_entry = np.concatenate([self.r_entry, e.astype(bool)])
         self.n_w = np.concatenate([self.n_w, nw])
         self.n_row = np.concatenate([self.n_row, nrow])
         self.n_len = np.concatenate([self.n_len, nl])
-        ids = buf[:len(buf) // 8 * 8].view("<u8")[o.astype(np.int64) // 8]
+        ids = buf[:len(buf) // 8 * 8].view("<u8")[(o - base) >> 3]
         self.ids = np.concatenate([self.ids, ids])
-        if not agg:
-            self._entries_made(first)
+        return off
 
     def _step(self, ctx, off: int):
         """The record at off, checked byte by byte: ((offset, module id, entry or not,
-        name offset, name length), the next record's offset)."""
-        buf, u16, end, rs, mo2, fo2, v4, heads, agg = ctx
+        name offset, name length), the next record's offset). _More: its bytes go past
+        the window (lim) before the published end."""
+        buf, u16, base, lim, end, rs, mo2, fo2, v4, heads, agg = ctx
         name = self.name
         if off + rs > end:
             _bad(name, f"record at byte {off} runs past the published end")
-        mid = int(u16[(off >> 1) + mo2])
-        flags = int(u16[(off >> 1) + fo2]) if v4 else 0
+        if off + rs > lim:
+            raise _More
+        o = (off - base) >> 1
+        mid = int(u16[o + mo2])
+        flags = int(u16[o + fo2]) if v4 else 0
         hd = heads.get(mid)
         if hd is None:
             _bad(name, f"record at byte {off} has unknown module {mid}")
@@ -447,19 +508,24 @@ class LiveFile:
         p_off = off + (hd[1] if entry else hd[0])
         if p_off >= end:
             _bad(name, f"record at byte {off} runs past the published end")
-        nul = _find_nul(buf, p_off, end)
+        nul = _find_nul(buf, p_off - base, min(end, lim) - base) if p_off < lim else -1
         if nul < 0:
+            if lim < end:
+                raise _More
             _bad(name, f"record at byte {off}: name runs past the published end")
+        nul += base
         mark = 0
         if flags & 1:
-            if buf[nul:nul + len(live.TRUNC_MARK)].tobytes() != live.TRUNC_MARK:
+            if nul + len(live.TRUNC_MARK) > lim and lim < end:
+                raise _More
+            if buf[nul - base:nul - base + len(live.TRUNC_MARK)].tobytes() != live.TRUNC_MARK:
                 _bad(name, f"record at byte {off}: truncated name without its mark")
             mark = len(live.TRUNC_MARK)
         if agg:
             return (off, mid, False, p_off, -1), off + ((p_off - off + 17 + 7) & ~7) + hd[2]
         return (off, mid, entry, p_off, nul - p_off), off + ((nul - off + mark + 1 + 7) & ~7)
 
-    def _entries_made(self, first: int):
+    def _entries_made(self):
         """Entries whose record is in the file too (made just before a kill, or since the
         last read): the record counts them (docs/log-format.md, version 4)."""
         ent = self.r_entry
@@ -473,24 +539,72 @@ class LiveFile:
             made.append(e[_within(self.ids[e], self.ids[m & ~ent])])
         self.made = np.concatenate(made)
 
-    def _gather(self, data: np.ndarray, h: dict):
-        """The rows' numbers from the file's bytes: (ints, floats, the words they came
-        from, for _settle to tell whether a second read holds the same)."""
-        picked = self._pick(data, h)
-        return (*self._sum(picked), picked)
-
-    def _pick(self, data: np.ndarray, h: dict) -> list:
+    def _pick(self, head: np.ndarray, h: dict, again: int | None = None, before=None) -> list:
         """Every word the rows' numbers are made of: per group of rows, its counters;
-        the entries' `full`; the access states' pending runs."""
+        the entries' `full`; the states' pointers and pending runs. The aggregates' from
+        head, the arena's read WINDOW bytes at a time (each window whole records), then
+        the states. `again`: the records from row `again` on are read again, the words of
+        those before are `before`'s."""
         ix = self._idx
-        words = data[:len(data) // 8 * 8].view("<i8")
+        n = len(self.r_off)
+        n_agg = int(np.searchsorted(self.r_off, h["arena_off"]))
+        used = h["arena_off"] + h["arena_used"]
+        cut = 0 if again is None else again  # rows before it: as in `before`
+        if again is not None and cut < n_agg:  # the aggregates read again too
+            head = _buffer(h["arena_off"], "head2")
+            if self._pread_into(head, 0) != len(head):
+                self._fail("shrank while read")
+        got: dict = {}
+        if cut:
+            for g, (key, (rows, _, _, pi, pf)) in enumerate(ix.groups.items()):
+                lo = int(np.searchsorted(rows, cut))
+                for k, p in enumerate((pi, pf)):
+                    if len(p[0]):
+                        got[key, k] = [before[2 * g + k][:lo].ravel()]
+            if before[-2] is not None:
+                got["ent"] = [before[-2][:int(np.searchsorted(ix.ent_rows, cut))]]
+            if before[-1] is not None:
+                got["st"] = [before[-1][0][:int(np.searchsorted(ix.st_rows, cut))]]
+        if cut < n_agg:
+            self._take(got, 0, n_agg, head, 0)
+        i = max(cut, n_agg)
+        while i < n:  # windows of whole records: rows i to j
+            a = int(self.r_off[i])
+            j = max(int(np.searchsorted(self.r_off, a + WINDOW, side="right")) - 1, i + 1)
+            b = int(self.r_off[j]) if j < n else used
+            self._take(got, i, j, self._window(a, b - a, again is not None), a)
+            i = j
+        return self._picked(got, head, h)
+
+    def _take(self, got: dict, i: int, j: int, buf: np.ndarray, base: int):
+        """Into got, the words of rows i to j, whose bytes buf holds (the file from byte
+        base on)."""
+        ix = self._idx
+        words = buf[:len(buf) // 8 * 8].view("<i8")
+        wb = base >> 3
+        for key, (rows, wi, wf, pi, pf) in ix.groups.items():
+            lo, hi = np.searchsorted(rows, (i, j))
+            for k, (w, p) in enumerate(((wi, pi), (wf, pf))):
+                c = len(p[0])
+                if c and hi > lo:
+                    got.setdefault((key, k), []).append(words.take(w[lo * c:hi * c] - wb))
+        lo, hi = np.searchsorted(ix.ent_rows, (i, j))
+        got.setdefault("ent", []).append(words.take(ix.ent_words[lo:hi] - wb))
+        lo, hi = np.searchsorted(ix.st_rows, (i, j))
+        got.setdefault("st", []).append(words.take(ix.st_words[lo:hi] - wb).view("<u8"))
+
+    def _picked(self, got: dict, head: np.ndarray, h: dict) -> list:
+        """The words taken (_take) as _sum wants them, and the states' pending runs (read
+        now: after the records)."""
+        ix = self._idx
         out = []
-        for rows, wi, wf, pi, pf in ix.groups.values():
-            out.append(words.take(wi).reshape(len(rows), -1) if len(pi[0]) else None)
-            out.append(words.take(wf).reshape(len(rows), -1) if len(pf[0]) else None)
-        out.append(words[ix.ent_words] if len(ix.ent_rows) else None)
-        out.append(self._runs(words[ix.st_words].view("<u8"), ix.st_rows, data, h)
-                   if len(ix.st_rows) else None)
+        for key, (rows, _, _, pi, pf) in ix.groups.items():
+            for k, p in enumerate((pi, pf)):
+                c = len(p[0])
+                out.append(np.concatenate(got[key, k]).reshape(len(rows), c) if c else None)
+        out.append(np.concatenate(got["ent"]) if len(ix.ent_rows) else None)
+        ptrs = np.concatenate(got.get("st", [np.zeros(0, np.uint64)])).view("<u8")
+        out.append((ptrs, self._runs(ptrs, ix.st_rows, head, h)) if len(ix.st_rows) else None)
         return out
 
     def _sum(self, picked: list):
@@ -511,13 +625,13 @@ class LiveFile:
             if len(full) != len(self.full):
                 full = _distinct(np.concatenate([self.full, full]))
             self.full = full
-        for r, k, n_, d, timed in picked[-1] or ():
+        for r, k, n_, d, timed in (picked[-1] or (None, ()))[1]:
             vi[r, d] += k * n_  # bytes_read, bytes_written (one state per record: rows unique)
             un = timed == 0
             vi[r[un], 2 + d[un]] += k[un]  # reads, writes
         return vi, vf
 
-    def _runs(self, ptrs, rows, data: np.ndarray, h: dict) -> list:
+    def _runs(self, ptrs, rows, head: np.ndarray, h: dict) -> list:
         """The repeats each record's access state holds back (runtime/access.h), to be
         added: bytes always, operations when untimed. [(rows, size, count, direction,
         timed)]"""
@@ -532,7 +646,7 @@ class LiveFile:
         in_t = ok & (fo >= t0) & (fo + size <= t0 + h["tables"])
         in_a = ok & ~in_t & (fo >= h["agg_off"]) & (fo + size <= h["agg_off"] + h["agg_size"])
         out = []
-        for mask, raw in ((in_t, None), (in_a, data)):
+        for mask, raw in ((in_t, None), (in_a, head)):  # the aggregates' follow them
             if not mask.any():
                 continue
             if raw is None:
@@ -605,54 +719,61 @@ class _Candidates:
     out) LiveFile._step reads the record and gives its error, so the rows and the errors
     are those of the record-by-record walk (tests/unit/test_live_bulk.py compares)."""
 
-    def __init__(self, lf: LiveFile, buf: np.ndarray, start: int, end: int, heads: dict):
+    def __init__(self, lf: LiveFile, buf: np.ndarray, base: int, start: int, end: int,
+                 heads: dict):
+        """buf: the file from byte base; records from start, their bytes before end."""
         self.off = None
         h = lf.h
         rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
-        if not BULK or start % 8 or end - start < BULK_MIN or rs < 24 or mo >= rs or fo >= rs:
+        if not BULK or start % 8 or base % 8 or end - start < BULK_MIN or rs < 24 or \
+                mo >= rs or fo >= rs:
             return
         words = buf[:len(buf) // 8 * 8].view("<u8")
-        nw = len(words)
+        wb = base >> 3
+        nw = len(words) + wb  # the words held: [wb, nw)
         k0, k1 = start // 8, (end - rs) // 8 + 1  # a record's header ends at end at most
         if k1 <= k0 or k1 + 2 > nw:
             return
         mask64 = (1 << 64) - 1
-        base = h["arena_off"]
-        lo = np.uint64((h["map_addr"] + base) & mask64)
-        span = np.uint64(end - base)
+        ao = h["arena_off"]
+        lo = np.uint64((h["map_addr"] + ao) & mask64)
+        span = np.uint64(end - ao)
         offs = []
-        hi = (h["map_addr"] + base) >> 32
+        hi = (h["map_addr"] + ao) >> 32
         one = hi == (h["map_addr"] + end - 1) >> 32  # the area's addresses share their top half
-        top = words.view("<u4")[1::2]
+        top = words.view("<u4")[1::2]  # top[k - wb]: the top half of file word k
         for a in range(k0, k1, CHUNK):  # in steps: no temporaries the size of the file
             b = min(a + CHUNK, k1)
             if one:  # the words whose top half is the area's first, then the exact test
-                c = np.flatnonzero(top[a + 2:b + 2] == hi)
-                d = words[c + a + 2] - lo
+                c = np.flatnonzero(top[a + 2 - wb:b + 2 - wb] == hi)
+                d = words[c + a + 2 - wb] - lo
                 c = c[d < span]
                 d = d[d < span]
             else:
-                d = words[a + 2:b + 2] - lo
+                d = words[a + 2 - wb:b + 2 - wb] - lo
                 c = np.flatnonzero(d < span)
                 d = d[c]
-            t = d.astype(np.int64) + base  # the file offset linked to
+            t = d.astype(np.int64) + ao  # the file offset linked to
             c = (c + a) * 8
             offs.append(c[(t < c) & (t % 8 == 0)])
         off = np.concatenate(offs)
         u16 = buf[:len(buf) & ~1].view("<u2")
+        b2 = base >> 1
         v4 = h["version"] >= 4
         mf = h["meta_full_off"]
         if v4 and mf + 8 <= h["meta_c_off"]:
             # the records entries became: not on the lists, the entries' `full` names them
-            ent = off[((u16[(off + fo) >> 1] & 2) != 0) & (off + mf + 8 <= end)]
+            ent = off[((u16[((off + fo) >> 1) - b2] & 2) != 0) & (off + mf + 8 <= end)]
             # (and those of the entries walked at earlier reads, made full since)
             old = lf._idx.ent_words
-            f = np.concatenate([words[(ent + mf) >> 3], words[old[old < nw]].astype(np.uint64)]) - lo
-            f = f[f < np.uint64(end - rs - base + 1)].astype(np.int64) + base
+            old = old[(old >= wb) & (old < nw)]
+            f = np.concatenate([words[((ent + mf) >> 3) - wb], words[old - wb]]) - lo
+            f = f[f < np.uint64(end - rs - ao + 1)].astype(np.int64) + ao
             off = _distinct(np.concatenate([off, f[(f % 8 == 0) & (f >= start)]]))
         off = np.concatenate([[start], off[off != start]]).astype(np.int64)
-        mid = u16[(off + mo) >> 1].astype(np.int64)
-        flags = u16[(off + fo) >> 1].astype(np.int64) if v4 else np.zeros(len(off), np.int64)
+        mid = u16[((off + mo) >> 1) - b2].astype(np.int64)
+        flags = u16[((off + fo) >> 1) - b2].astype(np.int64) if v4 else \
+            np.zeros(len(off), np.int64)
         known = np.asarray(sorted(heads), np.int64)
         h_rec = np.asarray([heads[m][0] for m in known.tolist()] + [-1], np.int64)
         h_ent = np.asarray([heads[m][1] for m in known.tolist()] + [-1], np.int64)
@@ -671,7 +792,7 @@ class _Candidates:
                 break
             inside = q < nw
             act, q = act[inside], q[inside]  # past the words read: _find_nul below
-            w = words[q]
+            w = words[q - wb]
             has = ((w - ones) & ~w & highs) != 0  # a zero byte in the word
             if has.any():
                 zb = w[has].view(np.uint8).reshape(-1, 8) == 0
@@ -679,7 +800,8 @@ class _Candidates:
                 act, q = act[~has], q[~has]
             q = q + 1
         for i in act:  # longer names
-            nul[i] = _find_nul(buf, int(p[i]), end)
+            z = _find_nul(buf, int(p[i]) - base, end - base)
+            nul[i] = z + base if z >= 0 else -1
         good &= (nul >= 0) & (nul < end)
         # only what checks out is kept: a word that only looked like a record is gone, a
         # record that does not check out is left to _step
@@ -741,8 +863,9 @@ class _Index:
                 if has_state and not is_entry:
                     st_rows.append(rows[sel])
                     st_words.append((o + h["rec_state_off"]) // 8)
-        self.st_rows = np.concatenate(st_rows)
-        self.st_words = np.concatenate(st_words)
+        order = np.argsort(np.concatenate(st_rows), kind="stable")  # in row (file) order
+        self.st_rows = np.concatenate(st_rows)[order]
+        self.st_words = np.concatenate(st_words)[order]
         self.ent_rows = np.concatenate([self.ent_rows, rows[ent]])
         self.ent_words = np.concatenate([self.ent_words, (off[ent] + h["meta_full_off"]) // 8])
 
@@ -757,7 +880,7 @@ def _plan(plan: list) -> tuple:
     return i, q, uq, np.searchsorted(q, uq)
 
 
-def _names(buf: np.ndarray, at: np.ndarray, n: np.ndarray, mats: dict) -> tuple:
+def _names(buf: np.ndarray, base: int, at: np.ndarray, n: np.ndarray, mats: dict) -> tuple:
     """Take the names of length n (< 0: none) at offsets `at` of buf into mats (number of
     8-byte words -> a matrix of names of that many words, a name a row, with what
     followed it in its last word):
@@ -766,6 +889,7 @@ def _names(buf: np.ndarray, at: np.ndarray, n: np.ndarray, mats: dict) -> tuple:
     words = buf[:len(buf) // 8 * 8].view("<u8")
     w = (np.maximum(n, 0) + 7) >> 3
     row = np.zeros(len(at), np.int64)
+    at = at - base  # base: 8-aligned
     odd = (n > 0) & ((at % 8 != 0) | ((at >> 3) + w > len(words)))
     for k in _distinct(w[(n > 0) & ~odd]).tolist():
         sel = np.flatnonzero((w == k) & (n > 0) & ~odd)
@@ -827,6 +951,10 @@ def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
     if not (pos % 8).any():
         return raw[:len(raw) // 8 * 8].view("<i8")[pos >> 3]
     return raw[pos[:, None] + np.arange(8)].copy().view("<i8").ravel()
+
+
+class _More(Exception):
+    """A record's bytes go past the window read: the next window starts with it."""
 
 
 class _Changed(Exception):

@@ -79,11 +79,18 @@ def read(path, bulk, monkeypatch):
         lf.close()
 
 
-def test_bulk_walk_gives_the_rows_of_the_record_by_record_walk(livefile, monkeypatch):
+@pytest.mark.parametrize("window", [liveview.WINDOW, 1 << 16, 4096])
+def test_bulk_walk_gives_the_rows_of_the_record_by_record_walk(livefile, monkeypatch, window):
+    """Read in windows of the file too: many (records across their edges), and smaller
+    than a record with a name at the path limit (its window grows)."""
+    monkeypatch.setattr(liveview, "WINDOW", window)
     a, sa, na = read(livefile, True, monkeypatch)
+    monkeypatch.setattr(liveview, "WINDOW", 1 << 30)
     b, sb, nb = read(livefile, False, monkeypatch)
     assert len(sa.paths) == len(sb.paths) > 600
-    assert na < 20 < nb  # the bulk walk took all but a few rows (each module's first...)
+    if window > liveview.BULK_MIN:  # the bulk walk took all but a few rows (each module's
+        # first, a record at a window's edge...); in smaller windows, none
+        assert na < 20 + 2 * (a.h["arena_used"] // window + 1) < nb
     for k in ("r_off", "r_mod", "r_entry", "n_len", "ids", "made", "full"):
         assert (getattr(a, k) == getattr(b, k)).all(), k
     assert list(sa.paths) == list(sb.paths) and list(sa.modules) == list(sb.modules)
@@ -118,8 +125,10 @@ def damaged(src, dst, patch):
     return dst
 
 
-def test_damaged_files_give_the_same_one_line_error(livefile, tmp_path, monkeypatch):
+@pytest.mark.parametrize("window", [liveview.WINDOW, 1 << 16])
+def test_damaged_files_give_the_same_one_line_error(livefile, tmp_path, monkeypatch, window):
     lf, s, _ = read(livefile, False, monkeypatch)
+    monkeypatch.setattr(liveview, "WINDOW", window)
     h = lf.h
     arena = np.flatnonzero(lf.r_off >= h["arena_off"])
     mid = int(lf.r_off[arena[len(arena) // 2]])  # a record in the middle
@@ -170,11 +179,13 @@ def test_damaged_files_give_the_same_one_line_error(livefile, tmp_path, monkeypa
             assert str(bad) in errs[0][1] and "\n" not in errs[0][1]
 
 
-def test_a_file_read_again_after_more_records(livefile, tmp_path, monkeypatch):
+@pytest.mark.parametrize("window", [liveview.WINDOW, 1 << 16])
+def test_a_file_read_again_after_more_records(livefile, tmp_path, monkeypatch, window):
     """The first read sees half the records (the header's `arena used` cut at a record's
     start), the second all: the rows added at the second read are the same both ways (an
     entry walked at the first read whose record comes later among them)."""
     lf, _, _ = read(livefile, False, monkeypatch)
+    monkeypatch.setattr(liveview, "WINDOW", window)
     arena = np.flatnonzero(lf.r_off >= lf.h["arena_off"])
     cut = int(lf.r_off[arena[len(arena) // 2 + 1]])
     got = []
