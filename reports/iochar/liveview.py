@@ -29,7 +29,7 @@ of the reader's own reused from read to read (anonymous mappings: fresh memory c
 more in page faults than the read); a first read takes the rows' counter words from the
 window it walks, the next reads (and the second look of _settle) read the windows again;
 the tables, after the records, a MiB at a time for the states' pending runs. The bytes
-read at once are bounded by the window, not by the file. The rows' names are kept as
+read at once are bounded by the window (or the one record longer), not by the file. The rows' names are kept as
 8-byte words and made strings only when a view asks (the busiest files), and a path's
 file system is looked up once per record id and file owner (Monitor).
 
@@ -334,8 +334,7 @@ class LiveFile:
         got = {} if n_old == 0 else None  # a first read: the words taken during the walk
         self._walk(head, 0, h["agg_off"], h["agg_off"] + h["agg_size"], True)
         if got is not None:
-            self._idx.add(self, 0)
-            self._take(got, 0, len(self.r_off), head, 0)
+            self._take(got, 0, len(self.r_off), head, 0, self._idx.add(self, 0))
         self._walk_arena(h["arena_off"], used, got)
         if got is None:
             self._idx.add(self, n_old)
@@ -436,8 +435,7 @@ class LiveFile:
                     break
                 size = min(size * 4, end - off)
             if got is not None and len(self.r_off) > i:
-                self._idx.add(self, i)
-                self._take(got, i, len(self.r_off), buf, off)
+                self._take(got, i, len(self.r_off), buf, off, self._idx.add(self, i))
             off = nxt
         if len(self.r_off) > first:
             self._entries_made()
@@ -576,22 +574,33 @@ class LiveFile:
             i = j
         return self._picked(got, head, h)
 
-    def _take(self, got: dict, i: int, j: int, buf: np.ndarray, base: int):
+    def _take(self, got: dict, i: int, j: int, buf: np.ndarray, base: int,
+              new: dict | None = None):
         """Into got, the words of rows i to j, whose bytes buf holds (the file from byte
-        base on)."""
+        base on); `new`: those rows' parts (_Index.add), else found in the groups."""
         ix = self._idx
         words = buf[:len(buf) // 8 * 8].view("<i8")
         wb = base >> 3
-        for key, (rows, wi, wf, pi, pf) in ix.groups.items():
-            lo, hi = np.searchsorted(rows, (i, j))
-            for k, (w, p) in enumerate(((wi, pi), (wf, pf))):
-                c = len(p[0])
-                if c and hi > lo:
-                    got.setdefault((key, k), []).append(words.take(w[lo * c:hi * c] - wb))
-        lo, hi = np.searchsorted(ix.ent_rows, (i, j))
-        got.setdefault("ent", []).append(words.take(ix.ent_words[lo:hi] - wb))
-        lo, hi = np.searchsorted(ix.st_rows, (i, j))
-        got.setdefault("st", []).append(words.take(ix.st_words[lo:hi] - wb).view("<u8"))
+        if new is None:
+            new = {}
+            for key, (rows, wi, wf, pi, pf) in ix.groups.items():
+                lo, hi = np.searchsorted(rows, (i, j))
+                ni, nf = len(pi[0]), len(pf[0])
+                if hi > lo:
+                    new[key] = (None, wi[lo * ni:hi * ni], wf[lo * nf:hi * nf])
+            for k in ("st", "ent"):
+                r, w = ix.st_rows if k == "st" else ix.ent_rows, \
+                    ix.st_words if k == "st" else ix.ent_words
+                lo, hi = np.searchsorted(r, (i, j))
+                new[k] = (None, w[lo:hi])
+        for key, part in new.items():
+            if key in ("st", "ent"):
+                w = words.take(part[1] - wb)
+                got.setdefault(key, []).append(w.view("<u8") if key == "st" else w)
+                continue
+            for k in (0, 1):
+                if len(part[1 + k]):
+                    got.setdefault((key, k), []).append(words.take(part[1 + k] - wb))
 
     def _picked(self, got: dict, head: np.ndarray, h: dict) -> list:
         """The words taken (_take) as _sum wants them, and the states' pending runs (read
@@ -602,7 +611,7 @@ class LiveFile:
             for k, p in enumerate((pi, pf)):
                 c = len(p[0])
                 out.append(np.concatenate(got[key, k]).reshape(len(rows), c) if c else None)
-        out.append(np.concatenate(got["ent"]) if len(ix.ent_rows) else None)
+        out.append(np.concatenate(got["ent"]) if len(ix.ent_rows) else None)  # taken with them
         ptrs = np.concatenate(got.get("st", [np.zeros(0, np.uint64)])).view("<u8")
         out.append((ptrs, self._runs(ptrs, ix.st_rows, head, h)) if len(ix.st_rows) else None)
         return out
@@ -829,22 +838,49 @@ class _Index:
     """Where the summed counters of the rows are: rows in groups by module and kind
     (record or entry), each with its rows' first counter words and its plans (_plan);
     the entries' `full` words; the records' state pointers. Rows are added as the walk
-    finds them."""
+    finds them (a window at a time: the parts are put together when asked for)."""
 
     def __init__(self):
-        e = np.zeros(0, np.int64)
-        # (module id, entry or not) -> (rows, their int words, float words, plans)
-        self.groups: dict = {}
-        self.st_rows = self.st_words = self.ent_rows = self.ent_words = e
+        self._parts: dict = {}  # (module id, entry or not) -> [(rows, int words, float words)]
+        self._plans: dict = {}  # (module id, entry or not) -> (ints plan, floats plan)
+        self._st: list = []  # [(rows, state pointer words)], rows in file order
+        self._ent: list = []  # [(rows, `full` words)]
 
-    def add(self, lf: LiveFile, first: int):
+    @property
+    def groups(self) -> dict:
+        """(module id, entry or not) -> (rows, their int words, float words, plans)."""
+        out = {}
+        for key, parts in self._parts.items():
+            if len(parts) > 1:
+                parts[:] = [tuple(np.concatenate(x) for x in zip(*parts))]
+            out[key] = (*parts[0], *self._plans[key])
+        return out
+
+    def _joined(self, name: str) -> tuple:
+        parts = getattr(self, name)
+        if not parts:
+            e = np.zeros(0, np.int64)
+            return e, e
+        if len(parts) > 1:
+            parts[:] = [tuple(np.concatenate(x) for x in zip(*parts))]
+        return parts[0]
+
+    st_rows = property(lambda self: self._joined("_st")[0])
+    st_words = property(lambda self: self._joined("_st")[1])
+    ent_rows = property(lambda self: self._joined("_ent")[0])
+    ent_words = property(lambda self: self._joined("_ent")[1])
+
+    def add(self, lf: LiveFile, first: int) -> dict:
+        """Rows first.. of lf: {group: (rows, int words, float words)} of them, and
+        "st", "ent": (rows, words) of their state pointers and `full`."""
         n = len(lf.r_off)
+        new: dict = {}
         if first >= n:
-            return
+            return new
         h = lf.h
         off, mod, ent = lf.r_off[first:], lf.r_mod[first:], lf.r_entry[first:]
         rows = np.arange(first, n, dtype=np.int64)
-        st_rows, st_words = [self.st_rows], [self.st_words]
+        st_rows, st_words = [], []
         for mid in _distinct(mod).tolist():
             ints, flts, e_ints, e_flts, has_state = lf.plans[mid]
             for is_entry, pi, pf in ((False, ints, flts), (True, e_ints, e_flts)):
@@ -853,21 +889,25 @@ class _Index:
                     continue
                 o = off[sel]
                 base = (o + (h["meta_c_off"] if is_entry else h["rec_size"])) // 8
-                g = self.groups.get((mid, is_entry))
-                pi, pf = (_plan(pi), _plan(pf)) if g is None else g[3:]
+                key = (mid, is_entry)
+                if key not in self._plans:
+                    self._plans[key] = (_plan(pi), _plan(pf))
+                pi, pf = self._plans[key]
                 # the words each row's numbers are summed from, row after row
-                new = (rows[sel], (base[:, None] + pi[0]).ravel(), (base[:, None] + pf[0]).ravel())
-                if g is not None:
-                    new = tuple(np.concatenate([a, b]) for a, b in zip(g[:3], new))
-                self.groups[(mid, is_entry)] = (*new, pi, pf)
+                new[key] = (rows[sel], (base[:, None] + pi[0]).ravel(),
+                            (base[:, None] + pf[0]).ravel())
+                self._parts.setdefault(key, []).append(new[key])
                 if has_state and not is_entry:
                     st_rows.append(rows[sel])
                     st_words.append((o + h["rec_state_off"]) // 8)
-        order = np.argsort(np.concatenate(st_rows), kind="stable")  # in row (file) order
-        self.st_rows = np.concatenate(st_rows)[order]
-        self.st_words = np.concatenate(st_words)[order]
-        self.ent_rows = np.concatenate([self.ent_rows, rows[ent]])
-        self.ent_words = np.concatenate([self.ent_words, (off[ent] + h["meta_full_off"]) // 8])
+        if st_rows:
+            order = np.argsort(np.concatenate(st_rows), kind="stable")  # in row (file) order
+            new["st"] = (np.concatenate(st_rows)[order], np.concatenate(st_words)[order])
+            self._st.append(new["st"])
+        if ent.any():
+            new["ent"] = (rows[ent], (off[ent] + h["meta_full_off"]) // 8)
+            self._ent.append(new["ent"])
+        return new
 
 
 def _plan(plan: list) -> tuple:
