@@ -548,7 +548,13 @@ class LiveFile:
         n_agg = int(np.searchsorted(self.r_off, h["arena_off"]))
         used = h["arena_off"] + h["arena_used"]
         cut = 0 if again is None else again  # rows before it: as in `before`
-        if again is not None and cut < n_agg:  # the aggregates read again too
+        whole = None
+        if again is not None and used <= WINDOW:  # a file of one window: read whole again
+            whole = _buffer(used, "again")
+            if self._pread_into(whole, 0) != used:
+                self._fail("shrank while read")
+            head = whole[:h["arena_off"]]
+        elif again is not None and cut < n_agg:  # the aggregates read again too
             head = _buffer(h["arena_off"], "head2")
             if self._pread_into(head, 0) != len(head):
                 self._fail("shrank while read")
@@ -563,6 +569,10 @@ class LiveFile:
                 got["ent"] = [before[-2][:int(np.searchsorted(ix.ent_rows, cut))]]
             if before[-1] is not None:
                 got["st"] = [before[-1][0][:int(np.searchsorted(ix.st_rows, cut))]]
+        src = whole if again is not None else self._held
+        if src is not None:  # a file of one window, read whole: every row at once
+            self._take(got, cut, n, src, 0)
+            return self._picked(got, head, h)
         if cut < n_agg:
             self._take(got, 0, n_agg, head, 0)
         i = max(cut, n_agg)
