@@ -227,7 +227,7 @@ class LiveFile:
         # entry or not, its name's length (-1: the aggregate), words and row in nmats
         self.r_off, self.r_mod, self.n_len, self.n_w, self.n_row = e, e, e, e, e
         self.r_entry = np.zeros(0, bool)
-        self.nmats = {}  # the rows' names: words -> matrix, a name a row (_names)
+        self.nmats = {}  # the rows' names: words -> [rows, matrix parts], a name a row (_names)
         self.walked = {}  # area start -> offset walked to
         self.ids = np.zeros(0, np.uint64)  # per row: record id
         self.made = np.zeros(0, np.int64)  # rows of entries whose record is there too
@@ -368,7 +368,10 @@ class LiveFile:
         k = int(self.n_len[r])
         if k < 0:
             return "<AGGREGATE>"
-        b = self.nmats[int(self.n_w[r])][int(self.n_row[r])].tobytes()
+        have = self.nmats[int(self.n_w[r])]
+        if len(have) > 2:
+            have[1:] = [np.concatenate(have[1:])]
+        b = have[1][int(self.n_row[r])].tobytes()
         return b[:k].decode("utf-8", "surrogateescape")
 
     def _window(self, off: int, n: int, again: bool = False) -> np.ndarray:
@@ -932,8 +935,8 @@ def _plan(plan: list) -> tuple:
 
 def _names(buf: np.ndarray, base: int, at: np.ndarray, n: np.ndarray, mats: dict) -> tuple:
     """Take the names of length n (< 0: none) at offsets `at` of buf into mats (number of
-    8-byte words -> a matrix of names of that many words, a name a row, with what
-    followed it in its last word):
+    8-byte words -> [rows, matrices of names of that many words, a name a row, with what
+    followed it in its last word]):
     (each one's number of words, its row). A name starts 8-aligned (after a header and
     8-byte counters): its words are taken as they are, names of one length together."""
     words = buf[:len(buf) // 8 * 8].view("<u8")
@@ -944,15 +947,17 @@ def _names(buf: np.ndarray, base: int, at: np.ndarray, n: np.ndarray, mats: dict
     for k in _distinct(w[(n > 0) & ~odd]).tolist():
         sel = np.flatnonzero((w == k) & (n > 0) & ~odd)
         blk = words[(at[sel] >> 3)[:, None] + np.arange(k)]  # with the bytes after the name
-        have = mats.get(k)
-        row[sel] = np.arange(len(sel)) + (0 if have is None else len(have))
-        mats[k] = blk if have is None else np.concatenate([have, blk])
+        have = mats.setdefault(k, [0])  # [rows, the matrices' parts...]: joined when read
+        row[sel] = np.arange(len(sel)) + have[0]
+        have[0] += len(sel)
+        have.append(blk)
     for i in np.flatnonzero(odd).tolist():
         a, m, k = int(at[i]), int(n[i]), int(w[i])
         one = np.frombuffer(buf[a:a + m].tobytes().ljust(8 * k, b"\0"), "<u8")[None, :]
-        have = mats.get(k)
-        row[i] = 0 if have is None else len(have)
-        mats[k] = one if have is None else np.concatenate([have, one])
+        have = mats.setdefault(k, [0])
+        row[i] = have[0]
+        have[0] += 1
+        have.append(one)
     return w, row
 
 
