@@ -220,7 +220,6 @@ class LiveFile:
         self.fd, self.name, self.uid = fd, name, uid
         self.h = None
         self._held = None  # a small file's bytes, read whole, during one read
-        self._tmemo = None  # the states read once for both looks of a first read
         self.mods = None
         self.plans = {}
         e = np.zeros(0, np.int64)
@@ -340,9 +339,9 @@ class LiveFile:
         if got is None:
             self._idx.add(self, n_old)
             picked = self._pick(head, h)
-            vi, vf = self._sum(picked)
-        else:  # the states after the records' second look (_settle)
-            picked, vi, vf = self._picked(got, head, h, runs=False), None, None
+        else:
+            picked = self._picked(got, head, h)
+        vi, vf = self._sum(picked)
         vi, vf = self._settle(h, head, vi, vf, picked)
         if os.fstat(self.fd).st_size != st.st_size:  # records and tables read after the header
             self._fail("size changed while read")
@@ -391,35 +390,17 @@ class LiveFile:
         read again (up to MAX_RETRIES times). One that never reads the same twice (busy
         enough to change between two reads) takes, counter by counter, the lower of its
         last two reads: never more than it had done, each counter at least its value at
-        the earlier read. A first read (vi None: every row new) reads the states once,
-        after both reads of the records, for both: each read is still records, then
-        states."""
-        first = vi is None  # a first read: every row new, its states not read yet
-        if first:
-            changed = np.arange(len(self.r_off))
-        else:
-            old = len(self.best_i)
-            changed = np.flatnonzero((vi[:old] != self.best_i).any(axis=1) |
-                                     (vf[:old] > self.best_f).any(axis=1))
-            if old < len(vi):
-                changed = np.concatenate([changed, np.arange(old, len(vi))])
-        if first and not len(changed):  # no rows
-            self._later_runs(picked, h)
-            vi, vf = self._sum(picked)
+        the earlier read."""
+        old = len(self.best_i)
+        changed = np.flatnonzero((vi[:old] != self.best_i).any(axis=1) |
+                                 (vf[:old] > self.best_f).any(axis=1))
+        if old < len(vi):
+            changed = np.concatenate([changed, np.arange(old, len(vi))])
         for _ in range(MAX_RETRIES):
             if not len(changed):
                 break
             # the records from the first changed one read again, then the states
-            if first:  # the states once, after both reads of the records, for both
-                picked2 = self._pick(head, h, 0, picked, runs=False)
-                self._tmemo = {}
-                self._later_runs(picked2, h)
-                self._later_runs(picked, h)  # the same states: not read again
-                self._tmemo = None
-                vi, vf = self._sum(picked)
-                first = False
-            else:
-                picked2 = self._pick(head, h, int(changed[0]), picked)
+            picked2 = self._pick(head, h, int(changed[0]), picked)
             if _same(picked, picked2):
                 break  # every word as before: nothing was caught mid-update
             vi2, vf2 = self._sum(picked2)
@@ -559,8 +540,7 @@ class LiveFile:
             made.append(e[_within(self.ids[e], self.ids[m & ~ent])])
         self.made = np.concatenate(made)
 
-    def _pick(self, head: np.ndarray, h: dict, again: int | None = None, before=None,
-              runs: bool = True) -> list:
+    def _pick(self, head: np.ndarray, h: dict, again: int | None = None, before=None) -> list:
         """Every word the rows' numbers are made of: per group of rows, its counters;
         the entries' `full`; the states' pointers and pending runs. The aggregates' from
         head, the arena's read WINDOW bytes at a time (each window whole records), then
@@ -595,7 +575,7 @@ class LiveFile:
         src = whole if again is not None else self._held
         if src is not None:  # a file of one window, read whole: every row at once
             self._take(got, cut, n, src, 0)
-            return self._picked(got, head, h, runs)
+            return self._picked(got, head, h)
         if cut < n_agg:
             self._take(got, 0, n_agg, head, 0)
         i = max(cut, n_agg)
@@ -605,7 +585,7 @@ class LiveFile:
             b = int(self.r_off[j]) if j < n else used
             self._take(got, i, j, self._window(a, b - a, again is not None), a)
             i = j
-        return self._picked(got, head, h, runs)
+        return self._picked(got, head, h)
 
     def _take(self, got: dict, i: int, j: int, buf: np.ndarray, base: int,
               new: dict | None = None):
@@ -635,9 +615,9 @@ class LiveFile:
                 if len(part[1 + k]):
                     got.setdefault((key, k), []).append(words.take(part[1 + k] - wb))
 
-    def _picked(self, got: dict, head: np.ndarray, h: dict, runs: bool = True) -> list:
+    def _picked(self, got: dict, head: np.ndarray, h: dict) -> list:
         """The words taken (_take) as _sum wants them, and the states' pending runs (read
-        now: after the records; `runs` False: by _later_runs)."""
+        now: after the records)."""
         ix = self._idx
         out = []
         for key, (rows, _, _, pi, pf) in ix.groups.items():
@@ -646,19 +626,8 @@ class LiveFile:
                 out.append(np.concatenate(got[key, k]).reshape(len(rows), c) if c else None)
         out.append(np.concatenate(got["ent"]) if len(ix.ent_rows) else None)  # taken with them
         ptrs = np.concatenate(got.get("st", [np.zeros(0, np.uint64)])).view("<u8")
-        if not len(ix.st_rows):
-            out.append(None)
-        elif runs:
-            out.append((ptrs, self._runs(ptrs, ix.st_rows, head, h)))
-        else:
-            out.append((ptrs, _Later(head)))
+        out.append((ptrs, self._runs(ptrs, ix.st_rows, head, h)) if len(ix.st_rows) else None)
         return out
-
-    def _later_runs(self, picked: list, h: dict):
-        """The states' pending runs of a _picked(runs=False), read now."""
-        if picked[-1] is not None and isinstance(picked[-1][1], _Later):
-            ptrs, later = picked[-1]
-            picked[-1] = (ptrs, self._runs(ptrs, self._idx.st_rows, later.head, h))
 
     def _sum(self, picked: list):
         n = len(self.r_off)
@@ -719,9 +688,6 @@ class LiveFile:
         """The pending runs of the access states at file offsets pos (each of `size`
         bytes, below lim), read in pieces of TABLE_STEP bytes into a buffer of their own:
         (size, count, direction, timed) of each."""
-        memo = self._tmemo
-        if memo is not None and memo.get("pos") is not None and np.array_equal(memo["pos"], pos):
-            return memo["out"]
         order = np.argsort(pos, kind="stable")
         ps = pos[order]
         k, n, d = (np.empty(len(ps), np.int64) for _ in range(3))
@@ -741,8 +707,6 @@ class LiveFile:
         out = tuple(np.empty_like(x) for x in (k, n, d, timed))
         for o, x in zip(out, (k, n, d, timed)):
             o[order] = x
-        if memo is not None:
-            memo["pos"], memo["out"] = pos.copy(), out
         return out
 
 
@@ -1042,12 +1006,6 @@ def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
     if not (pos % 8).any():
         return raw[:len(raw) // 8 * 8].view("<i8")[pos >> 3]
     return raw[pos[:, None] + np.arange(8)].copy().view("<i8").ravel()
-
-
-@dataclass
-class _Later:
-    """The states of a _pick to be read later (with the aggregates' bytes it read)."""
-    head: np.ndarray
 
 
 class _More(Exception):
