@@ -220,6 +220,7 @@ class LiveFile:
         self.fd, self.name, self.uid = fd, name, uid
         self.h = None
         self._held = None  # a small file's bytes, read whole, during one read
+        self._tabs = None  # and its tables, read right after them
         self.mods = None
         self.plans = {}
         e = np.zeros(0, np.int64)
@@ -301,6 +302,7 @@ class LiveFile:
             raise _Changed("shrank while read")
         head = whole[:h["arena_off"]]
         self._held = whole if used <= WINDOW else None
+        self._tabs = self._read_tables(h, tables) if used <= WINDOW else None
         if os.fstat(self.fd).st_size != st.st_size:
             raise _Changed("size changed while read")
         # the records are read after, WINDOW bytes at a time (_walk_arena, _pick), then
@@ -355,7 +357,7 @@ class LiveFile:
         bi[self.full], bf[self.full] = 0, 0.0  # once full, counted in its record for good
         self.best_i, self.best_f = bi, bf
         h.pop("tables", None)
-        self._held = None  # not kept: memory is the rows' numbers, not the file's bytes
+        self._held = self._tabs = None  # not kept: memory is the rows' numbers, not bytes
         mods, names = self.r_mod, self.modnames
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
                       _Column(lambda r: names[int(mods[r])], n), _Column(self.path, n),
@@ -557,6 +559,7 @@ class LiveFile:
             if self._pread_into(whole, 0) != used:
                 self._fail("shrank while read")
             head = whole[:h["arena_off"]]
+            self._tabs = self._read_tables(h, h["tables"])
         elif again is not None and cut < n_agg:  # the aggregates read again too
             head = _buffer(h["arena_off"], "head2")
             if self._pread_into(head, 0) != len(head):
@@ -684,10 +687,26 @@ class LiveFile:
         return out
 
 
+    def _read_tables(self, h: dict, n: int) -> np.ndarray | None:
+        """A small file's tables, read right after its records (the runs a read of the
+        records misses, moved into their counters meanwhile, are the fewer); None: too big
+        for one buffer (then read after the records' last window, a piece at a time)."""
+        if n > WINDOW:
+            return None
+        buf = _buffer(n, "tabs")
+        if self._pread_into(buf, h["arena_off"] + h["tables_low"]) != n:
+            self._fail("shrank while read")
+        return buf
+
     def _table_runs(self, pos: np.ndarray, ro: dict, size: int, lim: int) -> tuple:
         """The pending runs of the access states at file offsets pos (each of `size`
-        bytes, below lim), read in pieces of TABLE_STEP bytes into a buffer of their own:
-        (size, count, direction, timed) of each."""
+        bytes, below lim): from the tables read with the records (_read_tables), else read
+        now in pieces of TABLE_STEP bytes into a buffer of their own: (size, count,
+        direction, timed) of each."""
+        if self._tabs is not None:
+            raw, at = self._tabs, pos - (lim - len(self._tabs))
+            return (_i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"]),
+                    raw[at + ro["run_dir"]].astype(np.int64), raw[at + ro["run_timed"]])
         order = np.argsort(pos, kind="stable")
         ps = pos[order]
         k, n, d = (np.empty(len(ps), np.int64) for _ in range(3))
