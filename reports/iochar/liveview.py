@@ -23,15 +23,18 @@ the records' starts, checked on the chain of the records' lengths (header and co
 by module, the name to its NUL, found a word at a time) from the area's start; where the
 chain has no link (a module's first record, a truncated name, a record that does not
 check out) one record is read the careful way (LiveFile._step), whose checks and errors
-are the only ones (tests/integration/test_live_bulk.py compares the two walks). The
-records are read WINDOW bytes (4 MiB) at a time, each window whole records, into buffers
-of the reader's own reused from read to read (anonymous mappings: fresh memory costs
-more in page faults than the read); a first read takes the rows' counter words from the
-window it walks, the next reads (and the second look of _settle) read the windows again;
-the tables, after the records, a MiB at a time for the states' pending runs. The bytes
-read at once are bounded by the window (or the one record longer), not by the file. The rows' names are kept as
-8-byte words and made strings only when a view asks (the busiest files), and a path's
-file system is looked up once per record id and file owner (Monitor).
+are the only ones (tests/integration/test_live_bulk.py compares the two walks).
+
+The records are read WINDOW bytes (4 MiB) at a time, each window whole records, into
+buffers of the reader's own reused from read to read (anonymous mappings: fresh memory
+costs more in page faults than the read); a first read takes the rows' counter words
+from the window it walks, later reads (and _settle's second look) read the windows
+again; the tables (the states' pending runs) are read right after the records in a file
+of one window, else after its last window, a MiB at a time. The bytes held at once are
+bounded by the window (or the one record longer than it), not by the file. The rows'
+names are kept as 8-byte words and made strings only when a view asks (the busiest
+files), and a path's file system is looked up once per record id and file owner
+(Monitor).
 
 The directory walk opens each level relative to the one above (openat), with O_NOFOLLOW,
 and checks owner and mode on the opened descriptor: a symlink, a FIFO, a file or
