@@ -1,5 +1,5 @@
-"""The live view's bulk walk (reports/iochar/liveview.py, _Candidates) against the
-record-by-record one (liveview.BULK = False) on a real live file: the same rows, names and
+"""The live view's bulk walk (reports/iochar/livebulk.py, Candidates) against the
+record-by-record one (livebulk.BULK = False) on a real live file: the same rows, names and
 numbers; on damaged copies (an unknown module, a truncated name without its mark, a name
 or a record running past the published end, a name's end wiped) the same one-line error.
 And the numbers against the log recovered from the same file."""
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from iochar import live, liveview
+from iochar import live, livebulk, liveview
 from iochar.logformat import LogError
 from tool import LIB
 
@@ -63,7 +63,7 @@ def livefile(tmp_path_factory):
 
 def read(path, bulk, monkeypatch):
     """(the LiveFile after one read, its sample, _step's calls)."""
-    monkeypatch.setattr(liveview, "BULK", bulk)
+    monkeypatch.setattr(livebulk, "BULK", bulk)
     steps = {"n": 0}
     real = liveview.LiveFile._step
 
@@ -88,7 +88,7 @@ def test_bulk_walk_gives_the_rows_of_the_record_by_record_walk(livefile, monkeyp
     monkeypatch.setattr(liveview, "WINDOW", 1 << 30)
     b, sb, nb = read(livefile, False, monkeypatch)
     assert len(sa.paths) == len(sb.paths) > 600
-    if window > liveview.BULK_MIN:  # the bulk walk took all but a few rows (each module's
+    if window > livebulk.BULK_MIN:  # the bulk walk took all but a few rows (each module's
         # first, a record at a window's edge...); in smaller windows, none
         assert na < 20 + 2 * (a.h["arena_used"] // window + 1) < nb
     for k in ("r_off", "r_mod", "r_entry", "n_len", "ids", "made", "full"):
@@ -190,7 +190,7 @@ def test_a_file_read_again_after_more_records(livefile, tmp_path, monkeypatch, w
     cut = int(lf.r_off[arena[len(arena) // 2 + 1]])
     got = []
     for bulk in (True, False):
-        monkeypatch.setattr(liveview, "BULK", bulk)
+        monkeypatch.setattr(livebulk, "BULK", bulk)
         f = tmp_path / f"again{bulk}.live"
         shutil.copyfile(livefile, f)
         full = f.read_bytes()[136:144]
