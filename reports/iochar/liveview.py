@@ -208,8 +208,8 @@ def _buffer(n: int, which: str = "buf") -> np.ndarray:
     if b is not None and len(b) >= n:
         return b[:n]
     # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages for
-    # large arrays, and where the kernel compacts memory to find them (transparent huge
-    # pages, defrag "madvise") the first read waited 50-100 ms for them
+    # large arrays (madvise), and on the 2-core test VM their first touch took 50-100 ms
+    # at times (no fallback to small pages counted: not compaction; the host's memory)
     b = np.frombuffer(mmap.mmap(-1, 1 << max(n - 1, 1 << 20).bit_length()), np.uint8)
     if len(b) <= SCRATCH_MAX:
         setattr(_scratch, which, b)
