@@ -16,6 +16,26 @@ so no number ever goes down.  Records only ever get appended (the arena's `used`
 so a file is walked once and each later sample reads the new records only, then gathers
 every counter with numpy.
 
+The walk is done in bulk (livebulk.py): a record made after the first of its module
+holds the address of the one made before it (`all_next`), and an entry made full the
+address of its record (`full`), so the words that hold an earlier record's address give
+the records' starts, checked on the chain of the records' lengths (header and counters
+by module, the name to its NUL, found a word at a time) from the area's start; where the
+chain has no link (a module's first record, a truncated name, a record that does not
+check out) one record is read the careful way (LiveFile._step), whose checks and errors
+are the only ones (tests/integration/test_live_bulk.py compares the two walks).
+
+The records are read WINDOW bytes (4 MiB) at a time, each window whole records, into
+buffers of the reader's own reused from read to read (anonymous mappings: fresh memory
+costs more in page faults than the read); a first read takes the rows' counter words
+from the window it walks, later reads (and _settle's second look) read the windows
+again; the tables (the states' pending runs) are read right after the records in a file
+of one window, else after its last window, a MiB at a time. The bytes held at once are
+bounded by the window (or the one record longer than it), not by the file. The rows'
+names are kept as 8-byte words and made strings only when a view asks (the busiest
+files), and a path's file system is looked up once per record id and file owner
+(Monitor).
+
 The directory walk opens each level relative to the one above (openat), with O_NOFOLLOW,
 and checks owner and mode on the opened descriptor: a symlink, a FIFO, a file or
 directory of the wrong owner, or one open to others is skipped with one line naming it.
@@ -23,16 +43,20 @@ directory of the wrong owner, or one open to others is skipped with one line nam
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import stat
 import struct
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import live, livedir
+from .livebulk import Candidates, distinct, find_nul, first_of, i64_at, same, take_names, within
 from .logformat import LogError
 
 # the counters the live view sums, integer ones then floating ones
@@ -129,17 +153,67 @@ def _module_plan(m) -> tuple:
     return ints, flts, e_ints, e_flts, L is not None
 
 
+class _Column(Sequence):
+    """A sample's per-row names (module or path), made only for the rows asked for: a
+    view shows a job's busiest files, not every one of its 20,000 names."""
+
+    def __init__(self, get, n: int):
+        self._get, self._n = get, n
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._get(j) for j in range(*i.indices(self._n))]
+        j = int(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        return self._get(j)
+
+
 @dataclass
 class Sample:
     """One read of one live file: its header and, per record, the summed counters."""
     key: tuple  # (device, inode, pid, start): the same process's file
     header: dict
-    modules: list  # module name of each row
-    paths: list
+    modules: Sequence  # module name of each row
+    paths: Sequence  # path of each row (decoded when asked)
     ints: np.ndarray  # rows x INTS, int64
     floats: np.ndarray  # rows x FLOATS
     when: float
     unlinked: bool = False
+    ids: np.ndarray | None = None  # per row: record id (the hash of its path)
+    mids: np.ndarray | None = None  # per row: module id (module name: names[mid])
+    names: dict = field(default_factory=dict)  # module id -> module name
+    aggs: np.ndarray | None = None  # per row: an aggregate record
+    owner: int = -1  # the file's owner
+
+
+# A schema is the same in every file of one build: parsed once (its bytes are the key).
+_SCHEMAS: dict = {}
+MAX_SCHEMAS = 64
+# One buffer for the file's bytes, reused from read to read in a thread (a fresh one
+# of 34 MiB costs its 8,700 page faults, more than the read): at most SCRATCH_MAX.
+SCRATCH_MAX = 64 << 20
+TABLE_STEP = 1 << 20  # bytes of the tables read at a time
+WINDOW = 4 << 20  # bytes of records read at a time (a window of whole records)
+_scratch = threading.local()
+
+
+def _buffer(n: int, which: str = "buf") -> np.ndarray:
+    b = getattr(_scratch, which, None)
+    if b is not None and len(b) >= n:
+        return b[:n]
+    # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages for
+    # large arrays (madvise), and on the 2-core test VM their first touch took 50-100 ms
+    # at times (no fallback to small pages counted: not compaction; the host's memory)
+    b = np.frombuffer(mmap.mmap(-1, 1 << max(n - 1, 1 << 20).bit_length()), np.uint8)
+    if len(b) <= SCRATCH_MAX:
+        setattr(_scratch, which, b)
+    return b[:n]
 
 
 class LiveFile:
@@ -149,19 +223,23 @@ class LiveFile:
     def __init__(self, fd: int, name: str, uid: int | None = None):
         self.fd, self.name, self.uid = fd, name, uid
         self.h = None
+        self._held = None  # a small file's bytes, read whole, during one read
+        self._tabs = None  # and its tables, read right after them
         self.mods = None
         self.plans = {}
+        e = np.zeros(0, np.int64)
         # per row (a record or a metadata-only entry, in file order): offset, module id,
-        # entry or not, module name, path
-        self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths = [], [], [], [], []
+        # entry or not, its name's length (-1: the aggregate), words and row in nmats
+        self.r_off, self.r_mod, self.n_len, self.n_w, self.n_row = e, e, e, e, e
+        self.r_entry = np.zeros(0, bool)
+        self.nmats = {}  # the rows' names: words -> [rows, matrix parts] (take_names)
         self.walked = {}  # area start -> offset walked to
-        self.ids = np.zeros(0, np.uint64)  # per row: record id, module id, entry or not
-        self.mods_arr = np.zeros(0, np.int64)
-        self.ent_arr = np.zeros(0, bool)
+        self.ids = np.zeros(0, np.uint64)  # per row: record id
         self.made = np.zeros(0, np.int64)  # rows of entries whose record is there too
         self.full = np.zeros(0, np.int64)  # rows of entries whose `full` was seen set
         self.best_i = np.zeros((0, NI), np.int64)
         self.best_f = np.zeros((0, NF), np.float64)
+        self.modnames = {}  # module id -> name
         self._idx = _Index()
         st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
@@ -181,10 +259,22 @@ class LiveFile:
             got += len(b)
         return out[0] if len(out) == 1 else b"".join(out)
 
+    def _pread_into(self, buf: np.ndarray, off: int) -> int:
+        """Fill buf from file offset off: the bytes read (fewer at the end of the file)."""
+        got, n = 0, len(buf)
+        while got < n:
+            k = os.preadv(self.fd, [buf[got:]], off + got)
+            if k <= 0:
+                break
+            got += k
+        return got
+
     def _fail(self, msg):
         raise LogError(f"{self.name}: live file: {msg}")
 
     def _read_once(self):
+        """The header, checked, and the bytes before the records (header, schema, the
+        aggregate records and their states): (header, those bytes, fstat)."""
         st = os.fstat(self.fd)
         if not stat.S_ISREG(st.st_mode):
             self._fail("not a regular file")
@@ -209,35 +299,58 @@ class LiveFile:
         real = st.st_blocks * 512 + SLACK
         if used + tables > real:
             self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
-        data = self._pread(used, 0)
-        tb = self._pread(tables, h["arena_off"] + h["tables_low"])
-        if len(data) != used or len(tb) != tables:
+        # a file of one window is read whole (one pread); a larger one its head only
+        n = used if used <= WINDOW else h["arena_off"]
+        whole = _buffer(n, "whole" if used <= WINDOW else "head")
+        if self._pread_into(whole, 0) != n:
             raise _Changed("shrank while read")
+        head = whole[:h["arena_off"]]
+        self._held = whole if used <= WINDOW else None
+        self._tabs = self._read_tables(h, tables) if used <= WINDOW else None
         if os.fstat(self.fd).st_size != st.st_size:
             raise _Changed("size changed while read")
-        h["tables"] = tb
-        return h, data, st
+        # the records are read after, WINDOW bytes at a time (_walk_arena, _pick), then
+        # the tables (the records' access states) a piece at a time, for their pending runs
+        h["tables"] = tables
+        return h, head, st
 
     def read(self) -> Sample:
         for attempt in range(MAX_RETRIES):
             try:
-                h, data, st = self._read_once()
+                h, head, st = self._read_once()
                 break
             except _Changed as e:
                 if attempt == MAX_RETRIES - 1:
                     self._fail(str(e))
+        used = h["arena_off"] + h["arena_used"]
         if self.mods is None:
-            self.mods = live.parse_schema(
-                data[h["schema_off"]:h["schema_off"] + h["schema_len"]], self.name,
-                len(data) // 8 + 1024, h["version"])
-            self.plans = {mid: _module_plan(m) for mid, m in self.mods.items()}
+            sb = head[h["schema_off"]:h["schema_off"] + h["schema_len"]].tobytes()
+            key = (sb, h["version"], used // 8 + 1024)
+            got = _SCHEMAS.get(key)
+            if got is None:
+                mods = live.parse_schema(sb, self.name, key[2], h["version"])
+                got = (mods, {mid: _module_plan(m) for mid, m in mods.items()})
+                if len(_SCHEMAS) >= MAX_SCHEMAS:
+                    _SCHEMAS.clear()
+                _SCHEMAS[key] = got
+            self.mods, self.plans = got
+            self.modnames = {mid: m.name for mid, m in self.mods.items()}
         self.h = h
         n_old = len(self.r_off)
-        self._walk(data, h["agg_off"], h["agg_off"] + h["agg_size"], True)
-        self._walk(data, h["arena_off"], h["arena_off"] + h["arena_used"], False)
-        self._idx.add(self, n_old)
-        vi, vf = self._gather(data, h)
-        vi, vf = self._settle(h, data, vi, vf)
+        got = {} if n_old == 0 else None  # a first read: the words taken during the walk
+        self._walk(head, 0, h["agg_off"], h["agg_off"] + h["agg_size"], True)
+        if got is not None:
+            self._take(got, 0, len(self.r_off), head, 0, self._idx.add(self, 0))
+        self._walk_arena(h["arena_off"], used, got)
+        if got is None:
+            self._idx.add(self, n_old)
+            picked = self._pick(head, h)
+        else:
+            picked = self._picked(got, head, h)
+        vi, vf = self._sum(picked)
+        vi, vf = self._settle(h, head, vi, vf, picked)
+        if os.fstat(self.fd).st_size != st.st_size:  # records and tables read after the header
+            self._fail("size changed while read")
         n = len(self.r_off)
         bi = np.zeros((n, NI), np.int64)
         bf = np.zeros((n, NF), np.float64)
@@ -247,12 +360,37 @@ class LiveFile:
         bi[self.made], bf[self.made] = 0, 0.0
         bi[self.full], bf[self.full] = 0, 0.0  # once full, counted in its record for good
         self.best_i, self.best_f = bi, bf
-        h.pop("tables", None)  # not kept: memory is the rows' numbers, not the file's bytes
+        h.pop("tables", None)
+        self._held = self._tabs = None  # not kept: memory is the rows' numbers, not bytes
+        mods, names = self.r_mod, self.modnames
         return Sample((st.st_dev, st.st_ino, h["pid"], h["start_wall"]), h,
-                      self.modnames[:n], self.paths[:n], bi, bf, time.time(),
-                      unlinked=st.st_nlink == 0)
+                      _Column(lambda r: names[int(mods[r])], n), _Column(self.path, n),
+                      bi, bf, time.time(), unlinked=st.st_nlink == 0, ids=self.ids[:n],
+                      mids=self.r_mod[:n], names=names, aggs=self.n_len[:n] < 0,
+                      owner=st.st_uid)
 
-    def _settle(self, h: dict, data: bytes, vi, vf):
+    def path(self, r: int) -> str:
+        """Row r's path (a truncated name without its mark)."""
+        k = int(self.n_len[r])
+        if k < 0:
+            return "<AGGREGATE>"
+        have = self.nmats[int(self.n_w[r])]
+        if len(have) > 2:
+            have[1:] = [np.concatenate(have[1:])]
+        b = have[1][int(self.n_row[r])].tobytes()
+        return b[:k].decode("utf-8", "surrogateescape")
+
+    def _window(self, off: int, n: int, again: bool = False) -> np.ndarray:
+        """File bytes [off, off + n), in the reused window buffer (or those read whole by
+        _read_once, but to read them `again`)."""
+        if self._held is not None and not again and off + n <= len(self._held):
+            return self._held[off:off + n]
+        buf = _buffer(n, "window")
+        if self._pread_into(buf, off) != n:
+            self._fail("shrank while read")
+        return buf
+
+    def _settle(self, h: dict, head: np.ndarray, vi, vf, picked):
         """Read again the records whose numbers changed since the last read (then their
         states): one whose numbers differ between two reads was caught mid-update, and is
         read again (up to MAX_RETRIES times). One that never reads the same twice (busy
@@ -267,123 +405,265 @@ class LiveFile:
         for _ in range(MAX_RETRIES):
             if not len(changed):
                 break
-            start = self.r_off[int(changed[0])] // 8 * 8
-            d2 = data[:start] + self._pread(len(data) - start, start)
-            tb = self._pread(len(h["tables"]), h["arena_off"] + h["tables_low"])
-            if len(d2) != len(data) or len(tb) != len(h["tables"]):
-                self._fail("shrank while read")
-            h["tables"] = tb
-            vi2, vf2 = self._gather(d2, h)
+            # the records from the first changed one read again, then the states
+            picked2 = self._pick(head, h, int(changed[0]), picked)
+            if same(picked, picked2):
+                break  # every word as before: nothing was caught mid-update
+            vi2, vf2 = self._sum(picked2)
+            picked = picked2
             a, b, c, d = vi[changed], vi2[changed], vf[changed], vf2[changed]
             moving = (a != b).any(axis=1) | ((c != d) & (d == d)).any(axis=1)
             vi2[changed] = np.where(moving[:, None], np.minimum(a, b), b)
             vf2[changed] = np.where(moving[:, None], np.fmin(c, d), d)
-            vi, vf, data = vi2, vf2, d2
+            vi, vf = vi2, vf2
             changed = changed[moving]
         return vi, vf
 
-    def _walk(self, buf: bytes, start: int, end: int, agg: bool):
-        """Append the records of [start, end) not walked yet."""
-        h, mods = self.h, self.mods
+    def _heads(self) -> dict:
+        """Per module: bytes before the name in a record, in an entry; after an aggregate."""
+        h = self.h
+        rs = h["rec_size"]
+        return {mid: (rs + 8 * (m.n_int + m.n_flt), h["meta_c_off"] + 8 * len(m.meta),
+                      h["tk_below"] + ((m.state_size + 7) & ~7) if m.layout is not None else 0)
+                for mid, m in self.mods.items()}
+
+    def _walk_arena(self, start: int, end: int, got: dict | None):
+        """The arena's records not walked yet, WINDOW bytes of the file at a time (a window
+        ends before the first record it does not hold whole; one record longer than a
+        window gets a larger window). got: also index the new rows and take their words
+        (_take) from their window (a first read: no row needs the file read again)."""
+        off = self.walked.get(start, start)
+        first = len(self.r_off)
+        while off < end:
+            size = min(WINDOW, end - off)
+            while True:
+                i = len(self.r_off)
+                buf = self._window(off, size)
+                nxt = self._walk(buf, off, start, end, False, off + size)
+                if nxt > off or off + size >= end:
+                    break
+                size = min(size * 4, end - off)
+            if got is not None and len(self.r_off) > i:
+                self._take(got, i, len(self.r_off), buf, off, self._idx.add(self, i))
+            off = nxt
+        if len(self.r_off) > first:
+            self._entries_made()
+
+    def _walk(self, buf: np.ndarray, base: int, start: int, end: int, agg: bool,
+              lim: int | None = None) -> int:
+        """Append the rows of [start, end) not walked yet whose bytes buf holds (buf: the
+        file from byte `base` to `lim`): the arena's found in bulk (Candidates), checked
+        record by record where the bulk walk has no answer (_step: the first record of
+        each module, a truncated name, and every bad record, whose error is _step's).
+        The offset walked to."""
+        lim = end if lim is None else lim
         off = self.walked.get(start, start)
         if off >= end:
-            return
+            return off
+        h = self.h
         rs, mo, fo = h["rec_size"], h["rec_module_off"], h["rec_flags_off"]
-        v4 = h["version"] >= 4
-        mc, tkb = h["meta_c_off"], h["tk_below"]
-        name = self.name
-        # per module: (counters' bytes in a record, in an entry, bytes after an aggregate)
-        sizes = {mid: (8 * (m.n_int + m.n_flt), 8 * len(m.meta),
-                       tkb + ((m.state_size + 7) & ~7) if m.layout is not None else 0, m.name)
-                 for mid, m in mods.items()}
-        # per module: bytes before the name in a record, in an entry; after an aggregate
-        heads = {mid: (rs + sz[0], mc + sz[1], sz[2], sz[3]) for mid, sz in sizes.items()}
-        r_off, r_mod, r_entry, modnames, paths = \
-            self.r_off, self.r_mod, self.r_entry, self.modnames, self.paths
-        first = len(r_off)
-        find, mark_len, mark_b = buf.find, len(live.TRUNC_MARK), live.TRUNC_MARK
-        u16 = memoryview(buf)[:len(buf) & ~1].cast("H")  # rec_module_off, rec_flags_off: even
         if mo % 2 or fo % 2:
-            _bad(name, "record header offsets not 2-byte aligned")
-        mo2, fo2 = mo >> 1, fo >> 1
-        while off < end:
-            if off + rs > end:
-                _bad(name, f"record at byte {off} runs past the published end")
-            mid = u16[(off >> 1) + mo2]
-            flags = u16[(off >> 1) + fo2] if v4 else 0
-            hd = heads.get(mid)
-            if hd is None:
-                _bad(name, f"record at byte {off} has unknown module {mid}")
-            entry = flags & 2 and not agg
-            p_off = off + (hd[1] if entry else hd[0])
-            if p_off >= end:
-                _bad(name, f"record at byte {off} runs past the published end")
-            nul = find(b"\0", p_off, end)
-            if nul < 0:
-                _bad(name, f"record at byte {off}: name runs past the published end")
-            mark = 0
-            if flags & 1:
-                if buf[nul:nul + mark_len] != mark_b:
-                    _bad(name, f"record at byte {off}: truncated name without its mark")
-                mark = mark_len
-            r_off.append(off)
-            r_mod.append(mid)
-            r_entry.append(bool(entry))
-            modnames.append(hd[3])
-            if agg:
-                paths.append("<AGGREGATE>")
-                off += ((p_off - off + 17 + 7) & ~7) + hd[2]  # its tables and state follow
-            else:
-                paths.append(buf[p_off:nul].decode("utf-8", "surrogateescape"))
-                off += (p_off - off + nul - p_off + mark + 1 + 7) & ~7
-        u16.release()
+            _bad(self.name, "record header offsets not 2-byte aligned")
+        heads = self._heads()
+        ctx = (buf, buf[:len(buf) & ~1].view("<u2"), base, lim, end, rs, mo >> 1, fo >> 1,
+               h["version"] >= 4, heads, agg)
+        rows = []  # (offsets, module ids, entry or not, name offsets, name lengths)
+        cand = None if agg else Candidates(self, buf, base, off, lim, heads)
+        while off < min(end, lim):
+            got = cand.run_from(off) if cand is not None else None
+            if got is not None:
+                rows.append(got[0])
+                off = got[1]
+                continue
+            try:
+                r, off = self._step(ctx, off)
+            except _More:
+                break  # the next window
+            rows.append(tuple(np.asarray([x]) for x in r))
         self.walked[start] = off
-        if not agg:
-            self._entries_made(buf, first)
+        if not rows:
+            return off
+        o, m, e, na, nl = (np.concatenate([r[i] for r in rows]).astype(np.int64) for i in range(5))
+        nw, nrow = take_names(buf, base, na, nl, self.nmats)
+        self.r_off = np.concatenate([self.r_off, o])
+        self.r_mod = np.concatenate([self.r_mod, m])
+        self.r_entry = np.concatenate([self.r_entry, e.astype(bool)])
+        self.n_w = np.concatenate([self.n_w, nw])
+        self.n_row = np.concatenate([self.n_row, nrow])
+        self.n_len = np.concatenate([self.n_len, nl])
+        ids = buf[:len(buf) // 8 * 8].view("<u8")[(o - base) >> 3]
+        self.ids = np.concatenate([self.ids, ids])
+        return off
 
-    def _entries_made(self, buf: bytes, first: int):
+    def _step(self, ctx, off: int):
+        """The record at off, checked byte by byte: ((offset, module id, entry or not,
+        name offset, name length), the next record's offset). _More: its bytes go past
+        the window (lim) before the published end."""
+        buf, u16, base, lim, end, rs, mo2, fo2, v4, heads, agg = ctx
+        name = self.name
+        if off + rs > end:
+            _bad(name, f"record at byte {off} runs past the published end")
+        if off + rs > lim:
+            raise _More
+        o = (off - base) >> 1
+        mid = int(u16[o + mo2])
+        flags = int(u16[o + fo2]) if v4 else 0
+        hd = heads.get(mid)
+        if hd is None:
+            _bad(name, f"record at byte {off} has unknown module {mid}")
+        entry = bool(flags & 2) and not agg
+        p_off = off + (hd[1] if entry else hd[0])
+        if p_off >= end:
+            _bad(name, f"record at byte {off} runs past the published end")
+        nul = find_nul(buf, p_off - base, min(end, lim) - base) if p_off < lim else -1
+        if nul < 0:
+            if lim < end:
+                raise _More
+            _bad(name, f"record at byte {off}: name runs past the published end")
+        nul += base
+        mark = 0
+        if flags & 1:
+            if nul + len(live.TRUNC_MARK) > lim and lim < end:
+                raise _More
+            if buf[nul - base:nul - base + len(live.TRUNC_MARK)].tobytes() != live.TRUNC_MARK:
+                _bad(name, f"record at byte {off}: truncated name without its mark")
+            mark = len(live.TRUNC_MARK)
+        if agg:
+            return (off, mid, False, p_off, -1), off + ((p_off - off + 17 + 7) & ~7) + hd[2]
+        return (off, mid, entry, p_off, nul - p_off), off + ((nul - off + mark + 1 + 7) & ~7)
+
+    def _entries_made(self):
         """Entries whose record is in the file too (made just before a kill, or since the
         last read): the record counts them (docs/log-format.md, version 4)."""
-        off = np.asarray(self.r_off[first:], np.int64)
-        if not len(off):
-            return
-        ids = np.frombuffer(buf, "<u8", count=len(buf) // 8)[off // 8]
-        self.ids = np.concatenate([self.ids, ids])
-        self.mods_arr = np.concatenate([self.mods_arr, np.asarray(self.r_mod[first:], np.int64)])
-        self.ent_arr = np.concatenate([self.ent_arr, np.asarray(self.r_entry[first:], bool)])
-        if not self.ent_arr.any():
+        ent = self.r_entry
+        if not ent.any():
             return
         made = [np.zeros(0, np.int64)]
-        for mid in np.unique(self.mods_arr[self.ent_arr]):
-            m = self.mods_arr == mid
-            e = np.flatnonzero(m & self.ent_arr)
-            made.append(e[np.isin(self.ids[e], self.ids[m & ~self.ent_arr])])
+        mods = self.r_mod
+        for mid in distinct(mods[ent]):
+            m = mods == mid
+            e = np.flatnonzero(m & ent)
+            made.append(e[within(self.ids[e], self.ids[m & ~ent])])
         self.made = np.concatenate(made)
 
-    def _gather(self, data: bytes, h: dict):
+    def _pick(self, head: np.ndarray, h: dict, again: int | None = None, before=None) -> list:
+        """Every word the rows' numbers are made of: per group of rows, its counters;
+        the entries' `full`; the states' pointers and pending runs. The aggregates' from
+        head, the arena's read WINDOW bytes at a time (each window whole records), then
+        the states. `again`: the records from row `again` on are read again, the words of
+        those before are `before`'s."""
+        ix = self._idx
+        n = len(self.r_off)
+        n_agg = int(np.searchsorted(self.r_off, h["arena_off"]))
+        used = h["arena_off"] + h["arena_used"]
+        cut = 0 if again is None else again  # rows before it: as in `before`
+        whole = None
+        if again is not None and used <= WINDOW:  # a file of one window: read whole again
+            whole = _buffer(used, "again")
+            if self._pread_into(whole, 0) != used:
+                self._fail("shrank while read")
+            head = whole[:h["arena_off"]]
+            self._tabs = self._read_tables(h, h["tables"])
+        elif again is not None and cut < n_agg:  # the aggregates read again too
+            head = _buffer(h["arena_off"], "head2")
+            if self._pread_into(head, 0) != len(head):
+                self._fail("shrank while read")
+        got: dict = {}
+        if cut:
+            for g, (key, (rows, _, _, pi, pf)) in enumerate(ix.groups.items()):
+                lo = int(np.searchsorted(rows, cut))
+                for k, p in enumerate((pi, pf)):
+                    if len(p[0]):
+                        got[key, k] = [before[2 * g + k][:lo].ravel()]
+            if before[-2] is not None:
+                got["ent"] = [before[-2][:int(np.searchsorted(ix.ent_rows, cut))]]
+            if before[-1] is not None:
+                got["st"] = [before[-1][0][:int(np.searchsorted(ix.st_rows, cut))]]
+        src = whole if again is not None else self._held
+        if src is not None:  # a file of one window, read whole: every row at once
+            self._take(got, cut, n, src, 0)
+            return self._picked(got, head, h)
+        if cut < n_agg:
+            self._take(got, 0, n_agg, head, 0)
+        i = max(cut, n_agg)
+        while i < n:  # windows of whole records: rows i to j
+            a = int(self.r_off[i])
+            j = max(int(np.searchsorted(self.r_off, a + WINDOW, side="right")) - 1, i + 1)
+            b = int(self.r_off[j]) if j < n else used
+            self._take(got, i, j, self._window(a, b - a, again is not None), a)
+            i = j
+        return self._picked(got, head, h)
+
+    def _take(self, got: dict, i: int, j: int, buf: np.ndarray, base: int,
+              new: dict | None = None):
+        """Into got, the words of rows i to j, whose bytes buf holds (the file from byte
+        base on); `new`: those rows' parts (_Index.add), else found in the groups."""
+        ix = self._idx
+        words = buf[:len(buf) // 8 * 8].view("<i8")
+        wb = base >> 3
+        if new is None:
+            new = {}
+            for key, (rows, wi, wf, pi, pf) in ix.groups.items():
+                lo, hi = np.searchsorted(rows, (i, j))
+                ni, nf = len(pi[0]), len(pf[0])
+                if hi > lo:
+                    new[key] = (None, wi[lo * ni:hi * ni], wf[lo * nf:hi * nf])
+            for k in ("st", "ent"):
+                r, w = ix.st_rows if k == "st" else ix.ent_rows, \
+                    ix.st_words if k == "st" else ix.ent_words
+                lo, hi = np.searchsorted(r, (i, j))
+                new[k] = (None, w[lo:hi])
+        for key, part in new.items():
+            if key in ("st", "ent"):
+                w = words.take(part[1] - wb)
+                got.setdefault(key, []).append(w.view("<u8") if key == "st" else w)
+                continue
+            for k in (0, 1):
+                if len(part[1 + k]):
+                    got.setdefault((key, k), []).append(words.take(part[1 + k] - wb))
+
+    def _picked(self, got: dict, head: np.ndarray, h: dict) -> list:
+        """The words taken (_take) as _sum wants them, and the states' pending runs (read
+        now: after the records)."""
+        ix = self._idx
+        out = []
+        for key, (rows, _, _, pi, pf) in ix.groups.items():
+            for k, p in enumerate((pi, pf)):
+                c = len(p[0])
+                out.append(np.concatenate(got[key, k]).reshape(len(rows), c) if c else None)
+        out.append(np.concatenate(got["ent"]) if len(ix.ent_rows) else None)  # taken with them
+        ptrs = np.concatenate(got.get("st", [np.zeros(0, np.uint64)])).view("<u8")
+        out.append((ptrs, self._runs(ptrs, ix.st_rows, head, h)) if len(ix.st_rows) else None)
+        return out
+
+    def _sum(self, picked: list):
         n = len(self.r_off)
         ix = self._idx
-        words = np.frombuffer(data, "<i8", count=len(data) // 8)
-        vi = np.zeros(n * NI, np.int64)
-        vf = np.zeros(n * NF, np.float64)
-        if len(ix.iw):
-            vi[ix.it_u] = np.add.reduceat(words[ix.iw], ix.it_s)
-        if len(ix.fw):
-            vf[ix.ft_u] = np.add.reduceat(words[ix.fw].view("<f8"), ix.ft_s)
-        vi, vf = vi.reshape(n, NI), vf.reshape(n, NF)
+        vi = np.zeros((n, NI), np.int64)
+        vf = np.zeros((n, NF), np.float64)
+        for k, (rows, _, _, pi, pf) in enumerate(ix.groups.values()):
+            for m, (_, _, uq, sq), out in ((picked[2 * k], pi, vi), (picked[2 * k + 1], pf, vf)):
+                if m is not None:
+                    m = m if out is vi else m.view("<f8")
+                    out[rows[:, None], uq] = np.add.reduceat(m, sq, axis=1)
         vi[self.made], vf[self.made] = 0, 0.0  # counted in their records
-        if len(ix.ent_rows):  # an entry whose `full` is set is counted in its record
-            full = ix.ent_rows[words[ix.ent_words] != 0]
+        if picked[-2] is not None:  # an entry whose `full` is set is counted in its record
+            full = ix.ent_rows[picked[-2] != 0]
             vi[full] = 0
             vf[full] = 0.0
-            self.full = np.union1d(self.full, full) if len(full) != len(self.full) else full
-        if len(ix.st_rows):
-            self._runs(words[ix.st_words].view("<u8"), ix.st_rows, vi, data, h)
+            if len(full) != len(self.full):
+                full = distinct(np.concatenate([self.full, full]))
+            self.full = full
+        for r, k, n_, d, timed in (picked[-1] or (None, ()))[1]:
+            vi[r, d] += k * n_  # bytes_read, bytes_written (one state per record: rows unique)
+            un = timed == 0
+            vi[r[un], 2 + d[un]] += k[un]  # reads, writes
         return vi, vf
 
-    def _runs(self, ptrs, rows, vi, data: bytes, h: dict):
-        """Add the repeats each record's access state holds back (runtime/access.h):
-        bytes always, operations when untimed."""
+    def _runs(self, ptrs, rows, head: np.ndarray, h: dict) -> list:
+        """The repeats each record's access state holds back (runtime/access.h), to be
+        added: bytes always, operations when untimed. [(rows, size, count, direction,
+        timed)]"""
         ro = h["rw_off"]
         size = max(ro["run_k"], ro["run_len"], ro["run_next"], ro["run_dir"],
                    ro["run_timed"], ro["run_t"]) + 8
@@ -392,81 +672,151 @@ class LiveFile:
         fo = (ptrs - np.uint64(h["map_addr"])).view(np.int64)
         ok = (ptrs != 0) & (fo >= 0) & (fo < 1 << 48)
         t0 = h["arena_off"] + h["tables_low"]
-        tb = h["tables"]
-        in_t = ok & (fo >= t0) & (fo + size <= t0 + len(tb))
+        in_t = ok & (fo >= t0) & (fo + size <= t0 + h["tables"])
         in_a = ok & ~in_t & (fo >= h["agg_off"]) & (fo + size <= h["agg_off"] + h["agg_size"])
-        for mask, buf, base in ((in_t, tb, t0), (in_a, data, 0)):
+        out = []
+        for mask, raw in ((in_t, None), (in_a, head)):  # the aggregates' follow them
             if not mask.any():
                 continue
-            raw = np.frombuffer(buf, np.uint8)
-            at = fo[mask] - base
-            k, n = _i64_at(raw, at + ro["run_k"]), _i64_at(raw, at + ro["run_len"])
-            d = raw[at + ro["run_dir"]].astype(np.int64)
-            timed = raw[at + ro["run_timed"]]
+            if raw is None:
+                k, n, d, timed = self._table_runs(fo[mask], ro, size, t0 + h["tables"])
+            else:
+                at = fo[mask]
+                k, n = i64_at(raw, at + ro["run_k"]), i64_at(raw, at + ro["run_len"])
+                d = raw[at + ro["run_dir"]].astype(np.int64)
+                timed = raw[at + ro["run_timed"]]
             good = (k > 0) & (n > 0) & (d <= 1) & (k < 1 << 31) & (n < 1 << 31)
-            if not good.any():
-                continue
-            r = rows[mask][good]
-            k, n, d, timed = k[good], n[good], d[good], timed[good]
-            vi[r, d] += k * n  # bytes_read, bytes_written (one state per record: rows unique)
-            un = timed == 0
-            vi[r[un], 2 + d[un]] += k[un]  # reads, writes
+            if good.any():
+                out.append((rows[mask][good], k[good], n[good], d[good], timed[good]))
+        return out
+
+
+    def _read_tables(self, h: dict, n: int) -> np.ndarray | None:
+        """A small file's tables, read right after its records (the runs a read of the
+        records misses, moved into their counters meanwhile, are the fewer); None: too big
+        for one buffer (then read after the records' last window, a piece at a time)."""
+        if n > WINDOW:
+            return None
+        buf = _buffer(n, "tabs")
+        if self._pread_into(buf, h["arena_off"] + h["tables_low"]) != n:
+            self._fail("shrank while read")
+        return buf
+
+    def _table_runs(self, pos: np.ndarray, ro: dict, size: int, lim: int) -> tuple:
+        """The pending runs of the access states at file offsets pos (each of `size`
+        bytes, below lim): from the tables read with the records (_read_tables), else read
+        now in pieces of TABLE_STEP bytes into a buffer of their own: (size, count,
+        direction, timed) of each."""
+        if self._tabs is not None:
+            raw, at = self._tabs, pos - (lim - len(self._tabs))
+            return (i64_at(raw, at + ro["run_k"]), i64_at(raw, at + ro["run_len"]),
+                    raw[at + ro["run_dir"]].astype(np.int64), raw[at + ro["run_timed"]])
+        order = np.argsort(pos, kind="stable")
+        ps = pos[order]
+        k, n, d = (np.empty(len(ps), np.int64) for _ in range(3))
+        timed = np.empty(len(ps), np.uint8)
+        i = 0
+        while i < len(ps):
+            a = int(ps[i])
+            b = min(a + max(TABLE_STEP, size), lim)
+            raw = _buffer(b - a, "tables")
+            if self._pread_into(raw, a) != b - a:
+                self._fail("shrank while read")
+            j = max(int(np.searchsorted(ps, b - size, side="right")), i + 1)
+            at = ps[i:j] - a
+            k[i:j], n[i:j] = i64_at(raw, at + ro["run_k"]), i64_at(raw, at + ro["run_len"])
+            d[i:j], timed[i:j] = raw[at + ro["run_dir"]], raw[at + ro["run_timed"]]
+            i = j
+        out = tuple(np.empty_like(x) for x in (k, n, d, timed))
+        for o, x in zip(out, (k, n, d, timed)):
+            o[order] = x
+        return out
 
 
 class _Index:
-    """Where every summed counter of every row is (word indexes), sorted by the cell it
-    adds to, for np.add.reduceat; rows added as the walk finds them."""
+    """Where the summed counters of the rows are: rows in groups by module and kind
+    (record or entry), each with its rows' first counter words and its plans (_plan);
+    the entries' `full` words; the records' state pointers. Rows are added as the walk
+    finds them (a window at a time: the parts are put together when asked for)."""
 
     def __init__(self):
-        e = np.zeros(0, np.int64)
-        self.iw = self.it = self.fw = self.ft = e
-        self.it_u = self.it_s = self.ft_u = self.ft_s = e
-        self.st_rows = self.st_words = self.ent_rows = self.ent_words = e
+        self._parts: dict = {}  # (module id, entry or not) -> [(rows, int words, float words)]
+        self._plans: dict = {}  # (module id, entry or not) -> (ints plan, floats plan)
+        self._st: list = []  # [(rows, state pointer words)], rows in file order
+        self._ent: list = []  # [(rows, `full` words)]
 
-    def add(self, lf: LiveFile, first: int):
+    @property
+    def groups(self) -> dict:
+        """(module id, entry or not) -> (rows, their int words, float words, plans)."""
+        out = {}
+        for key, parts in self._parts.items():
+            if len(parts) > 1:
+                parts[:] = [tuple(np.concatenate(x) for x in zip(*parts))]
+            out[key] = (*parts[0], *self._plans[key])
+        return out
+
+    def _joined(self, name: str) -> tuple:
+        parts = getattr(self, name)
+        if not parts:
+            e = np.zeros(0, np.int64)
+            return e, e
+        if len(parts) > 1:
+            parts[:] = [tuple(np.concatenate(x) for x in zip(*parts))]
+        return parts[0]
+
+    st_rows = property(lambda self: self._joined("_st")[0])
+    st_words = property(lambda self: self._joined("_st")[1])
+    ent_rows = property(lambda self: self._joined("_ent")[0])
+    ent_words = property(lambda self: self._joined("_ent")[1])
+
+    def add(self, lf: LiveFile, first: int) -> dict:
+        """Rows first.. of lf: {group: (rows, int words, float words)} of them, and
+        "st", "ent": (rows, words) of their state pointers and `full`."""
         n = len(lf.r_off)
+        new: dict = {}
         if first >= n:
-            return
+            return new
         h = lf.h
-        off = np.asarray(lf.r_off[first:], np.int64)
-        mod = np.asarray(lf.r_mod[first:], np.int64)
-        ent = np.asarray(lf.r_entry[first:], bool)
+        off, mod, ent = lf.r_off[first:], lf.r_mod[first:], lf.r_entry[first:]
         rows = np.arange(first, n, dtype=np.int64)
-        iw, it, fw, ft = [self.iw], [self.it], [self.fw], [self.ft]
-        new_i, new_f = [], []
-        st_rows, st_words = [self.st_rows], [self.st_words]
-        for mid in np.unique(mod):
-            ints, flts, e_ints, e_flts, has_state = lf.plans[int(mid)]
+        st_rows, st_words = [], []
+        for mid in distinct(mod).tolist():
+            ints, flts, e_ints, e_flts, has_state = lf.plans[mid]
             for is_entry, pi, pf in ((False, ints, flts), (True, e_ints, e_flts)):
-                sel = (mod == mid) & (ent == is_entry)
-                if not sel.any():
+                sel = np.flatnonzero((mod == mid) & (ent == is_entry))
+                if not len(sel):
                     continue
-                o, r = off[sel], rows[sel]
+                o = off[sel]
                 base = (o + (h["meta_c_off"] if is_entry else h["rec_size"])) // 8
-                for plan, out, width in ((pi, new_i, NI), (pf, new_f, NF)):
-                    if plan:
-                        q = np.asarray([x for x, _ in plan], np.int64)
-                        i = np.asarray([y for _, y in plan], np.int64)
-                        out.append(((base[:, None] + i).ravel(), (r[:, None] * width + q).ravel()))
+                key = (mid, is_entry)
+                if key not in self._plans:
+                    self._plans[key] = (_plan(pi), _plan(pf))
+                pi, pf = self._plans[key]
+                # the words each row's numbers are summed from, row after row
+                new[key] = (rows[sel], (base[:, None] + pi[0]).ravel(),
+                            (base[:, None] + pf[0]).ravel())
+                self._parts.setdefault(key, []).append(new[key])
                 if has_state and not is_entry:
-                    st_rows.append(r)
+                    st_rows.append(rows[sel])
                     st_words.append((o + h["rec_state_off"]) // 8)
-        for parts, words, cells in ((new_i, iw, it), (new_f, fw, ft)):
-            if parts:
-                w = np.concatenate([x for x, _ in parts])
-                c = np.concatenate([y for _, y in parts])
-                o = np.argsort(c, kind="stable")  # new rows' cells are all past the old ones
-                words.append(w[o])
-                cells.append(c[o])
-        self.iw, self.it = np.concatenate(iw), np.concatenate(it)
-        self.fw, self.ft = np.concatenate(fw), np.concatenate(ft)
-        self.it_u, self.it_s = _segments(self.it)
-        self.ft_u, self.ft_s = _segments(self.ft)
-        order = np.argsort(np.concatenate(st_rows), kind="stable")
-        self.st_rows = np.concatenate(st_rows)[order]
-        self.st_words = np.concatenate(st_words)[order]
-        self.ent_rows = np.concatenate([self.ent_rows, rows[ent]])
-        self.ent_words = np.concatenate([self.ent_words, (off[ent] + h["meta_full_off"]) // 8])
+        if st_rows:
+            order = np.argsort(np.concatenate(st_rows), kind="stable")  # in row (file) order
+            new["st"] = (np.concatenate(st_rows)[order], np.concatenate(st_words)[order])
+            self._st.append(new["st"])
+        if ent.any():
+            new["ent"] = (rows[ent], (off[ent] + h["meta_full_off"]) // 8)
+            self._ent.append(new["ent"])
+        return new
+
+
+def _plan(plan: list) -> tuple:
+    """A plan [(quantity, counter)] in quantity order: (counters, quantities, the distinct
+    quantities, where each one's counters start)."""
+    plan = sorted(plan, key=lambda x: x[0])
+    q = np.asarray([x for x, _ in plan], np.int64)
+    i = np.asarray([y for _, y in plan], np.int64)
+    uq = distinct(q)
+    return i, q, uq, np.searchsorted(q, uq)
 
 
 def _segments(cells):
@@ -477,9 +827,8 @@ def _segments(cells):
     return cells[starts], starts
 
 
-def _i64_at(raw: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """The little-endian int64 at each byte offset pos of raw (any alignment)."""
-    return raw[pos[:, None] + np.arange(8)].copy().view("<i8").ravel()
+class _More(Exception):
+    """A record's bytes go past the window read: the next window starts with it."""
 
 
 class _Changed(Exception):
@@ -785,6 +1134,9 @@ class Monitor:
         self.keep = keep
         self.mounts = mounts or Mounts()
         self._fs: dict = {}
+        self._fs_ids: dict = {}  # owner uid -> [record ids sorted, their fs (_fs_names)]
+        self._fs_names: list = []
+        self._fs_ix: dict = {}
         self._gid: dict = {}  # (module, fs) -> group number
         self._gkeys: list = []
         self._gbase: list = []
@@ -891,20 +1243,65 @@ class Monitor:
             return have[1]
         have = None if have is None else have[2]
         start = 0 if have is None else len(have)
-        new = np.empty(n - start, np.int64)
-        for r in range(start, n):
-            key = (s.modules[r], self.fs_of(s.paths[r]))
-            g = self._gid.get(key)
-            if g is None:
-                g = self._gid[key] = len(self._gkeys)
-                self._gkeys.append(key)
-                self._gbase.append(key[0] in BASE_MODULES)
-            new[r - start] = g
+        if s.ids is None:  # a sample made by hand: row by row
+            keys = [(s.modules[r], self.fs_of(s.paths[r])) for r in range(start, n)]
+            new = np.asarray([self._group_of(k) for k in keys], np.int64)
+        else:
+            fs = self._fs_rows(s, start, n)
+            code = (s.mids[start:n].astype(np.int64) << 32) | fs
+            pairs = distinct(code)
+            fsn = self._fs_names
+            gids = np.asarray([self._group_of((s.names[c >> 32], fsn[c & 0xFFFFFFFF]))
+                               for c in pairs.tolist()], np.int64)
+            new = gids[np.searchsorted(pairs, code)]
         rows = new if have is None else np.concatenate([have, new])
         order = np.argsort(rows, kind="stable")
         groups, starts = _segments(rows[order])
         self._groups[s.key] = (n, (groups, order, starts), rows)
         return groups, order, starts
+
+    def _group_of(self, key: tuple) -> int:
+        g = self._gid.get(key)
+        if g is None:
+            g = self._gid[key] = len(self._gkeys)
+            self._gkeys.append(key)
+            self._gbase.append(key[0] in BASE_MODULES)
+        return g
+
+    def _fs_rows(self, s: Sample, start: int, n: int) -> np.ndarray:
+        """The file system (an index in _fs_names) of rows start..n of sample s. A path's
+        is kept by its record id (the hash of the path) for the file's owner: the 64
+        copies of one program's 2,000 names are looked up 2,000 times, not 128,000; one
+        user's file can mislabel only that user's series."""
+        ids = s.ids[start:n]
+        out = np.empty(n - start, np.int64)
+        agg = s.aggs[start:n]
+        cache = self._fs_ids.setdefault(s.owner, [np.zeros(0, np.uint64), np.zeros(0, np.int64)])
+        cid, cfs = cache
+        pos = np.minimum(np.searchsorted(cid, ids), max(len(cid) - 1, 0))
+        hit = (cid[pos] == ids) if len(cid) else np.zeros(len(ids), bool)
+        hit &= ~agg
+        out[hit] = cfs[pos[hit]]
+        out[agg] = self._fs_index("-")
+        miss = np.flatnonzero(~hit & ~agg)
+        if len(miss):
+            u, first = first_of(ids[miss])
+            fs = np.asarray([self._fs_index(self.mounts.of(s.paths[start + int(miss[i])]))
+                             for i in first.tolist()], np.int64)
+            out[miss] = fs[np.searchsorted(u, ids[miss])]
+            if len(cid) + len(u) > 1 << 17:
+                cid, cfs = cid[:0], cfs[:0]
+            cid, cfs = np.concatenate([cid, u]), np.concatenate([cfs, fs])
+            o = np.argsort(cid, kind="stable")
+            cache[0], cache[1] = cid[o], cfs[o]
+        return out
+
+    def _fs_index(self, fs: str) -> int:
+        i = self._fs_ix.get(fs)
+        if i is None:
+            i = self._fs_ix[fs] = len(self._fs_names)
+            self._fs_names.append(fs)
+        return i
 
     def _sums(self, j: Job):
         """Per (module, fs) group: ints and floats of job j summed over its processes

@@ -231,16 +231,16 @@ def test_file_changing_under_the_read(running, monkeypatch):
     grows: the same; the real one beside it still read."""
     ld, lv, _, _ = running
     victim = copy_as(lv, "v")
-    real = liveview.LiveFile._pread
+    real = liveview.LiveFile._pread_into  # the records' and tables' reads (the header's: _pread)
     calls = {"n": 0}
 
-    def shrinking(self, n, off):
+    def shrinking(self, buf, off):
         if self.name.endswith(victim.name) and off > 0:
             calls["n"] += 1
             os.truncate(victim, os.path.getsize(victim) // 2)
-        return real(self, n, off)
+        return real(self, buf, off)
 
-    monkeypatch.setattr(liveview.LiveFile, "_pread", shrinking)
+    monkeypatch.setattr(liveview.LiveFile, "_pread_into", shrinking)
     r = liveview.Reader(ld)
     procs = r.sample()
     r.close()
@@ -250,13 +250,13 @@ def test_file_changing_under_the_read(running, monkeypatch):
     victim.unlink()
     victim = copy_as(lv, "w")
 
-    def growing(self, n, off):
+    def growing(self, buf, off):
         if self.name.endswith(victim.name) and off > 0:
             with open(victim, "r+b") as f:
                 f.truncate(os.path.getsize(victim) + 4096)
-        return real(self, n, off)
+        return real(self, buf, off)
 
-    monkeypatch.setattr(liveview.LiveFile, "_pread", growing)
+    monkeypatch.setattr(liveview.LiveFile, "_pread_into", growing)
     r = liveview.Reader(ld)
     procs = r.sample()
     r.close()
