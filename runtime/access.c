@@ -37,7 +37,7 @@ int iochar_rw_tables(const iochar_rw_layout *L, iochar_rw_state *s, int first[2]
 }
 
 /* Slots ordered by count desc, value asc (the order every table is shown in). */
-static void topk_order(const iochar_topk *t, int *idx) {
+void iochar_topk_order(const iochar_topk *t, int *idx) {
   int used[IOCHAR_TOPK_SLOTS] = {0};
   for (int k = 0; k < t->n; k++) {
     int best = -1;
@@ -54,7 +54,7 @@ static void topk_order(const iochar_topk *t, int *idx) {
 
 void iochar_topk_dump(const iochar_topk *t, int64_t *out) {
   int idx[IOCHAR_TOPK_SLOTS];
-  topk_order(t, idx);
+  iochar_topk_order(t, idx);
   for (int k = 0; k < IOCHAR_TOPK_SLOTS; k++) {
     out[k] = k < t->n ? t->val[idx[k]] : 0;
     out[IOCHAR_TOPK_SLOTS + k] = k < t->n ? t->cnt[idx[k]] : 0;
@@ -63,7 +63,7 @@ void iochar_topk_dump(const iochar_topk *t, int64_t *out) {
 
 void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first) {
   int idx[IOCHAR_TOPK_SLOTS];
-  topk_order(t, idx);
+  iochar_topk_order(t, idx);
   for (int k = 0; k < 4; k++) {
     c[first + k] = k < t->n ? t->val[idx[k]] : 0;
     c[first + 4 + k] = k < t->n ? t->cnt[idx[k]] : 0;

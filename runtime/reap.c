@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "config.h"
 #include "core.h"
 #include "jobkey.h"
@@ -203,18 +204,11 @@ static void topk_add_k(iochar_topk *t, int64_t v, int64_t k) {
 /* The four most counted (count desc, value asc) into c[first..first+7];
  * the APPROX counter after them stays as recorded (live.py). */
 static void topk_emit(const iochar_topk *t, int64_t *c, int first) {
-  int used[IOCHAR_TOPK_SLOTS] = {0};
+  int idx[IOCHAR_TOPK_SLOTS];
+  iochar_topk_order(t, idx); /* t->n clamped by topk_fix */
   for (int k = 0; k < 4; k++) {
-    int best = -1;
-    for (int i = 0; i < t->n; i++) {
-      if (used[i]) continue;
-      if (best < 0 || t->cnt[i] > t->cnt[best] ||
-          (t->cnt[i] == t->cnt[best] && t->val[i] < t->val[best]))
-        best = i;
-    }
-    c[first + k] = best < 0 ? 0 : t->val[best];
-    c[first + 4 + k] = best < 0 ? 0 : t->cnt[best];
-    if (best >= 0) used[best] = 1;
+    c[first + k] = k < t->n ? t->val[idx[k]] : 0;
+    c[first + 4 + k] = k < t->n ? t->cnt[idx[k]] : 0;
   }
 }
 
