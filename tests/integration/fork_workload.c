@@ -62,6 +62,22 @@ static void end_as(const char *how) {
   exit(0);
 }
 
+/* Fork child c: it writes NFILES files tagged by its index, then ends as
+ * `end` (end_as).  The parent's pending output is flushed first, so that the
+ * child does not print it again. */
+static pid_t fork_tagged(int c, int nfiles, const char *end) {
+  fflush(stdout);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    char tag[16];
+    snprintf(tag, sizeof tag, "%d", c);
+    files(tag, nfiles);
+    end_as(end);
+  }
+  return pid;
+}
+
 /* The number of logs of pid in dir (named *.pid<pid>.iochar, or made from
  * its live file: *.pid<pid>.recovered.iochar): what a parent that reads the
  * log directory right after waitpid finds. */
@@ -190,16 +206,7 @@ static void children(int n, int nfiles, int nthreads, const char *end) {
   for (int t = 0; t < nthreads && t < 8; t++)
     CHECK(pthread_create(&th[t], NULL, writer, (void *)(long)t) == 0);
   pid_t pids[64];
-  for (int c = 0; c < n && c < 64; c++) {
-    pids[c] = fork();
-    CHECK(pids[c] >= 0);
-    if (pids[c] == 0) {
-      char tag[16];
-      snprintf(tag, sizeof tag, "%d", c);
-      files(tag, nfiles);
-      end_as(end);
-    }
-  }
+  for (int c = 0; c < n && c < 64; c++) pids[c] = fork_tagged(c, nfiles, end);
   atomic_store(&forked, 1);
   for (int t = 0; t < nthreads && t < 8; t++) pthread_join(th[t], NULL);
   if (in_handler || ignored) {
@@ -268,16 +275,7 @@ static void mixed(const char *end) {
 static void orphan(int n, int nfiles) {
   files("p", 5);
   pid_t pids[64];
-  for (int c = 0; c < n && c < 64; c++) {
-    pids[c] = fork();
-    CHECK(pids[c] >= 0);
-    if (pids[c] == 0) {
-      char tag[16];
-      snprintf(tag, sizeof tag, "%d", c);
-      files(tag, nfiles);
-      end_as("handler");
-    }
-  }
+  for (int c = 0; c < n && c < 64; c++) pids[c] = fork_tagged(c, nfiles, "handler");
   for (int c = 0; c < n && c < 64; c++) {
     siginfo_t si;
     memset(&si, 0, sizeof si);
@@ -435,16 +433,8 @@ static void busy(int n, int nfiles) {
   for (int t = 0; t < 2; t++)
     CHECK(pthread_create(&th[t], NULL, busy_writer, (void *)(long)t) == 0);
   for (int c = 0; c < n; c++) {
-    fflush(stdout); /* a child must not print the parent's lines again */
     pthread_barrier_wait(&opened);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-      char tag[16];
-      snprintf(tag, sizeof tag, "%d", c);
-      files(tag, nfiles);
-      exit(0);
-    }
+    pid_t pid = fork_tagged(c, nfiles, "exit");
     reap(pid, "exit");
     pthread_barrier_wait(&round_done);
   }
