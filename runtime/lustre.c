@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <sys/xattr.h>
 
+#include "bytes.h"
+
 /* Facts from Lustre's public user header, lustre-release
  * lustre/include/uapi/linux/lustre/lustre_user.h (lov_user_md_v1/v3,
  * lov_user_ost_data_v1, lov_comp_md_v1, lov_comp_md_entry_v1, lu_extent);
@@ -47,37 +49,21 @@
  * when the component is instantiated (LOV_ALL_STRIPES_WIDE..LOV_ALL_STRIPES). */
 #define COUNT_REQUEST 0xffe0u
 
-static uint32_t u32_at(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint16_t u16_at(const uint8_t *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
-static uint64_t u64_at(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
 /* A v1/v3 layout in exactly n bytes. */
 static int plain(const uint8_t *p, size_t n, iochar_lustre_layout *out) {
   if (n < V1_HEAD) return -1;
-  uint32_t magic = u32_at(p);
+  uint32_t magic = iochar_u32_at(p);
   size_t head = magic == LOV_MAGIC_V1 ? V1_HEAD : magic == LOV_MAGIC_V3 ? V3_HEAD : 0;
   if (!head || n < head) return -1;
   out->version = magic == LOV_MAGIC_V1 ? 1 : 3;
-  out->pattern = u32_at(p + 4);
-  out->stripe_size = u32_at(p + 24);
-  out->stripe_count = u16_at(p + 28);
+  out->pattern = iochar_u32_at(p + 4);
+  out->stripe_size = iochar_u32_at(p + 24);
+  out->stripe_count = iochar_u16_at(p + 28);
   /* the entries are listed once objects exist (after the first write or a
    * layout set with objects); a count the bytes cannot hold is a bad layout */
   size_t listed = (n - head) / OST_ENTRY;
   if ((int64_t)listed > out->stripe_count) return -1;
-  out->first_ost = listed ? (int64_t)u32_at(p + head + 20) : -1;
+  out->first_ost = listed ? (int64_t)iochar_u32_at(p + head + 20) : -1;
   out->components = 1;
   return 0;
 }
@@ -106,7 +92,8 @@ static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
   int kept = 0;
   if (max > IOCHAR_LUSTRE_MAX_COMPS) max = IOCHAR_LUSTRE_MAX_COMPS;
   if (n < COMP_HEAD) return -1;
-  size_t size = u32_at(p + 4), count = u16_at(p + 14), mirrors = (size_t)u16_at(p + 16) + 1;
+  size_t size = iochar_u32_at(p + 4), count = iochar_u16_at(p + 14),
+         mirrors = (size_t)iochar_u16_at(p + 16) + 1;
   if (size > n || count == 0 || mirrors > count || size < COMP_HEAD + count * COMP_ENTRY) return -1;
   size_t end = COMP_HEAD + count * COMP_ENTRY; /* where the next layout may start */
   iochar_lustre_layout best = {0, 0, 0, 0, -1, 0}, lo, held = best;
@@ -114,12 +101,12 @@ static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
   uint64_t best_start = 0, most = 0; /* bytes of [0, hi) the `held` one holds */
   for (size_t i = 0; i < count; i++) {
     const uint8_t *e = p + COMP_HEAD + i * COMP_ENTRY;
-    uint32_t flags = u32_at(e + 4);
-    uint64_t start = u64_at(e + 8), stop = u64_at(e + 16);
-    size_t off = u32_at(e + 24), len = u32_at(e + 28);
+    uint32_t flags = iochar_u32_at(e + 4);
+    uint64_t start = iochar_u64_at(e + 8), stop = iochar_u64_at(e + 16);
+    size_t off = iochar_u32_at(e + 24), len = iochar_u32_at(e + 28);
     if (start > stop || off < end || off > size || len > size - off || len < 4) return -1;
     end = off + len;
-    if (u32_at(p + off) == LOV_MAGIC_FOREIGN) continue; /* e.g. an HSM copy: no OSTs */
+    if (iochar_u32_at(p + off) == LOV_MAGIC_FOREIGN) continue; /* e.g. an HSM copy: no OSTs */
     if (plain(p + off, len, &lo)) return -1;
     /* exactly a header and none or all of its stripes, as Lustre packs it */
     size_t objs = len - (lo.version == 1 ? V1_HEAD : V3_HEAD);
@@ -133,7 +120,8 @@ static int composite(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
                               .stripe_count = lo.stripe_count,
                               .pattern = lo.pattern,
                               .flags = flags,
-                              .mirror = (int64_t)(u32_at(e) >> 16)}; /* mirror_id_of(lcme_id) */
+                              .mirror =
+                                  (int64_t)(iochar_u32_at(e) >> 16)}; /* mirror_id_of(lcme_id) */
       int k = kept < max ? kept++ : max; /* where it goes, from the end */
       while (k > 0 && comp_before(&c, i, &comps[k - 1], at[k - 1])) {
         if (k < max) comps[k] = comps[k - 1], at[k] = at[k - 1];
@@ -162,7 +150,8 @@ int iochar_lustre_parse_for(const void *buf, size_t n, uint64_t hi, iochar_lustr
   const uint8_t *p = buf;
   iochar_lustre_layout lo = {0};
   if (!p || n < 4) return -1;
-  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, NULL, 0, NULL) : plain(p, n, &lo))
+  if (iochar_u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, NULL, 0, NULL)
+                                            : plain(p, n, &lo))
     return -1;
   *out = lo;
   return 0;
@@ -178,7 +167,8 @@ static int parse_all(const uint8_t *p, size_t n, uint64_t hi, iochar_lustre_layo
   iochar_lustre_layout lo = {0};
   int k = 0;
   if (!p || n < 4) return -1;
-  if (u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, comps, max, &k) : plain(p, n, &lo))
+  if (iochar_u32_at(p) == LOV_MAGIC_COMP_V1 ? composite(p, n, hi, &lo, comps, max, &k)
+                                            : plain(p, n, &lo))
     return -1;
   *out = lo;
   *ncomp = k;

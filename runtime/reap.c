@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "bytes.h"
 #include "config.h"
 #include "core.h"
 #include "jobkey.h"
@@ -51,17 +52,6 @@ typedef struct live_src {
   size_t size;   /* the file's size (== h.map_size) */
   size_t t0, t1; /* the tables area: file offsets [t0, t1) */
 } live_src;
-
-static uint64_t rd64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-static uint16_t rd16(const uint8_t *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
 
 static int pread_all(int fd, void *p, size_t n, off_t at) {
   while (n) {
@@ -362,7 +352,7 @@ static int row(walk *w, int mi, uint64_t id, int64_t *c, const uint8_t *name, si
 static int head_at(const walk *w, size_t off, size_t end) {
   const live_src *s = w->s;
   if (off + s->h.rec_size > end) return -1;
-  uint16_t mi = rd16(s->buf + off + s->h.rec_module_off);
+  uint16_t mi = iochar_u16_at(s->buf + off + s->h.rec_module_off);
   return mi < IOCHAR_MOD_COUNT && iochar_modules[mi] ? mi : -1;
 }
 
@@ -391,15 +381,15 @@ static int walk_area(walk *w, size_t start, size_t end, int agg) {
     int mi = head_at(w, off, end);
     if (mi < 0) return -1;
     const iochar_module *m = iochar_modules[mi];
-    uint64_t id = rd64(buf + off);
-    uint16_t flags = rd16(buf + off + s->h.rec_flags_off);
+    uint64_t id = iochar_u64_at(buf + off);
+    uint16_t flags = iochar_u16_at(buf + off + s->h.rec_flags_off);
     int trunc = flags & IOCHAR_REC_TRUNCATED;
     size_t nul;
     if (flags & IOCHAR_REC_META) {
       size_t p = off + s->h.meta_c_off + 8 * (size_t)iochar_meta_count[mi];
       long len = name_at(buf, p, end, trunc, &nul);
       if (len < 0) return -1;
-      if (!rd64(buf + off + s->h.meta_full_off)) {
+      if (!iochar_u64_at(buf + off + s->h.meta_full_off)) {
         if (grow((void **)&w->entries, &w->ecap, w->nentries, sizeof *w->entries)) return -1;
         w->entries[w->nentries++] = off;
       }
@@ -413,7 +403,7 @@ static int walk_area(walk *w, size_t start, size_t end, int agg) {
     if (len < 0) return -1;
     size_t state = 0;
     if (m->rw) {
-      uint64_t ptr = rd64(buf + off + s->h.rec_state_off);
+      uint64_t ptr = iochar_u64_at(buf + off + s->h.rec_state_off);
       size_t below = s->h.tk_below;
       size_t at = ptr >= below ? at_addr(s, ptr - below, below + m->state_size) : 0;
       state = at ? at + below : 0;
@@ -428,11 +418,11 @@ static int walk_area(walk *w, size_t start, size_t end, int agg) {
   qsort(w->made, w->nmade, sizeof *w->made, made_cmp);
   for (size_t k = 0; k < w->nentries; k++) {
     size_t off = w->entries[k], nul;
-    int mi = rd16(buf + off + s->h.rec_module_off);
+    int mi = iochar_u16_at(buf + off + s->h.rec_module_off);
     const iochar_module *m = iochar_modules[mi];
-    struct made key = {rd64(buf + off), mi};
+    struct made key = {iochar_u64_at(buf + off), mi};
     if (bsearch(&key, w->made, w->nmade, sizeof key, made_cmp)) continue;
-    int trunc = rd16(buf + off + s->h.rec_flags_off) & IOCHAR_REC_TRUNCATED;
+    int trunc = iochar_u16_at(buf + off + s->h.rec_flags_off) & IOCHAR_REC_TRUNCATED;
     size_t c_off = off + s->h.meta_c_off, p = c_off + 8 * (size_t)iochar_meta_count[mi];
     long len = name_at(buf, p, end, trunc, &nul);
     memset(w->c, 0, 8 * (size_t)(m->n_int + m->n_flt));
