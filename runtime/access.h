@@ -21,11 +21,11 @@
 /* Write the 4 largest (count desc, value asc) into c[first..first+7] and
  * the approximate flag into c[first+8] (IOCHAR_TOP4's _APPROX counter). */
 void iochar_topk_emit(const iochar_topk *t, int64_t *c, int first);
-/* The whole table, ordered as emitted: val[IOCHAR_TOPK_SLOTS] then
- * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
 /* The slots of t by count desc, value asc (the order every table is shown in):
  * idx[0..t->n) (t->n at most IOCHAR_TOPK_SLOTS). */
 void iochar_topk_order(const iochar_topk *t, int *idx);
+/* The whole table, ordered as emitted: val[IOCHAR_TOPK_SLOTS] then
+ * cnt[IOCHAR_TOPK_SLOTS] (empty slots 0), what the cross-rank merge takes. */
 void iochar_topk_dump(const iochar_topk *t, int64_t *out);
 
 /* Empty tables: what a record without a state has (read only). */

@@ -147,14 +147,6 @@ static double *fi(double *f, int n, int i) { return &f[i < 0 ? n + i : i]; }
 /* x += v, wrapping (counts from a corrupt file may be anything: no overflow) */
 static void add(int64_t *x, int64_t v) { *x = (int64_t)((uint64_t)*x + (uint64_t)v); }
 
-static int size_bin(int64_t n) {
-  static const int64_t lim[] = {100,     1024,     10240,     102400,    1048576,
-                                4194304, 10485760, 104857600, 1073741824};
-  for (int i = 0; i < 9; i++)
-    if (n <= lim[i]) return i;
-  return 9;
-}
-
 /* A table as live.py's _topk_read takes it: n clamped, last 0 when out of
  * range. */
 static void topk_fix(iochar_topk *t) {
@@ -251,7 +243,7 @@ static int finish(const live_src *s, const iochar_module *m, int64_t *c, double 
         }
       }
       if (L->bytes[d] >= 0) add(&c[L->bytes[d]], k * n);
-      if (L->size_bin0[d] >= 0) add(&c[L->size_bin0[d] + size_bin(n)], k);
+      if (L->size_bin0[d] >= 0) add(&c[L->size_bin0[d] + iochar_size_bin(n)], k);
       if (L->access1 >= 0) topk_add_k(&tk[0], n, k);
       if (L->file_not_aligned >= 0) {
         int64_t miss = misses(off, n, *ci(c, ni, L->file_alignment), k);
