@@ -593,32 +593,29 @@ static int in_states(const void *s) {
 static void state_check(iochar_record *r) {
   if (r->state && !in_states(r->state)) r->state = NULL;
 }
-static void forked_pointers_check(int mi) {
-  for (iochar_record *r = mod_list[mi]; r; r = r->all_next) {
-    if (!(r->flags & IOCHAR_REC_META)) {
-      state_check(r);
-      continue;
-    }
-    iochar_meta_entry *e = (iochar_meta_entry *)r;
-    iochar_record *f = e->full;
-    if (!f || f == aggregate[mi]) continue;
-    if ((uint8_t *)f < arena || (uint8_t *)f >= arena + arena_used)
-      e->full = NULL;
-    else
-      state_check(f);
+static void forked_pointers_check(int mi, iochar_record *r) {
+  if (!(r->flags & IOCHAR_REC_META)) {
+    state_check(r);
+    return;
   }
+  iochar_meta_entry *e = (iochar_meta_entry *)r;
+  iochar_record *f = e->full;
+  if (!f || f == aggregate[mi]) return;
+  if ((uint8_t *)f < arena || (uint8_t *)f >= arena + arena_used)
+    e->full = NULL;
+  else
+    state_check(f);
 }
 
 /* fork child: keep records (inherited fds still point at them) but zero what
  * they counted, so the child reports only its own I/O. */
 void iochar_records_reset(void) {
   atomic_flag_clear(&rec_mutex.f);
-  for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++)
-    if (iochar_modules[mi]) forked_pointers_check(mi);
   for (int mi = 0; mi < IOCHAR_MOD_COUNT; mi++) {
     const iochar_module *m = iochar_modules[mi];
     if (!m) continue;
     for (iochar_record *r = mod_list[mi]; r; r = r->all_next) {
+      forked_pointers_check(mi, r); /* before the reset follows them */
       if (r->flags & IOCHAR_REC_META)
         reset_entry(m, (iochar_meta_entry *)r);
       else
