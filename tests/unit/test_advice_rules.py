@@ -320,8 +320,8 @@ def test_files_opened_once_are_not_told_to_keep_them_open():
                 for i in range(8000)])
     (a,) = run_advice(job(4), {"POSIX": df})["metadata-heavy"]
     assert a.recommendation.startswith(
-        "each of the 8,000 files is opened about once (8,000 opens): the cost is one open "
-        "and close per file, not per access: write fewer, larger files")
+        "each of the 8,000 files opened is opened about once (8,000 opens): the cost is one "
+        "open and close per file, not per access: write fewer, larger files")
     assert "keep it open" not in a.recommendation and a.example == ""
     # read in part (a header each), opened once: the read remedy, no write call named
     df = frame([{"path": f"/in/r{i}.dat", "rank": 0, "POSIX_OPENS": 1, "POSIX_STATS": 1,

@@ -86,9 +86,9 @@ def _small_files_remedy(n: int, size: float, passes: float, nprocs: int) -> str:
 
 def _files_opened_once_remedy(files: int, opens: float, bytes_read: float,
                               bytes_written: float) -> str:
-    """Each file opened about once: nothing to keep open, the cost is per file. The
-    remedy in the files' direction: fewer, larger files written or read."""
-    head = (f"each of the {num(files)} files is opened about once ({num(opens)} opens): the "
+    """Each of the `files` files opened is opened about once: nothing to keep open, the
+    cost is per file. The remedy in the files' direction: fewer, larger files."""
+    head = (f"each of the {num(files)} files opened is opened about once ({num(opens)} opens): the "
             "cost is one open and close per file, not per access")
     if bytes_written >= bytes_read:
         return (head + ": write fewer, larger files (gather the small outputs into a few "
@@ -148,7 +148,8 @@ def check(ctx: Context, cfg: dict) -> list[Advice]:
             recs = [_small_files_remedy(*shards, ctx.nprocs)]
         elif again <= 0.1 * opens:  # "keep it open" cannot apply: it is opened once
             recs = [_files_opened_once_remedy(
-                files, opens, float(S.concept(df, module, "bytes_read").sum()),
+                int((open_row > 0).sum()), opens,
+                float(S.concept(df, module, "bytes_read").sum()),
                 float(S.concept(df, module, "bytes_written").sum()))]
         else:
             recs = [f"open each file once and keep it open instead of {call} around every "
