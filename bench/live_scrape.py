@@ -48,6 +48,7 @@ if mode == "scrape":
     out["files"] = len(col.mon.reader.open)
     out["series"] = sum(1 for ln in text.splitlines() if ln and not ln.startswith(b"#"))
 else:
+    liveview.keep_freed_memory()  # as the tools' Monitor does
     sc = liveview.scan(top)
     (fd, name, uid), = sc.files
     lf = liveview.LiveFile(fd, name, uid)

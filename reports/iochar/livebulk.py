@@ -23,7 +23,7 @@ def find_nul(buf: np.ndarray, a: int, end: int) -> int:
 
 BULK = True  # the arena's records found in bulk (False: record by record, the reference)
 BULK_MIN = 1 << 14  # bytes of records below which the walk goes record by record
-CHUNK = 1 << 15  # words looked at in one go
+CHUNK = 1 << 17  # words looked at in one go (1 MiB of file, 128 KiB of bools)
 ROUNDS = 64  # words of a name the bulk walk looks at for its end (longer: find_nul)
 
 
