@@ -196,12 +196,12 @@ class Sample:
 # A schema is the same in every file of one build: parsed once (its bytes are the key).
 _SCHEMAS: dict = {}
 MAX_SCHEMAS = 64
-# One buffer for the file's bytes, reused from read to read in a thread (a fresh one
-# of 34 MiB costs its 8,700 page faults, more than the read): at most SCRATCH_MAX.
+# Read buffers are reused from read to read (Scratch: a fresh one of 34 MiB costs its
+# 8,700 page faults, more than the read), each at most SCRATCH_MAX.
 SCRATCH_MAX = 64 << 20
 TABLE_STEP = 1 << 20  # bytes of the tables read at a time
 WINDOW = 4 << 20  # bytes of records read at a time (a window of whole records)
-_scratch = threading.local()
+_scratch = threading.local()  # a LiveFile's own reader's: its thread's Scratch
 
 
 def keep_freed_memory():
@@ -220,25 +220,42 @@ def keep_freed_memory():
     mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD: up to 64 MiB free kept, not given back
 
 
-def _buffer(n: int, which: str = "buf") -> np.ndarray:
-    b = getattr(_scratch, which, None)
-    if b is not None and len(b) >= n:
+class Scratch:
+    """The read buffers of one reader (a Reader: a monitor's every file, whatever thread
+    collects; else a thread's), reused from read to read: the faults of their pages are
+    paid once. One read at a time uses them."""
+
+    def __init__(self):
+        self._bufs: dict = {}
+
+    def get(self, n: int, which: str) -> np.ndarray:
+        b = self._bufs.get(which)
+        if b is not None and len(b) >= n:
+            return b[:n]
+        # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages
+        # for large arrays (madvise), and on the 2-core test VM their first touch took
+        # 50-100 ms at times (no fallback to small pages counted: not compaction)
+        b = np.frombuffer(mmap.mmap(-1, 1 << max(n - 1, 1 << 20).bit_length()), np.uint8)
+        if len(b) <= SCRATCH_MAX:
+            self._bufs[which] = b
         return b[:n]
-    # an anonymous mapping of its own, not numpy's memory: numpy asks for huge pages for
-    # large arrays (madvise), and on the 2-core test VM their first touch took 50-100 ms
-    # at times (no fallback to small pages counted: not compaction; the host's memory)
-    b = np.frombuffer(mmap.mmap(-1, 1 << max(n - 1, 1 << 20).bit_length()), np.uint8)
-    if len(b) <= SCRATCH_MAX:
-        setattr(_scratch, which, b)
-    return b[:n]
+
+
+def _thread_scratch() -> Scratch:
+    s = getattr(_scratch, "s", None)
+    if s is None:
+        s = _scratch.s = Scratch()
+    return s
 
 
 class LiveFile:
     """One live file, open read-only: read() gives its current numbers, each never lower
     than an earlier read's."""
 
-    def __init__(self, fd: int, name: str, uid: int | None = None):
+    def __init__(self, fd: int, name: str, uid: int | None = None,
+                 scratch: Scratch | None = None):
         self.fd, self.name, self.uid = fd, name, uid
+        self.scratch = scratch or _thread_scratch()
         self.h = None
         self._held = None  # a small file's bytes, read whole, during one read
         self._tabs = None  # and its tables, read right after them
@@ -318,7 +335,7 @@ class LiveFile:
             self._fail(f"declares {used + tables} bytes in use but holds {st.st_blocks * 512}")
         # a file of one window is read whole (one pread); a larger one its head only
         n = used if used <= WINDOW else h["arena_off"]
-        whole = _buffer(n, "whole" if used <= WINDOW else "head")
+        whole = self.scratch.get(n, "whole" if used <= WINDOW else "head")
         if self._pread_into(whole, 0) != n:
             raise _Changed("shrank while read")
         head = whole[:h["arena_off"]]
@@ -402,7 +419,7 @@ class LiveFile:
         _read_once, but to read them `again`)."""
         if self._held is not None and not again and off + n <= len(self._held):
             return self._held[off:off + n]
-        buf = _buffer(n, "window")
+        buf = self.scratch.get(n, "window")
         if self._pread_into(buf, off) != n:
             self._fail("shrank while read")
         return buf
@@ -576,13 +593,13 @@ class LiveFile:
         cut = 0 if again is None else again  # rows before it: as in `before`
         whole = None
         if again is not None and used <= WINDOW:  # a file of one window: read whole again
-            whole = _buffer(used, "again")
+            whole = self.scratch.get(used, "again")
             if self._pread_into(whole, 0) != used:
                 self._fail("shrank while read")
             head = whole[:h["arena_off"]]
             self._tabs = self._read_tables(h, h["tables"])
         elif again is not None and cut < n_agg:  # the aggregates read again too
-            head = _buffer(h["arena_off"], "head2")
+            head = self.scratch.get(h["arena_off"], "head2")
             if self._pread_into(head, 0) != len(head):
                 self._fail("shrank while read")
         got: dict = {}
@@ -713,7 +730,7 @@ class LiveFile:
         for one buffer (then read after the records' last window, a piece at a time)."""
         if n > WINDOW:
             return None
-        buf = _buffer(n, "tabs")
+        buf = self.scratch.get(n, "tabs")
         if self._pread_into(buf, h["arena_off"] + h["tables_low"]) != n:
             self._fail("shrank while read")
         return buf
@@ -735,7 +752,7 @@ class LiveFile:
         while i < len(ps):
             a = int(ps[i])
             b = min(a + max(TABLE_STEP, size), lim)
-            raw = _buffer(b - a, "tables")
+            raw = self.scratch.get(b - a, "tables")
             if self._pread_into(raw, a) != b - a:
                 self._fail("shrank while read")
             j = max(int(np.searchsorted(ps, b - size, side="right")), i + 1)
@@ -1032,6 +1049,7 @@ class Reader:
         self.top, self.uids = top, uids
         self.open: dict = {}  # (dev, ino) -> LiveFile
         self.problems: list = []
+        self.scratch = Scratch()  # its files' read buffers (callers serialize sample())
 
     def sample(self) -> list:
         """[Proc] of every live file now, and of those gone since the last sample (read
@@ -1046,7 +1064,7 @@ class Reader:
             if ident in self.open:
                 os.close(fd)
             else:
-                self.open[ident] = LiveFile(fd, shown, uid)
+                self.open[ident] = LiveFile(fd, shown, uid, self.scratch)
             seen.add(ident)
         for ident in list(self.open):
             lf = self.open[ident]
