@@ -32,7 +32,7 @@ BIG_MEMORY = "64m"  # the big file's IOCHAR_MEMORY
 MEASURE = r"""
 import json, os, resource, sys, time
 from iochar.cli.exporter import LiveCollector
-from iochar import liveview
+from iochar import livescan, liveview
 from prometheus_client import CollectorRegistry, generate_latest
 top, mode = sys.argv[1], sys.argv[2]
 out = {}
@@ -49,7 +49,7 @@ if mode == "scrape":
     out["series"] = sum(1 for ln in text.splitlines() if ln and not ln.startswith(b"#"))
 else:
     liveview.keep_freed_memory()  # as the tools' Monitor does
-    sc = liveview.scan(top)
+    sc = livescan.scan(top)
     (fd, name, uid), = sc.files
     lf = liveview.LiveFile(fd, name, uid)
     for k in ("first", "second", "third"):

@@ -385,7 +385,7 @@ schema safetext atomicfile darshan_counters program  # tables, text: no iochar i
 logformat codec frames                       # the log's bytes, its encodings, DataFrames
 summary flags                                # the numbers of a summary, JOB partial bits
 writer merge callsites darshan logtree       # write logs, merge ranks, observers, Darshan in
-live livedir livebulk liveview jobs          # live files, where they are, the bulk walk, the live view, jobs
+live livedir livescan livebulk liveview livemonitor jobs  # live files, where, the walk, bulk walk, read, live jobs; jobs
 log __init__                                 # Log and open(); the package (iochar.open)
 advice compare plots jobviews html_observed html  # advice, comparison, pictures
 parser_views jobreport junit darshan_export anonymize  # what the commands print and write

@@ -165,6 +165,10 @@ def run():
         # iochar-top and the endpoint sampled each on its own every 0.5 s (or as fast as a
         # loaded machine runs them), each sample between two counts of the steps done
         samples, scrapes, errors = [], [], []
+        for _ in range(600):  # the job's first process makes the live directory, and
+            if ld.is_dir() or job.poll() is not None:  # iochar-top --livedir wants one there
+                break
+            time.sleep(0.05)
         threads = [threading.Thread(target=sampler, args=(fn, pfile, ended, out, after, errors))
                    for fn, out, after in ((top_sample, samples, 3),
                                           (lambda: exported_written(get(metrics)), scrapes, 6))]

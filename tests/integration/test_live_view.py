@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from iochar import live, liveview
+from iochar import live, livemonitor, livescan, liveview
 from tool import LIB, ROOT, workload
 
 K = workload("kill_workload")
@@ -56,7 +56,7 @@ def rows(sample):
 
 def test_exact_numbers_of_a_running_process(running):
     ld, lv, data, p = running
-    sc = liveview.scan(ld)
+    sc = livescan.scan(ld)
     assert sc.problems == [] and len(sc.files) == 1
     fd, shown, uid = sc.files[0]
     lf = liveview.LiveFile(fd, shown, uid)
@@ -241,7 +241,7 @@ def test_file_changing_under_the_read(running, monkeypatch):
         return real(self, buf, off)
 
     monkeypatch.setattr(liveview.LiveFile, "_pread_into", shrinking)
-    r = liveview.Reader(ld)
+    r = livemonitor.Reader(ld)
     procs = r.sample()
     r.close()
     assert calls["n"] >= 1
@@ -257,7 +257,7 @@ def test_file_changing_under_the_read(running, monkeypatch):
         return real(self, buf, off)
 
     monkeypatch.setattr(liveview.LiveFile, "_pread_into", growing)
-    r = liveview.Reader(ld)
+    r = livemonitor.Reader(ld)
     procs = r.sample()
     r.close()
     assert len([x for x in r.problems if victim.name in x]) == 1 and len(procs) == 1

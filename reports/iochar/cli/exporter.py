@@ -2,7 +2,7 @@
 
 An HTTP endpoint (/metrics, default 127.0.0.1:9479) read on every scrape, or --textfile DIR:
 DIR/iochar.prom written atomically every --interval seconds for node_exporter's textfile
-collector. The numbers are iochar-top's (iochar/liveview.py): counters per job, user,
+collector. The numbers are iochar-top's (iochar/livemonitor.py): counters per job, user,
 program, module and file system, monotonic while the job runs (its ended processes' last
 values kept until its last process ends), gone a few scrapes after it ends. The series
 and their bounds: docs/deploying.md ("Live metrics"); what they expose: docs/security.md.
@@ -18,7 +18,7 @@ import socket
 import sys
 import threading
 
-from .. import livedir, liveview
+from .. import livedir, livemonitor, liveview
 from .common import ArgParser, CliError, escape, run_cli, write_atomic
 from .version import add_version
 
@@ -35,7 +35,7 @@ class LiveCollector:
     """A prometheus_client collector: each collect() is one sample of the live directory."""
 
     def __init__(self, top, files: int = 0, keep: int = KEEP):
-        self.mon = liveview.Monitor(top, None, keep=keep)
+        self.mon = livemonitor.Monitor(top, None, keep=keep)
         self.files = files
         self.lock = threading.Lock()
         self.said: set = set()

@@ -3,7 +3,7 @@
 One line per job (scheduler id, user, program, processes here, ranks): read and write
 MiB/s, operations/s, the share of the interval its processes spent in I/O, totals so far;
 refreshed every --interval seconds, on a terminal with rich, as plain text in a pipe;
---json prints one JSON document a line per sample (the reader: iochar/liveview.py).
+--json prints one JSON document a line per sample (iochar/livemonitor.py, iochar/liveview.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pwd
 import sys
 import time
 
-from .. import livedir, liveview
+from .. import livedir, livemonitor
 from .common import ArgParser, CliError, escape, run_cli, sanitize
 from .version import add_version
 
@@ -178,7 +178,7 @@ def main_(argv) -> int:
         raise CliError(f"live directory {top}: no such directory")
     if os.geteuid() != 0 and args.uid is not None and args.uid != os.geteuid():
         raise CliError("--user: only root sees other users' jobs")
-    mon = liveview.Monitor(top, None if args.uid is None else {args.uid})
+    mon = livemonitor.Monitor(top, None if args.uid is None else {args.uid})
     said: set = set()
     tty = sys.stdout.isatty() and not args.json
     try:
