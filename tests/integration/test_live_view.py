@@ -113,6 +113,13 @@ def test_filters_and_bad_arguments(running):
     r = subprocess.run([sys.executable, "-m", "iochar.cli.top", "--version"],
                        capture_output=True, text=True, env=PYENV)
     assert r.returncode == 0 and r.stdout.startswith("iochar-top ")
+    # a --livedir that is not there is a mistake; the default one not made yet, no jobs
+    r = top(ld / "nope", "--once")
+    assert r.returncode == 2 and r.stdout == "" and "no such directory" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "iochar.cli.top", "--once", "--json"],
+                       capture_output=True, text=True,
+                       env=dict(PYENV, IOCHAR_LIVEDIR=str(ld / "not-made-yet")))
+    assert (r.returncode, r.stderr, json.loads(r.stdout)["jobs"]) == (0, "", [])
 
 
 def skipped(ld, name):

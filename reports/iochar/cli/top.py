@@ -174,8 +174,9 @@ def main_(argv) -> int:
     interval = _interval(args.interval) if args.interval is not None else None
     args.uid = _uid_of(args.user) if args.user is not None else None
     top = args.livedir or str(livedir.live_dir())
-    if not os.path.isdir(top):
+    if args.livedir and not os.path.isdir(top):  # a DIR given is a DIR meant: a typo says so
         raise CliError(f"live directory {top}: no such directory")
+    # (the default one is made by the node's first tooled process: none yet, no jobs)
     if os.geteuid() != 0 and args.uid is not None and args.uid != os.geteuid():
         raise CliError("--user: only root sees other users' jobs")
     mon = livemonitor.Monitor(top, None if args.uid is None else {args.uid})
