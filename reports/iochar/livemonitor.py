@@ -226,6 +226,7 @@ class JobView:
              "write_bytes_per_s": self.rates["bytes_written"],
              "reads_per_s": self.rates["reads"], "writes_per_s": self.rates["writes"],
              "meta_ops_per_s": sum(self.rates[k] for k in META_OPS),
+             **{f"{k}_per_s": self.rates[k] for k in META_OPS},
              "io_time": sum(self.floats.values()), "io_share": self.io_share,
              "rate_window": self.window, "start": j.start}
         if self.files:

@@ -85,6 +85,10 @@ def test_exact_numbers_of_a_running_process(running):
     # the "ready" line on stdout included
     assert j["bytes_written"] == 100 * N + 10 * N + len("ready\n")
     assert j["bytes_read"] == 50 * (N // 2) and j["writes"] == 2 * N + 1
+    meta = ("opens", "stats", "seeks", "syncs")  # each kind's total and rate, and their sums
+    assert j["meta_ops"] == sum(j[k] for k in meta) and j["opens"] >= 2
+    assert j["meta_ops_per_s"] == pytest.approx(sum(j[f"{k}_per_s"] for k in meta))
+    assert j["opens_per_s"] > 0
     # the plain text of a pipe: a header line and the job's line
     txt = top(ld, "--once", "--files", "2")
     assert txt.returncode == 0 and "\x1b" not in txt.stdout
