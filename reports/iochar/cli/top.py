@@ -143,26 +143,56 @@ def plain(doc: dict, files: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def rich_table(doc: dict, files: bool):
+# the columns a narrow terminal keeps, first to last (a sort column is always kept)
+PRIORITY = ("job", "user", "program", "state", "write", "read", "io", "meta", "procs",
+            "writes", "reads", "write_total", "read_total", "ranks", "meta_total", "io_time")
+
+
+def fitting(doc: dict, width: int, sort: str) -> list:
+    """The columns that fit a terminal `width` wide, in table order: by PRIORITY, each as
+    wide as its heading or widest cell (and its border and padding)."""
+    need = {}
+    for c, (head, key, fmt) in COLUMNS.items():
+        cells = [state_text(d) if c == "state" else cell(d[key], fmt) for d in doc["jobs"]]
+        need[c] = max([len(head)] + [len(x) for x in cells]) + 3
+    keep, used = {sort}, need[sort] + 1
+    for c in PRIORITY:
+        if c not in keep and used + need[c] <= width:
+            keep.add(c)
+            used += need[c]
+    return [c for c in COLUMNS if c in keep]
+
+
+def rich_table(doc: dict, files: bool, width: int = 200, sort: str = DEFAULT_SORT):
+    """The sample for a terminal: the jobs' table (the columns that fit), then with
+    --files a table of each job's busiest files."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(title=f"iochar-top  {time.strftime('%H:%M:%S', time.localtime(doc['time']))}",
-              title_justify="left", expand=False)
-    for c in COLUMNS:
+    cols = fitting(doc, width, sort)
+    t = Table(title=f"iochar-top  {time.strftime('%H:%M:%S', time.localtime(doc['time']))}  "
+              f"{len(doc['jobs'])} job(s)", title_justify="left", expand=False)
+    for c in cols:
         t.add_column(COLUMNS[c][0], justify="left" if c in ("job", "user", "program", "state")
-                     else "right", no_wrap=True)
+                     else "right", no_wrap=True, overflow="ellipsis")
     for d in doc["jobs"]:
         t.add_row(*[Text(state_text(d), style="red" if d.get("killed") else "")
                     if c == "state" else Text(cell(d[COLUMNS[c][1]], COLUMNS[c][2]))
-                    for c in COLUMNS])
-        if files:
-            for f in d.get("files", []):
-                t.add_row(Text(""), Text(f["module"]), Text(escape(f["fs"])), Text(""), Text(""),
-                          Text(""), Text(cell(f["read_bytes_per_s"], "mib")),
-                          Text(cell(f["write_bytes_per_s"], "mib")), Text(""), Text(""),
-                          Text(""), Text(""), Text(escape(f["path"]), overflow="ellipsis"))
-    return t
+                    for c in cols])
+    if not files or not any(d.get("files") for d in doc["jobs"]):
+        return t
+    ft = Table(title="busiest files", title_justify="left", expand=False)
+    for head, right in (("JOB", False), ("MODULE", False), ("FS", False),
+                        ("READ MiB/s", True), ("WRITE MiB/s", True), ("PATH", False)):
+        ft.add_column(head, justify="right" if right else "left", no_wrap=True,
+                      overflow="ellipsis")
+    for d in doc["jobs"]:
+        for f in d.get("files", []):
+            ft.add_row(Text(escape(d["job"])), Text(f["module"]), Text(escape(f["fs"])),
+                       Text(cell(f["read_bytes_per_s"], "mib")),
+                       Text(cell(f["write_bytes_per_s"], "mib")), Text(escape(f["path"])))
+    return Group(t, ft)
 
 
 def main_(argv) -> int:
@@ -211,10 +241,12 @@ def _emit(mon, views, args, tty, said, live_display):
         sys.stdout.write(json.dumps(doc) + "\n")
         sys.stdout.flush()
     elif live_display is not None:
-        live_display.update(rich_table(doc, args.files > 0))
+        live_display.update(rich_table(doc, args.files > 0, live_display.console.width,
+                                       args.sort))
     elif tty:
         from rich.console import Console
-        Console().print(rich_table(doc, args.files > 0))
+        con = Console()
+        con.print(rich_table(doc, args.files > 0, con.width, args.sort))
     else:
         sys.stdout.write(plain(doc, args.files > 0))
         sys.stdout.flush()
