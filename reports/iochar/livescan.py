@@ -103,36 +103,39 @@ def _entries(dfd: int, uid: int, shown: str, problems: list) -> list:
 
 
 def _scan_user(tfd: int, shown: str, uname: str, uid: int, out: Scan):
+    """The live files of one user's directory (tfd/uname): LIVEDIR/iochar-<uid>/<key>/."""
     ufd = _open_at(tfd, uname, _OPEN_DIR, shown, out.problems)
     if ufd is None:
         return
     try:
-        subs = _entries(ufd, uid, shown, out.problems)
-        for sub in subs:
-            if not livedir.KEY.match(sub):
-                continue
-            sshown = f"{shown}/{sub}"
-            sfd = _open_at(ufd, sub, _OPEN_DIR, sshown, out.problems)
-            if sfd is None:
-                continue
-            try:
-                files = _entries(sfd, uid, sshown, out.problems)
-                for f in files:
-                    if not live.is_live(f):
-                        continue
-                    fshown = f"{sshown}/{f}"
-                    fd = _open_at(sfd, f, _OPEN_FILE, fshown, out.problems)
-                    if fd is None:
-                        continue
-                    st = os.fstat(fd)
-                    why = None if stat.S_ISREG(st.st_mode) else "not a regular file"
-                    why = why or (f"owned by uid {st.st_uid}, not {uid}" if st.st_uid != uid else None)
-                    if why:
-                        os.close(fd)
-                        out.problems.append(f"{fshown}: {why}; skipped")
-                        continue
-                    out.files.append((fd, fshown, uid))
-            finally:
-                os.close(sfd)
+        for sub in _entries(ufd, uid, shown, out.problems):
+            if livedir.KEY.match(sub):
+                _scan_key(ufd, sub, f"{shown}/{sub}", uid, out)
     finally:
         os.close(ufd)
+
+
+def _scan_key(ufd: int, sub: str, shown: str, uid: int, out: Scan):
+    """The live files of one log directory's key directory (ufd/sub), each opened and
+    checked: a regular file of the directory's owner."""
+    sfd = _open_at(ufd, sub, _OPEN_DIR, shown, out.problems)
+    if sfd is None:
+        return
+    try:
+        for f in _entries(sfd, uid, shown, out.problems):
+            if not live.is_live(f):
+                continue
+            fshown = f"{shown}/{f}"
+            fd = _open_at(sfd, f, _OPEN_FILE, fshown, out.problems)
+            if fd is None:
+                continue
+            st = os.fstat(fd)
+            why = None if stat.S_ISREG(st.st_mode) else "not a regular file"
+            why = why or (f"owned by uid {st.st_uid}, not {uid}" if st.st_uid != uid else None)
+            if why:
+                os.close(fd)
+                out.problems.append(f"{fshown}: {why}; skipped")
+                continue
+            out.files.append((fd, fshown, uid))
+    finally:
+        os.close(sfd)
