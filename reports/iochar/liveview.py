@@ -34,7 +34,7 @@ of one window, else after its last window, a MiB at a time. The bytes held at on
 bounded by the window (or the one record longer than it), not by the file. The rows'
 names are kept as 8-byte words and made strings only when a view asks (the busiest
 files), and a path's file system is looked up once per record id and file owner
-(Monitor).
+(livemonitor.Monitor).
 
 Which files are read: livescan.py (the directory walk); what the tools make of them:
 livemonitor.py (processes into jobs, totals, rates and series).

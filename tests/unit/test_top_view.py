@@ -28,7 +28,7 @@ def drawn(width: int, sort: str = top.DEFAULT_SORT) -> list:
 
 
 def test_a_narrow_terminal_keeps_the_first_columns_whole():
-    cols = top.fitting(DOC, 80, "write")
+    cols = top.fitting(top.cells(DOC), 80, "write")
     assert cols[:3] == ["job", "user", "program"] and "state" in cols
     assert "write" in cols and "read" in cols and "io_time" not in cols
     lines = drawn(80)
@@ -39,12 +39,12 @@ def test_a_narrow_terminal_keeps_the_first_columns_whole():
 
 
 def test_the_sort_column_is_kept_however_narrow():
-    assert "io_time" in top.fitting(DOC, 40, "io_time")
-    assert "io_time" not in top.fitting(DOC, 40, "write")
+    assert "io_time" in top.fitting(top.cells(DOC), 40, "io_time")
+    assert "io_time" not in top.fitting(top.cells(DOC), 40, "write")
 
 
 def test_a_wide_terminal_gets_every_column():
-    assert top.fitting(DOC, 300, "write") == list(top.COLUMNS)
+    assert top.fitting(top.cells(DOC), 300, "write") == list(top.COLUMNS)
     heads = drawn(300)[2]  # the title, the top border, the headings
     for c in top.COLUMNS.values():
         assert c[0] in heads

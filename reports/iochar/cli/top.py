@@ -121,14 +121,18 @@ def _wanted(v, args) -> bool:
     return True
 
 
+def cells(doc: dict) -> dict:
+    """Column -> its heading and the text of each job's cell (plain, fitting, rich_table)."""
+    return {c: [head] + [state_text(d) if c == "state" else cell(d[key], fmt)
+                         for d in doc["jobs"]]
+            for c, (head, key, fmt) in COLUMNS.items()}
+
+
 def plain(doc: dict, files: bool) -> str:
     """The sample as a plain text table (a pipe, a file)."""
-    cols = list(COLUMNS)
-    rows = [[COLUMNS[c][0] for c in cols]]
-    for d in doc["jobs"]:
-        rows.append([state_text(d) if c == "state" else cell(d[COLUMNS[c][1]], COLUMNS[c][2])
-                     for c in cols])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
+    cols = list(cells(doc).values())
+    rows = [list(r) for r in zip(*cols)]
+    widths = [max(len(x) for x in col) for col in cols]
     out = [f"iochar-top  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(doc['time']))}  "
            f"{len(doc['jobs'])} job(s)"]
     for r in rows:
@@ -148,13 +152,10 @@ PRIORITY = ("job", "user", "program", "state", "write", "read", "io", "meta", "p
             "writes", "reads", "write_total", "read_total", "ranks", "meta_total", "io_time")
 
 
-def fitting(doc: dict, width: int, sort: str) -> list:
+def fitting(texts: dict, width: int, sort: str) -> list:
     """The columns that fit a terminal `width` wide, in table order: by PRIORITY, each as
-    wide as its heading or widest cell (and its border and padding)."""
-    need = {}
-    for c, (head, key, fmt) in COLUMNS.items():
-        cells = [state_text(d) if c == "state" else cell(d[key], fmt) for d in doc["jobs"]]
-        need[c] = max([len(head)] + [len(x) for x in cells]) + 3
+    wide as its heading or widest cell of `texts` (cells(), and its border and padding)."""
+    need = {c: max(len(x) for x in col) + 3 for c, col in texts.items()}
     keep, used = {sort}, need[sort] + 1
     for c in PRIORITY:
         if c not in keep and used + need[c] <= width:
@@ -170,15 +171,15 @@ def rich_table(doc: dict, files: bool, width: int = 200, sort: str = DEFAULT_SOR
     from rich.table import Table
     from rich.text import Text
 
-    cols = fitting(doc, width, sort)
+    texts = cells(doc)
+    cols = fitting(texts, width, sort)
     t = Table(title=f"iochar-top  {time.strftime('%H:%M:%S', time.localtime(doc['time']))}  "
               f"{len(doc['jobs'])} job(s)", title_justify="left", expand=False)
     for c in cols:
         t.add_column(COLUMNS[c][0], justify="left" if c in ("job", "user", "program", "state")
                      else "right", no_wrap=True, overflow="ellipsis")
-    for d in doc["jobs"]:
-        t.add_row(*[Text(state_text(d), style="red" if d.get("killed") else "")
-                    if c == "state" else Text(cell(d[COLUMNS[c][1]], COLUMNS[c][2]))
+    for i, d in enumerate(doc["jobs"], 1):
+        t.add_row(*[Text(texts[c][i], style="red" if c == "state" and d.get("killed") else "")
                     for c in cols])
     if not files or not any(d.get("files") for d in doc["jobs"]):
         return t
